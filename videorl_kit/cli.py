@@ -1,0 +1,62 @@
+"""The ``videorl-kit`` command line (Typer + Rich).
+
+Each package contributes its commands through a ``register(app)`` function in its
+``commands`` module, so this file only assembles them and turns user errors into a
+one-line message with exit code 1.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from videorl_kit import __version__
+from videorl_kit.errors import UserError
+
+app = typer.Typer(
+    name="videorl-kit",
+    help="Declarative RLVR for video understanding: specs, decode-once cache, verifiers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"videorl-kit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """videorl-kit: declare a task once, decode once, reward strictly."""
+
+
+def _register_commands(root: typer.Typer) -> None:
+    from videorl_kit.spec.commands import register as register_spec
+
+    register_spec(root)
+    from videorl_kit.hub.commands import register as register_hub
+
+    register_hub(root)
+
+
+_register_commands(app)
+
+
+def main() -> None:
+    """Entry point of the console script; a :class:`UserError` becomes one line and exit 1.
+
+    Example:
+        $ videorl-kit validate task_specs/*.yaml
+    """
+    try:
+        app()  # standalone mode: Click handles --help, usage errors and typer.Exit
+    except UserError as exc:
+        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        raise SystemExit(1) from None

@@ -1,0 +1,80 @@
+"""Canonical problem types and the aliases other projects use for them.
+
+Both the spec models and the reward router read this one table, so a type
+name means the same thing everywhere.
+
+Example:
+    >>> canonical_problem_type("multiple choice")
+    'multiple_choice'
+    >>> canonical_problem_type("Spatial-Temporal Grounding")
+    'spatiotemporal_grounding'
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ProblemType(StrEnum):
+    """The problem types of the reward contract (DESIGN.md, "Problem types")."""
+
+    MULTIPLE_CHOICE = "multiple_choice"
+    NUMERICAL = "numerical"
+    REGRESSION = "regression"
+    BOOLEAN = "boolean"
+    TEMPORAL_GROUNDING = "temporal_grounding"
+    SPATIAL_GROUNDING = "spatial_grounding"
+    SPATIOTEMPORAL_GROUNDING = "spatiotemporal_grounding"
+    TRACKING = "tracking"
+    OCR = "ocr"
+    OPEN_ENDED = "open_ended"
+    MATH = "math"
+    CODE = "code"
+    CRITIC = "critic"
+
+
+#: Spellings used by EasyVideoR1, Video-R1 and friends, mapped to canonical names.
+ALIASES: dict[str, ProblemType] = {
+    "multiple choice": ProblemType.MULTIPLE_CHOICE,
+    "multiple-choice": ProblemType.MULTIPLE_CHOICE,
+    "mcq": ProblemType.MULTIPLE_CHOICE,
+    "number": ProblemType.NUMERICAL,
+    "numeric": ProblemType.NUMERICAL,
+    "binary classification": ProblemType.BOOLEAN,
+    "yes/no": ProblemType.BOOLEAN,
+    "temporal grounding": ProblemType.TEMPORAL_GROUNDING,
+    "spatial grounding": ProblemType.SPATIAL_GROUNDING,
+    "spatial-temporal grounding": ProblemType.SPATIOTEMPORAL_GROUNDING,
+    "spatio-temporal grounding": ProblemType.SPATIOTEMPORAL_GROUNDING,
+    "spatiotemporal grounding": ProblemType.SPATIOTEMPORAL_GROUNDING,
+    "open-ended": ProblemType.OPEN_ENDED,
+    "open ended": ProblemType.OPEN_ENDED,
+    "free-form": ProblemType.OPEN_ENDED,
+    "video qa": ProblemType.OPEN_ENDED,
+    "video description": ProblemType.OPEN_ENDED,
+    "mathematics": ProblemType.MATH,
+    "coding": ProblemType.CODE,
+    "llava": ProblemType.CRITIC,
+    "preference": ProblemType.CRITIC,
+}
+
+
+def canonical_problem_type(name: str) -> ProblemType:
+    """Return the canonical :class:`ProblemType` for ``name`` or one of its aliases.
+
+    Matching ignores case and surrounding whitespace; ``-`` and ``_`` variants of
+    canonical names are accepted. Raises ``ValueError`` naming the valid types.
+
+    Example:
+        >>> canonical_problem_type("OCR")
+        <ProblemType.OCR: 'ocr'>
+    """
+    key = str(name).strip().lower()
+    if key in ALIASES:
+        return ALIASES[key]
+    normalised = key.replace("-", "_").replace(" ", "_")
+    try:
+        return ProblemType(normalised)
+    except ValueError:
+        valid = ", ".join(t.value for t in ProblemType)
+        raise ValueError(f"unknown problem type {name!r}; valid types: {valid}") from None

@@ -1,0 +1,227 @@
+"""Spec commands: ``validate``, ``ls``, ``show``, ``budget``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from videorl_kit.errors import UserError
+from videorl_kit.spec.loader import SpecError, discover_spec_paths, load_spec
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _console() -> Console:
+    return Console(soft_wrap=True)
+
+
+def validate(
+    specs: Annotated[list[str], typer.Argument(help="Spec files, folders or hf:// URIs.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Validate task specs; print one `file:line: field.path: message` per problem.
+
+    Every problem in every file is reported at once. Files whose name starts with `_`
+    are include-only bases and are skipped.
+
+    Examples:
+
+      videorl-kit validate task_specs/*.yaml
+
+      videorl-kit validate task_specs/ --json
+    """
+    paths = discover_spec_paths(list(specs))
+    if not paths:
+        raise UserError("no spec files given (base files starting with '_' are skipped)")
+    results = []
+    for path in paths:
+        try:
+            spec = load_spec(path)
+            results.append({"file": str(path), "id": spec.id, "ok": True, "issues": []})
+        except SpecError as exc:
+            issues = [vars(i) | {"text": str(i)} for i in exc.issues]
+            results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
+    n_bad = sum(not r["ok"] for r in results)
+    if as_json:
+        typer.echo(json.dumps({"n_specs": len(results), "n_invalid": n_bad, "specs": results}, indent=2))
+    else:
+        for result in results:
+            for issue in result["issues"]:
+                typer.echo(issue["text"])
+        summary = f"{len(results) - n_bad} of {len(results)} specs valid"
+        typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED, err=True)
+    if n_bad:
+        raise typer.Exit(1)
+
+
+def list_specs(
+    folder: Annotated[Path, typer.Argument(help="Folder to search for *.yaml specs.")] = Path("task_specs"),
+    as_json: JsonOption = False,
+) -> None:
+    """List the task specs in a folder; broken specs are listed with their first problem.
+
+    Examples:
+
+      videorl-kit ls
+
+      videorl-kit ls task_specs/eval --json
+    """
+    if not folder.is_dir():
+        raise UserError(f"{folder}: not a folder")
+    rows = []
+    for path in discover_spec_paths([folder]):
+        try:
+            spec = load_spec(path)
+            verifier = spec.verifier
+            rows.append({
+                "file": str(path), "id": spec.id, "version": spec.version,
+                "problem_type": spec.problem_type.value,
+                "verifier": f"{verifier.name}@{verifier.version}" if verifier else "",
+                "ok": True, "problem": None,
+            })  # fmt: skip
+        except SpecError as exc:
+            rows.append({
+                "file": str(path), "id": None, "version": None, "problem_type": None,
+                "verifier": None, "ok": False, "problem": str(exc.issues[0]),
+            })  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "version", "problem type", "verifier", "file")
+    for row in rows:
+        if row["ok"]:
+            table.add_row(row["id"], str(row["version"]), row["problem_type"], row["verifier"], row["file"])
+        else:
+            table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
+    _console().print(table)
+
+
+def show(
+    spec_path: Annotated[str, typer.Argument(metavar="SPEC", help="Spec file or hf:// URI.")],
+    sample: Annotated[int, typer.Option("--sample", "-n", help="Row index whose prompt to render.")] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a resolved spec (includes merged, defaults filled) and one rendered prompt.
+
+    Examples:
+
+      videorl-kit show task_specs/synth-count.yaml
+
+      videorl-kit show task_specs/synth-count.yaml --sample 3
+    """
+    from videorl_kit.spec.data import iter_samples
+    from videorl_kit.spec.prompt import render_prompt
+
+    spec = load_spec(spec_path)
+    chosen = None
+    for row in iter_samples(spec):
+        if row.row_index == sample:
+            chosen = row
+            break
+    if chosen is None:
+        raise UserError(f"{spec_path}: no row {sample} in the data of task {spec.id!r}")
+    if chosen.skip_reason:
+        raise UserError(f"{spec_path}: {chosen.skip_reason}")
+    prompt = render_prompt(spec, chosen)
+    if as_json:
+        payload = {
+            "spec": spec.resolved_dict(),
+            "provenance": spec.provenance,
+            "sample": {
+                "sample_id": chosen.sample_id, "question": chosen.question, "answer": chosen.answer,
+                "options": chosen.options, "videos": [str(v) for v in chosen.videos],
+                "images": [str(i) for i in chosen.images],
+            },
+            "prompt": prompt,
+        }  # fmt: skip
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    console = _console()
+    console.rule(f"[bold]{spec.id}[/bold] v{spec.version}")
+    console.print(yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False)
+    console.rule(f"sample {chosen.sample_id}")
+    media = [*map(str, chosen.videos), *map(str, chosen.images)]
+    console.print(f"media: {', '.join(media) or '(none)'}", markup=False)
+    console.print(f"answer: {chosen.answer}", markup=False)
+    console.rule("prompt")
+    console.print(prompt, markup=False, highlight=False)
+
+
+def _parse_size(size: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in size.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--size must look like 1280x720, got {size!r}") from None
+    if width <= 0 or height <= 0:
+        raise UserError(f"--size must be positive, got {size!r}")
+    return width, height
+
+
+def budget(
+    spec_path: Annotated[str, typer.Argument(metavar="SPEC", help="Spec file or hf:// URI.")],
+    duration: Annotated[
+        list[float] | None, typer.Option("--duration", help="Video length in seconds (repeatable).")
+    ] = None,
+    size: Annotated[str, typer.Option("--size", help="Source frame size WxH.")] = "1280x720",
+    source_fps: Annotated[float, typer.Option("--source-fps", help="Source frame rate.")] = 30.0,
+    as_json: JsonOption = False,
+) -> None:
+    """Frames, tokens per frame and total visual tokens under a spec's budget.
+
+    Same arithmetic as the Qwen2.5-VL (patch 28) and Qwen3-VL (patch 32) processors.
+    Without --duration, a 10 s, 60 s and 10 min video are shown.
+
+    Examples:
+
+      videorl-kit budget task_specs/synth-count.yaml
+
+      videorl-kit budget task_specs/synth-count.yaml --duration 120 --size 1920x1080 --json
+    """
+    from videorl_kit.spec.budget import estimate_image, estimate_video
+
+    spec = load_spec(spec_path)
+    width, height = _parse_size(size)
+    durations = duration or [10.0, 60.0, 600.0]
+    if any(d <= 0 for d in durations):
+        raise UserError("--duration must be positive")
+    try:
+        videos = [
+            estimate_video(spec.budget.video, duration_s=d, width=width, height=height, source_fps=source_fps)
+            for d in durations
+        ]
+        image = estimate_image(spec.budget.image, width=width, height=height)
+    except ValueError as exc:
+        raise UserError(f"{spec_path}: {exc}") from None
+    if as_json:
+        payload = {
+            "spec": spec.id,
+            "budget": spec.budget.model_dump(mode="json"),
+            "videos": [v.as_dict() for v in videos],
+            "image": image.as_dict(),
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table("duration s", "frames", "frame size", "tokens/frame", "total visual tokens",
+                  title=f"{spec.id}: video {width}x{height} @ {source_fps:g} fps, patch {spec.budget.video.patch}")  # fmt: skip
+    for v in videos:
+        table.add_row(f"{v.duration_s:g}", str(v.frames), f"{v.width}x{v.height}",
+                      f"{v.tokens_per_frame:g}", str(v.total_tokens))  # fmt: skip
+    console = _console()
+    console.print(table)
+    console.print(
+        f"image {width}x{height} -> {image.width}x{image.height}, {image.total_tokens} visual tokens"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the spec commands to the ``videorl-kit`` app."""
+    app.command("validate")(validate)
+    app.command("ls")(list_specs)
+    app.command("show")(show)
+    app.command("budget")(budget)

@@ -1,0 +1,259 @@
+"""Load and validate a task spec, reporting every problem at once.
+
+Each problem is one line ``file:line: field.path: message``, with "did you mean"
+suggestions for misspelled keys, problem types and verifier names.
+
+Example:
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.yaml"
+    >>> _ = p.write_text("id: t\\nversion: 1\\nproblem_type: ocr\\nfsp: 2\\n"
+    ...                  "data: {path: rows.jsonl}\\nprompt: {template: '{{ question }}'}\\n")
+    >>> try:
+    ...     load_spec(p)
+    ... except SpecError as err:
+    ...     print(err.issues[0].line, err.issues[0].path, err.issues[0].message)
+    4 fsp unknown key 'fsp'
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from videorl_kit.errors import UserError
+from videorl_kit.problem_types import ALIASES, ProblemType, canonical_problem_type
+from videorl_kit.spec.models import TaskSpec, VerifierRef
+from videorl_kit.spec.prompt import template_problem
+from videorl_kit.spec.yaml_source import (
+    HubResolver,
+    SpecIssue,
+    SpecLoadError,
+    YamlDocument,
+    load_yaml_with_includes,
+)
+
+
+class SpecError(UserError):
+    """A spec failed to load; ``issues`` lists every problem found."""
+
+    def __init__(self, issues: list[SpecIssue]):
+        self.issues = issues
+        super().__init__("\n".join(str(i) for i in issues))
+
+
+def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> TaskSpec:
+    """Read, merge (``include:``) and validate one spec file.
+
+    ``path`` may also be an ``hf://ORG/NAME@REV/file.yaml`` URI. Raises
+    :class:`SpecError` listing all problems. The returned spec has its default verifier
+    filled in, ``source_file`` set and ``provenance`` listing Hub files and revisions.
+
+    Example:
+        >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
+        >>> spec.verifier.name                               # doctest: +SKIP
+        'numeric'
+    """
+    try:
+        doc = load_yaml_with_includes(path, hub_resolver)
+    except SpecLoadError as exc:
+        raise SpecError(exc.issues) from None
+    issues = [*_model_issues(doc), *_verifier_issues(doc), *_template_issues(doc)]
+    if issues:
+        raise SpecError(sorted(_dedupe(issues), key=lambda i: (i.file != doc.file, i.file, i.line)))
+    spec = TaskSpec.model_validate(doc.data)
+    if spec.verifier is None:
+        spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
+    spec._source_file = doc.root_path
+    spec._provenance = list(doc.hub_files)
+    return spec
+
+
+def load_specs(paths: list[str | Path]) -> list[TaskSpec]:
+    """Load several specs, collecting the problems of all files into one :class:`SpecError`.
+
+    Duplicate ids across files are reported too.
+    """
+    specs: list[TaskSpec] = []
+    issues: list[SpecIssue] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        try:
+            spec = load_spec(path)
+        except SpecError as exc:
+            issues.extend(exc.issues)
+            continue
+        if spec.id in seen:
+            issues.append(SpecIssue(str(path), 1, "id", f"duplicate task id {spec.id!r} (also in {seen[spec.id]})"))
+            continue
+        seen[spec.id] = Path(path)
+        specs.append(spec)
+    if issues:
+        raise SpecError(issues)
+    return specs
+
+
+def _default_verifier(problem_type: ProblemType) -> VerifierRef:
+    from videorl_kit.rewards.registry import default_verifier_name, get_verifier
+
+    info = get_verifier(default_verifier_name(problem_type))
+    return VerifierRef(name=info.name, version=info.version, params={})
+
+
+def _dedupe(issues: list[SpecIssue]) -> list[SpecIssue]:
+    seen: set[str] = set()
+    unique = []
+    for issue in issues:
+        if str(issue) not in seen:
+            seen.add(str(issue))
+            unique.append(issue)
+    return unique
+
+
+def _suggest(word: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), candidates, n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the field at ``loc`` (None inside dicts and lists)."""
+    model: type[BaseModel] | None = TaskSpec
+    for part in loc:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return None
+        annotation = model.model_fields[part].annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        model = next(
+            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
+        )
+    return model
+
+
+def _model_issues(doc: YamlDocument) -> list[SpecIssue]:
+    try:
+        TaskSpec.model_validate(doc.data)
+    except ValidationError as exc:
+        return [_issue_from_error(doc, err) for err in exc.errors()]
+    return []
+
+
+def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    message = str(err["msg"]).removeprefix("Value error, ")
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        allowed = list(parent.model_fields) if parent else []
+        if loc == ("include",):
+            allowed = []
+        message = f"unknown key {loc[-1]!r}" + _suggest(str(loc[-1]), allowed)
+        if parent and not message.endswith("?"):
+            message += f" (allowed: {', '.join(allowed)})"
+    elif kind == "missing":
+        message = "missing required field"
+    elif loc == ("problem_type",) and "unknown problem type" in message:
+        given = err.get("input")
+        names = [t.value for t in ProblemType] + list(ALIASES)
+        message = f"unknown problem type {given!r}" + _suggest(str(given), names)
+        message += f" (valid: {', '.join(t.value for t in ProblemType)})"
+    else:
+        owner = _model_at(loc)
+        field, sep, rest = message.partition(": ")
+        if sep and owner is not None and field in owner.model_fields:
+            loc, message = (*loc, field), rest  # model-level check aimed at one field
+    file, line = doc.origin(loc)
+    return SpecIssue(file, line, ".".join(str(p) for p in loc), message)
+
+
+def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
+    from videorl_kit.rewards.registry import UnknownVerifierError, available_verifiers, get_verifier
+
+    verifier = doc.data.get("verifier")
+    if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
+        return []
+    name, version = verifier["name"], verifier.get("version", 1)
+    version = version if isinstance(version, int) else None
+
+    def at(path: tuple[Any, ...], message: str) -> SpecIssue:
+        file, line = doc.origin(path)
+        return SpecIssue(file, line, ".".join(str(p) for p in path), message)
+
+    try:
+        info = get_verifier(name, version=version)
+    except UnknownVerifierError as exc:
+        field = ("verifier", "name") if name not in available_verifiers() else ("verifier", "version")
+        return [at(field, str(exc))]
+    issues = []
+    problem_type = doc.data.get("problem_type")
+    try:
+        canonical = canonical_problem_type(problem_type) if isinstance(problem_type, str) else None
+    except ValueError:
+        canonical = None
+    if canonical is not None and canonical not in info.problem_types:
+        fits = ", ".join(sorted(t.value for t in info.problem_types))
+        issues.append(
+            at(("verifier", "name"), f"verifier {name!r} does not score {canonical.value!r} (it scores: {fits})")
+        )
+    params = verifier.get("params", {})
+    if isinstance(params, dict):
+        try:
+            info.params_model.model_validate(params)
+        except ValidationError as exc:
+            for err in exc.errors():
+                path = ("verifier", "params", *err["loc"])
+                message = str(err["msg"]).removeprefix("Value error, ")
+                if err["type"] == "extra_forbidden":
+                    allowed = list(info.params_model.model_fields)
+                    message = f"unknown parameter {err['loc'][-1]!r} for verifier {name!r}" + _suggest(
+                        str(err["loc"][-1]), allowed
+                    )
+                    message += f" (allowed: {', '.join(allowed) or 'none'})"
+                issues.append(at(path, message))
+    return issues
+
+
+def _template_issues(doc: YamlDocument) -> list[SpecIssue]:
+    prompt = doc.data.get("prompt")
+    issues = []
+    if not isinstance(prompt, dict):
+        return issues
+    for key in ("template", "system"):
+        text = prompt.get(key)
+        if isinstance(text, str):
+            problem = template_problem(text)
+            if problem is not None:
+                file, line = doc.origin(("prompt", key))
+                issues.append(SpecIssue(file, line, f"prompt.{key}", problem))
+    return issues
+
+
+def is_base_file(path: str | Path) -> bool:
+    """Whether ``path`` is an include-only base (name starts with ``_``), not a task.
+
+    Example:
+        >>> is_base_file("task_specs/_base_video.yaml"), is_base_file("task_specs/synth-count.yaml")
+        (True, False)
+    """
+    return Path(str(path)).name.startswith("_")
+
+
+def discover_spec_paths(paths: list[str | Path]) -> list[Path | str]:
+    """Expand folders to their ``*.yaml`` files (sorted) and drop include-only bases.
+
+    ``hf://`` URIs pass through unchanged. A path that does not exist is kept, so that
+    loading it reports "file not found" instead of silently skipping it.
+    """
+    found: list[Path | str] = []
+    for entry in paths:
+        if str(entry).startswith("hf://"):
+            found.append(str(entry))
+            continue
+        path = Path(entry)
+        if path.is_dir():
+            files = sorted([*path.rglob("*.yaml"), *path.rglob("*.yml")])
+            found.extend(f for f in files if not is_base_file(f))
+        elif not is_base_file(path):
+            found.append(path)
+    return found

@@ -1,0 +1,222 @@
+"""Pydantic models for a task spec.
+
+Every field is documented where it is defined; unknown keys are errors. The models
+check single fields and simple invariants; cross-cutting checks (verifier exists and
+fits the problem type, template compiles) live in :mod:`videorl_kit.spec.validate`.
+
+Example:
+    >>> spec = TaskSpec.model_validate({
+    ...     "id": "demo-count", "version": 1, "problem_type": "numerical",
+    ...     "data": {"path": "rows.jsonl"},
+    ...     "prompt": {"template": "{{ question }}"},
+    ... })
+    >>> spec.budget.video.fps, spec.reward.weights.accuracy
+    (2.0, 0.9)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from videorl_kit.problem_types import ProblemType, canonical_problem_type
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldMap(_Strict):
+    """Which column of a data row holds each part of a sample (EasyVideoR1 names by default)."""
+
+    question: str = Field("problem", description="Column with the question text.")
+    answer: str = Field("answer", description="Column with the ground-truth answer.")
+    videos: str = Field("videos", description="Column with a list of video paths.")
+    images: str = Field("images", description="Column with a list of image paths.")
+    options: str = Field("options", description="Column with multiple-choice options.")
+    id: str = Field("id", description="Column with a stable sample id (row index if absent).")
+    problem_type: str = Field("problem_type", description="Column with a per-row problem type.")
+    data_type: str = Field("data_type", description="Column with 'video', 'image' or 'text'.")
+
+
+class HubData(_Strict):
+    """A data file inside a Hub dataset repo, pinned to a revision."""
+
+    repo: str = Field(..., description="Dataset repo id, 'org/name'.", pattern=r"^[\w.-]+/[\w.-]+$")
+    revision: str = Field(..., description="Commit sha (or tag) to pin; recorded in results.")
+    split: str = Field("train", description="Split name, used in sample ids and reports.")
+    file: str = Field(..., description="Path of the JSONL/JSON/Parquet file inside the repo.")
+
+
+class DataSpec(_Strict):
+    """Where the rows come from and how to read them."""
+
+    path: str | None = Field(None, description="Local JSONL/JSON/Parquet file, relative to the spec.")
+    hub: HubData | None = Field(None, description="A file in a Hub dataset repo (instead of path).")
+    media_root: str | None = Field(
+        None, description="Folder that relative media paths resolve against (relative to the spec)."
+    )
+    fields: FieldMap = Field(default_factory=FieldMap, description="Column names of the rows.")
+    limit: int | None = Field(None, ge=1, description="Use only the first N rows.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DataSpec:
+        if (self.path is None) == (self.hub is None):
+            raise ValueError("path: give exactly one of data.path or data.hub")
+        return self
+
+
+class VideoBudget(_Strict):
+    """Frame sampling and pixel budget for videos (qwen-vl-utils semantics).
+
+    ``patch`` is the resize factor: 28 for Qwen2/2.5-VL (14 px patches, 2x2 merge),
+    32 for Qwen3-VL (16 px patches). Frame counts are rounded to ``temporal_patch``.
+    """
+
+    fps: float = Field(2.0, gt=0, le=60, description="Frames sampled per second of video.")
+    min_frames: int = Field(4, ge=1, description="Lower bound on sampled frames.")
+    max_frames: int = Field(32, ge=1, description="Upper bound on sampled frames.")
+    min_pixels: int = Field(3136, ge=1, description="Lower bound on pixels per frame.")
+    max_pixels: int = Field(200704, ge=1, description="Upper bound on pixels per frame.")
+    total_pixels: int | None = Field(
+        None, ge=1, description="Upper bound on pixels summed over all frames (None: no bound)."
+    )
+    patch: Literal[28, 32] = Field(28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL).")
+    temporal_patch: int = Field(2, ge=1, description="Frames merged into one temporal patch.")
+
+    @model_validator(mode="after")
+    def _ordered_bounds(self) -> VideoBudget:
+        # "field: message" aims the error at that field's line (see loader._issue_from_error)
+        if self.min_frames > self.max_frames:
+            raise ValueError(f"min_frames: {self.min_frames} exceeds max_frames ({self.max_frames})")
+        if self.min_pixels > self.max_pixels:
+            raise ValueError(f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})")
+        if self.total_pixels is not None and self.total_pixels < self.min_pixels * self.min_frames:
+            raise ValueError(
+                f"total_pixels: {self.total_pixels} cannot fit min_frames ({self.min_frames}) "
+                f"frames of min_pixels ({self.min_pixels})"
+            )
+        return self
+
+
+class ImageBudget(_Strict):
+    """Pixel budget for images (joint image-video tasks use both budgets)."""
+
+    min_pixels: int = Field(3136, ge=1, description="Lower bound on pixels.")
+    max_pixels: int = Field(1003520, ge=1, description="Upper bound on pixels.")
+    patch: Literal[28, 32] = Field(28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL).")
+
+    @model_validator(mode="after")
+    def _ordered_bounds(self) -> ImageBudget:
+        if self.min_pixels > self.max_pixels:
+            raise ValueError(f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})")
+        return self
+
+
+class BudgetSpec(_Strict):
+    """Pixel and frame budgets per modality, shared by cache, training and evaluation."""
+
+    video: VideoBudget = Field(default_factory=VideoBudget)
+    image: ImageBudget = Field(default_factory=ImageBudget)
+
+
+class VerifierRef(_Strict):
+    """A registered verifier, by name and version, with its parameters (never code)."""
+
+    name: str = Field(..., description="Registered verifier name, e.g. 'numeric'.")
+    version: int = Field(1, ge=1, description="Verifier version; bump means new semantics.")
+    params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters.")
+
+
+class RewardWeights(_Strict):
+    """Weights of the reward parts: overall = accuracy·w_acc + format·w_fmt."""
+
+    accuracy: float = Field(0.9, ge=0, le=1)
+    format: float = Field(0.1, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> RewardWeights:
+        if abs(self.accuracy + self.format - 1.0) > 1e-9:
+            raise ValueError(
+                f"accuracy + format weights must sum to 1 (got {self.accuracy + self.format:g}) "
+                "so that overall stays in [0, 1]"
+            )
+        return self
+
+
+class RewardSpec(_Strict):
+    """How the reward is assembled from accuracy and format."""
+
+    format: Literal["answer_tag", "none"] = Field(
+        "answer_tag",
+        description="'answer_tag': exactly one <answer>…</answer>, optionally after one <think>…</think>.",
+    )
+    weights: RewardWeights = Field(default_factory=RewardWeights)
+
+
+class PromptSpec(_Strict):
+    """Prompt template (sandboxed Jinja; variables: question, options, problem_type, row)."""
+
+    template: str = Field(..., min_length=1, description="Jinja template of the user turn.")
+    system: str | None = Field(None, description="Optional system message.")
+
+
+class TaskSpec(_Strict):
+    """A task: problem type, data, budgets, verifier, reward and prompt.
+
+    ``source_file`` (where the spec was read from) and ``provenance`` (Hub files and the
+    revisions they were resolved to) are attached by the loader and are not part of the data.
+    """
+
+    id: str = Field(..., pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", description="Unique lower-kebab id.")
+    version: int = Field(..., ge=1, description="Spec version; bump on any change of meaning.")
+    description: str | None = Field(None, description="One paragraph on what the task measures.")
+    tags: list[str] = Field(default_factory=list, description="Labels for selection, e.g. 'synth'.")
+    problem_type: ProblemType = Field(..., description="One of the canonical problem types.")
+    data: DataSpec
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    verifier: VerifierRef | None = Field(
+        None, description="Verifier; defaults to the problem type's standard verifier."
+    )
+    reward: RewardSpec = Field(default_factory=RewardSpec)
+    prompt: PromptSpec
+
+    _source_file: Path | None = PrivateAttr(None)
+    _provenance: list[dict[str, str]] = PrivateAttr(default_factory=list)
+
+    @field_validator("problem_type", mode="before")
+    @classmethod
+    def _canonical_type(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return canonical_problem_type(value)
+        return value
+
+    @property
+    def source_file(self) -> Path | None:
+        """The YAML file this spec was loaded from (None when built in code)."""
+        return self._source_file
+
+    @property
+    def provenance(self) -> list[dict[str, str]]:
+        """Hub files this spec was built from, with the exact revisions used."""
+        return list(self._provenance)
+
+    def resolve(self, relative: str) -> Path:
+        """Resolve ``relative`` against the spec's folder (absolute paths pass through).
+
+        Example:
+            >>> spec = TaskSpec.model_validate({"id": "a", "version": 1, "problem_type": "ocr",
+            ...     "data": {"path": "x.jsonl"}, "prompt": {"template": "{{ question }}"}})
+            >>> spec.resolve("x.jsonl").name
+            'x.jsonl'
+        """
+        path = Path(relative)
+        if path.is_absolute() or self._source_file is None:
+            return path
+        return self._source_file.parent / path
+
+    def resolved_dict(self) -> dict[str, Any]:
+        """The spec as pure JSON-compatible data, with the default verifier filled in."""
+        return self.model_dump(mode="json")
