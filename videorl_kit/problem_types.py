@@ -4,9 +4,9 @@ Both the spec models and the reward router read this one table, so a type
 name means the same thing everywhere.
 
 Example:
-    >>> canonical_problem_type("multiple choice")
+    >>> canonical_problem_type("multiple choice").value
     'multiple_choice'
-    >>> canonical_problem_type("Spatial-Temporal Grounding")
+    >>> canonical_problem_type("Spatial-Temporal Grounding").value
     'spatiotemporal_grounding'
 """
 

@@ -27,22 +27,31 @@ CASES = [
 ]
 
 
-def _video_processor(patch: int, min_pixels: int, max_pixels: int):
-    size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
-    if patch == 28:
+def _video_processor(patch: int, min_pixels: int, max_pixels: int, frames: int):
+    if patch == 28:  # Qwen2/2.5-VL: size bounds pixels per frame
+        size = {"shortest_edge": min_pixels, "longest_edge": max_pixels}
         return transformers.Qwen2VLVideoProcessor(size=size)
+    # Qwen3-VL: size bounds pixels summed over all frames of the clip
+    size = {"shortest_edge": min_pixels * frames, "longest_edge": max_pixels * frames}
     return transformers.Qwen3VLVideoProcessor(size=size)
 
 
-@pytest.mark.parametrize(("patch", "duration", "width", "height", "min_px", "max_px", "max_frames"), CASES)
+@pytest.mark.parametrize(
+    ("patch", "duration", "width", "height", "min_px", "max_px", "max_frames"), CASES
+)
 def test_video_tokens_match_processor(patch, duration, width, height, min_px, max_px, max_frames):
     budget = VideoBudget(
-        fps=2.0, min_frames=2, max_frames=max_frames, min_pixels=min_px, max_pixels=max_px, patch=patch
+        fps=2.0,
+        min_frames=2,
+        max_frames=max_frames,
+        min_pixels=min_px,
+        max_pixels=max_px,
+        patch=patch,
     )
     est = estimate_video(budget, duration_s=duration, width=width, height=height, source_fps=24.0)
     frames = np.zeros((est.frames, height, width, 3), dtype=np.uint8)
-    processor = _video_processor(patch, min_px, max_px)
-    kwargs = {"do_sample_frames": False} if patch == 32 else {}
+    processor = _video_processor(patch, min_px, max_px, est.frames)
+    kwargs = {"do_sample_frames": False, "cap_pixels_per_frame": False} if patch == 32 else {}
     out = processor(videos=[frames], return_tensors="np", **kwargs)
     t, h, w = (int(x) for x in out["video_grid_thw"][0])
     merge = processor.merge_size
@@ -65,7 +74,9 @@ def test_image_tokens_match_processor(width, height, patch):
 
 def test_budget_command_json(write):
     path = write("t.yaml", MINIMAL + "budget:\n  video: {max_frames: 8}\n")
-    result = CliRunner().invoke(app, ["budget", str(path), "--duration", "60", "--size", "1280x720", "--json"])
+    result = CliRunner().invoke(
+        app, ["budget", str(path), "--duration", "60", "--size", "1280x720", "--json"]
+    )
     payload = json.loads(result.stdout)
     (video,) = payload["videos"]
     assert video["frames"] == 8 and video["total_tokens"] == 4 * video["tokens_per_temporal_patch"]

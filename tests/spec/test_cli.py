@@ -63,7 +63,9 @@ def test_console_script_user_error_is_one_line_without_traceback(write):
         [sys.executable, "-m", "videorl_kit", "show", str(path)], capture_output=True, text=True
     )
     assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [f"error: {path.parent / 'rows.jsonl'}: data file not found"]
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {path.parent / 'rows.jsonl'}: data file not found"
+    ]
     assert "Traceback" not in proc.stderr
 
 

@@ -23,7 +23,10 @@ def test_jsonl_rows_become_samples(write, rows, tmp_path):
     assert first.answer == "3" and second.answer == "2"
     assert first.videos == [tmp_path / "media" / "a.mp4"]
     assert first.problem_type is ProblemType.NUMERICAL and first.skip_reason is None
-    assert render_prompt(spec, first) == "How many circles?\nPut the final answer in <answer></answer>."
+    assert (
+        render_prompt(spec, first)
+        == "How many circles?\nPut the final answer in <answer></answer>."
+    )
 
 
 def test_malformed_rows_are_kept_with_a_reason(write, tmp_path):
@@ -50,7 +53,9 @@ def test_grounding_answers_are_json_text_and_field_map_renames(write, tmp_path):
         json.dumps([{"q": "When?", "gt": {"time": [1.0, 2.5]}, "clip": "x.mp4"}])
     )
     text = MINIMAL.replace("rows.jsonl", "g.json").replace("numerical", "temporal_grounding")
-    text = text.replace("  media_root: media\n", "  fields: {question: q, answer: gt, videos: clip}\n")
+    text = text.replace(
+        "  media_root: media\n", "  fields: {question: q, answer: gt, videos: clip}\n"
+    )
     (sample,) = iter_samples(load_spec(write("t.yaml", text)))
     assert json.loads(sample.answer) == {"time": [1.0, 2.5]}
     assert sample.videos == [tmp_path / "x.mp4"]  # media root defaults to the data file's folder
@@ -73,7 +78,9 @@ def test_missing_data_file_is_a_user_error(write):
 
 def test_template_sees_options_and_row_and_is_sandboxed(write, tmp_path):
     (tmp_path / "rows.jsonl").write_text(
-        json.dumps({"problem": "Colour?", "answer": "A", "options": ["A. Red", "B. Blue"], "hint": "h"})
+        json.dumps(
+            {"problem": "Colour?", "answer": "A", "options": ["A. Red", "B. Blue"], "hint": "h"}
+        )
         + "\n"
     )
     text = MINIMAL.replace("numerical", "multiple_choice").replace(

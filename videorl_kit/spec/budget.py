@@ -110,7 +110,11 @@ def estimate_image(budget: ImageBudget, *, width: int, height: int) -> ImageEsti
         256
     """
     new_h, new_w = geometry.smart_resize(
-        height, width, factor=budget.patch, min_pixels=budget.min_pixels, max_pixels=budget.max_pixels
+        height,
+        width,
+        factor=budget.patch,
+        min_pixels=budget.min_pixels,
+        max_pixels=budget.max_pixels,
     )
     tokens = geometry.image_visual_tokens(new_h, new_w, factor=budget.patch)
     return ImageEstimate(width, height, new_h, new_w, tokens)

@@ -49,7 +49,9 @@ def validate(
             results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
     n_bad = sum(not r["ok"] for r in results)
     if as_json:
-        typer.echo(json.dumps({"n_specs": len(results), "n_invalid": n_bad, "specs": results}, indent=2))
+        typer.echo(
+            json.dumps({"n_specs": len(results), "n_invalid": n_bad, "specs": results}, indent=2)
+        )
     else:
         for result in results:
             for issue in result["issues"]:
@@ -61,7 +63,9 @@ def validate(
 
 
 def list_specs(
-    folder: Annotated[Path, typer.Argument(help="Folder to search for *.yaml specs.")] = Path("task_specs"),
+    folder: Annotated[Path, typer.Argument(help="Folder to search for *.yaml specs.")] = Path(
+        "task_specs"
+    ),
     as_json: JsonOption = False,
 ) -> None:
     """List the task specs in a folder; broken specs are listed with their first problem.
@@ -96,7 +100,9 @@ def list_specs(
     table = Table("id", "version", "problem type", "verifier", "file")
     for row in rows:
         if row["ok"]:
-            table.add_row(row["id"], str(row["version"]), row["problem_type"], row["verifier"], row["file"])
+            table.add_row(
+                row["id"], str(row["version"]), row["problem_type"], row["verifier"], row["file"]
+            )
         else:
             table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
     _console().print(table)
@@ -104,7 +110,9 @@ def list_specs(
 
 def show(
     spec_path: Annotated[str, typer.Argument(metavar="SPEC", help="Spec file or hf:// URI.")],
-    sample: Annotated[int, typer.Option("--sample", "-n", help="Row index whose prompt to render.")] = 0,
+    sample: Annotated[
+        int, typer.Option("--sample", "-n", help="Row index whose prompt to render.")
+    ] = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Show a resolved spec (includes merged, defaults filled) and one rendered prompt.
@@ -144,7 +152,9 @@ def show(
         return
     console = _console()
     console.rule(f"[bold]{spec.id}[/bold] v{spec.version}")
-    console.print(yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False)
+    console.print(
+        yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False
+    )
     console.rule(f"sample {chosen.sample_id}")
     media = [*map(str, chosen.videos), *map(str, chosen.images)]
     console.print(f"media: {', '.join(media) or '(none)'}", markup=False)
@@ -192,7 +202,9 @@ def budget(
         raise UserError("--duration must be positive")
     try:
         videos = [
-            estimate_video(spec.budget.video, duration_s=d, width=width, height=height, source_fps=source_fps)
+            estimate_video(
+                spec.budget.video, duration_s=d, width=width, height=height, source_fps=source_fps
+            )
             for d in durations
         ]
         image = estimate_image(spec.budget.image, width=width, height=height)
@@ -207,16 +219,18 @@ def budget(
         }
         typer.echo(json.dumps(payload, indent=2))
         return
-    table = Table("duration s", "frames", "frame size", "tokens/frame", "total visual tokens",
-                  title=f"{spec.id}: video {width}x{height} @ {source_fps:g} fps, patch {spec.budget.video.patch}")  # fmt: skip
+    title = f"{spec.id}: {width}x{height} @ {source_fps:g} fps, patch {spec.budget.video.patch}"
+    table = Table(
+        "duration s", "frames", "frame size", "tokens/frame", "visual tokens", title=title
+    )
     for v in videos:
-        table.add_row(f"{v.duration_s:g}", str(v.frames), f"{v.width}x{v.height}",
-                      f"{v.tokens_per_frame:g}", str(v.total_tokens))  # fmt: skip
+        size_text = f"{v.width}x{v.height}"
+        per_frame = f"{v.tokens_per_frame:g}"
+        table.add_row(f"{v.duration_s:g}", str(v.frames), size_text, per_frame, str(v.total_tokens))
     console = _console()
     console.print(table)
-    console.print(
-        f"image {width}x{height} -> {image.width}x{image.height}, {image.total_tokens} visual tokens"
-    )
+    resized = f"{image.width}x{image.height}"
+    console.print(f"image {width}x{height} -> {resized}, {image.total_tokens} visual tokens")
 
 
 def register(app: typer.Typer) -> None:

@@ -58,7 +58,7 @@ def data_file(spec: TaskSpec) -> Path:
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any] | str]:
-    """Yield the rows of a JSONL, JSON (list) or Parquet file; a bad JSONL line yields its error text.
+    """Yield the rows of a JSONL, JSON (list) or Parquet file; a bad JSON line yields its error.
 
     Raises :class:`UserError` if the file is missing or unreadable as a whole.
     """

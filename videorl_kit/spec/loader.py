@@ -11,7 +11,7 @@ Example:
     >>> try:
     ...     load_spec(p)
     ... except SpecError as err:
-    ...     print(err.issues[0].line, err.issues[0].path, err.issues[0].message)
+    ...     print(err.issues[0].line, err.issues[0].path, err.issues[0].message[:17])
     4 fsp unknown key 'fsp'
 """
 
@@ -86,7 +86,11 @@ def load_specs(paths: list[str | Path]) -> list[TaskSpec]:
             issues.extend(exc.issues)
             continue
         if spec.id in seen:
-            issues.append(SpecIssue(str(path), 1, "id", f"duplicate task id {spec.id!r} (also in {seen[spec.id]})"))
+            issues.append(
+                SpecIssue(
+                    str(path), 1, "id", f"duplicate task id {spec.id!r} (also in {seen[spec.id]})"
+                )
+            )
             continue
         seen[spec.id] = Path(path)
         specs.append(spec)
@@ -183,7 +187,9 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
     try:
         info = get_verifier(name, version=version)
     except UnknownVerifierError as exc:
-        field = ("verifier", "name") if name not in available_verifiers() else ("verifier", "version")
+        field = (
+            ("verifier", "name") if name not in available_verifiers() else ("verifier", "version")
+        )
         return [at(field, str(exc))]
     issues = []
     problem_type = doc.data.get("problem_type")
@@ -194,7 +200,10 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
     if canonical is not None and canonical not in info.problem_types:
         fits = ", ".join(sorted(t.value for t in info.problem_types))
         issues.append(
-            at(("verifier", "name"), f"verifier {name!r} does not score {canonical.value!r} (it scores: {fits})")
+            at(
+                ("verifier", "name"),
+                f"verifier {name!r} does not score {canonical.value!r} (it scores: {fits})",
+            )
         )
     params = verifier.get("params", {})
     if isinstance(params, dict):
@@ -206,8 +215,9 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
                 message = str(err["msg"]).removeprefix("Value error, ")
                 if err["type"] == "extra_forbidden":
                     allowed = list(info.params_model.model_fields)
-                    message = f"unknown parameter {err['loc'][-1]!r} for verifier {name!r}" + _suggest(
-                        str(err["loc"][-1]), allowed
+                    message = (
+                        f"unknown parameter {err['loc'][-1]!r} for verifier {name!r}"
+                        + _suggest(str(err["loc"][-1]), allowed)
                     )
                     message += f" (allowed: {', '.join(allowed) or 'none'})"
                 issues.append(at(path, message))

@@ -53,7 +53,9 @@ class HubData(_Strict):
 class DataSpec(_Strict):
     """Where the rows come from and how to read them."""
 
-    path: str | None = Field(None, description="Local JSONL/JSON/Parquet file, relative to the spec.")
+    path: str | None = Field(
+        None, description="Local JSONL/JSON/Parquet file, relative to the spec."
+    )
     hub: HubData | None = Field(None, description="A file in a Hub dataset repo (instead of path).")
     media_root: str | None = Field(
         None, description="Folder that relative media paths resolve against (relative to the spec)."
@@ -83,16 +85,22 @@ class VideoBudget(_Strict):
     total_pixels: int | None = Field(
         None, ge=1, description="Upper bound on pixels summed over all frames (None: no bound)."
     )
-    patch: Literal[28, 32] = Field(28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL).")
+    patch: Literal[28, 32] = Field(
+        28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL)."
+    )
     temporal_patch: int = Field(2, ge=1, description="Frames merged into one temporal patch.")
 
     @model_validator(mode="after")
     def _ordered_bounds(self) -> VideoBudget:
         # "field: message" aims the error at that field's line (see loader._issue_from_error)
         if self.min_frames > self.max_frames:
-            raise ValueError(f"min_frames: {self.min_frames} exceeds max_frames ({self.max_frames})")
+            raise ValueError(
+                f"min_frames: {self.min_frames} exceeds max_frames ({self.max_frames})"
+            )
         if self.min_pixels > self.max_pixels:
-            raise ValueError(f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})")
+            raise ValueError(
+                f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})"
+            )
         if self.total_pixels is not None and self.total_pixels < self.min_pixels * self.min_frames:
             raise ValueError(
                 f"total_pixels: {self.total_pixels} cannot fit min_frames ({self.min_frames}) "
@@ -106,12 +114,16 @@ class ImageBudget(_Strict):
 
     min_pixels: int = Field(3136, ge=1, description="Lower bound on pixels.")
     max_pixels: int = Field(1003520, ge=1, description="Upper bound on pixels.")
-    patch: Literal[28, 32] = Field(28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL).")
+    patch: Literal[28, 32] = Field(
+        28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL)."
+    )
 
     @model_validator(mode="after")
     def _ordered_bounds(self) -> ImageBudget:
         if self.min_pixels > self.max_pixels:
-            raise ValueError(f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})")
+            raise ValueError(
+                f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})"
+            )
         return self
 
 
@@ -151,7 +163,7 @@ class RewardSpec(_Strict):
 
     format: Literal["answer_tag", "none"] = Field(
         "answer_tag",
-        description="'answer_tag': exactly one <answer>…</answer>, optionally after one <think>…</think>.",
+        description="'answer_tag': one <answer>…</answer>, optionally after one <think>…</think>.",
     )
     weights: RewardWeights = Field(default_factory=RewardWeights)
 

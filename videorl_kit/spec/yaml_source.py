@@ -73,6 +73,11 @@ class YamlDocument:
         return (self.file, 1)
 
 
+def _fail(file: str, line: int, path: str, message: str) -> SpecLoadError:
+    """A :class:`SpecLoadError` holding one issue (raise the result)."""
+    return SpecLoadError([SpecIssue(file, line, path, message)])
+
+
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
@@ -84,23 +89,43 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     """Safe loader (no Python tags, nothing executable)."""
 
 
+_COLLECTION_TAGS = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
+
+
 def _to_python(node: yaml.Node, file: str, prefix: FieldPath, origins: dict) -> Any:
     origins[prefix] = (file, node.start_mark.line + 1)
+    expected_tag = _COLLECTION_TAGS.get(type(node))
+    if expected_tag is not None and node.tag != expected_tag:
+        raise _fail(
+            file,
+            node.start_mark.line + 1,
+            _dotted(prefix),
+            f"unsupported YAML value: tag {node.tag!r}",
+        )
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                raise SpecLoadError(
-                    [SpecIssue(file, key_node.start_mark.line + 1, _dotted(prefix), "keys must be plain scalars")]
+                raise _fail(
+                    file,
+                    key_node.start_mark.line + 1,
+                    _dotted(prefix),
+                    "keys must be plain scalars",
                 )
             key = _UniqueKeyLoader("").construct_scalar(key_node)
             if key == "<<":
-                raise SpecLoadError(
-                    [SpecIssue(file, key_node.start_mark.line + 1, _dotted(prefix), "YAML merge keys ('<<') are not supported; use include:")]
+                raise _fail(
+                    file,
+                    key_node.start_mark.line + 1,
+                    _dotted(prefix),
+                    "YAML merge keys ('<<') are not supported; use include:",
                 )
             if key in result:
-                raise SpecLoadError(
-                    [SpecIssue(file, key_node.start_mark.line + 1, _dotted((*prefix, key)), "duplicate key")]
+                raise _fail(
+                    file, key_node.start_mark.line + 1, _dotted((*prefix, key)), "duplicate key"
                 )
             child = (*prefix, key)
             origins[child] = (file, key_node.start_mark.line + 1)
@@ -132,16 +157,16 @@ def read_yaml(path: Path, display: str | None = None) -> tuple[Any, dict[FieldPa
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SpecLoadError([SpecIssue(shown, 1, "", "file not found")]) from None
+        raise _fail(shown, 1, "", "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecLoadError([SpecIssue(shown, 1, "", f"cannot read file: {exc}")]) from None
+        raise _fail(shown, 1, "", f"cannot read file: {exc}") from None
     try:
         node = yaml.compose(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc)
-        raise SpecLoadError([SpecIssue(shown, line, "", f"invalid YAML: {problem}")]) from None
+        raise _fail(shown, line, "", f"invalid YAML: {problem}") from None
     origins: dict[FieldPath, Origin] = {}
     if node is None:
         return {}, {(): (shown, 1)}
@@ -150,7 +175,7 @@ def read_yaml(path: Path, display: str | None = None) -> tuple[Any, dict[FieldPa
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
-        raise SpecLoadError([SpecIssue(shown, line, "", f"unsupported YAML value: {exc.problem}")]) from None
+        raise _fail(shown, line, "", f"unsupported YAML value: {exc.problem}") from None
     return data, origins
 
 
@@ -191,13 +216,7 @@ def _default_hub_resolver(uri: str) -> tuple[Path, dict[str, str]]:
     from videorl_kit.hub import resolve_hf_uri
 
     resolved = resolve_hf_uri(uri)
-    record = {
-        "uri": uri,
-        "repo": resolved.repo,
-        "revision": resolved.revision,
-        "path": resolved.path,
-    }
-    return Path(resolved.local_path), record
+    return Path(resolved.local_path), resolved.provenance()
 
 
 def load_yaml_with_includes(
@@ -213,15 +232,14 @@ def load_yaml_with_includes(
     hub_files: list[dict[str, str]] = []
     root = Path(path)
 
+    def identity(file: Path, shown: str) -> str:
+        return shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
+
     def load(file: Path, shown: str, stack: tuple[str, ...]) -> tuple[dict, dict]:
-        key = shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
-        if key in stack:
-            names = [*stack[stack.index(key) :], key]
-            pretty = " -> ".join(_short(n) for n in names)
-            raise SpecLoadError([SpecIssue(shown, 1, "include", f"include cycle: {pretty}")])
+        key = identity(file, shown)
         data, origins = read_yaml(file, shown)
         if not isinstance(data, dict):
-            raise SpecLoadError([SpecIssue(shown, 1, "", "a spec must be a YAML mapping")])
+            raise _fail(shown, 1, "", "a spec must be a YAML mapping")
         includes = data.pop("include", None)
         if includes is None:
             return data, origins
@@ -231,11 +249,17 @@ def load_yaml_with_includes(
         merged_origins: dict[FieldPath, Origin] = {}
         for entry in entries:
             if not isinstance(entry, str) or not entry.strip():
-                raise SpecLoadError(
-                    [SpecIssue(shown, include_line, "include", "include must be a file path or a list of paths")]
+                raise _fail(
+                    shown, include_line, "include", "include must be a file path or a list of paths"
                 )
             child_file, child_shown = _locate(entry, file, shown, include_line)
-            child, child_origins = load(child_file, child_shown, (*stack, key))
+            chain = (*stack, key)
+            child_key = identity(child_file, child_shown)
+            if child_key in chain:
+                names = [*chain[chain.index(child_key) :], child_key]
+                pretty = " -> ".join(_short(n) for n in names)
+                raise _fail(shown, include_line, "include", f"include cycle: {pretty}")
+            child, child_origins = load(child_file, child_shown, chain)
             merged, merged_origins = deep_merge(merged, merged_origins, child, child_origins)
         local_origins = {p: o for p, o in origins.items() if p[:1] != ("include",)}
         return deep_merge(merged, merged_origins, data, local_origins)
@@ -245,9 +269,7 @@ def load_yaml_with_includes(
             try:
                 local, record = resolver(entry)
             except Exception as exc:  # network, auth, missing file: report at the include line
-                raise SpecLoadError(
-                    [SpecIssue(shown, line, "include", f"cannot fetch {entry}: {exc}")]
-                ) from None
+                raise _fail(shown, line, "include", f"cannot fetch {entry}: {exc}") from None
             hub_files.append(record)
             return local, entry
         if shown.startswith(HUB_SCHEME):
@@ -255,8 +277,8 @@ def load_yaml_with_includes(
             return _locate(f"{shown.rsplit('/', 1)[0]}/{entry}", file, shown, line)
         child = Path(entry) if Path(entry).is_absolute() else file.parent / entry
         if not child.exists():
-            raise SpecLoadError(
-                [SpecIssue(shown, line, "include", f"included file not found: {entry} (looked for {child})")]
+            raise _fail(
+                shown, line, "include", f"included file not found: {entry} (looked for {child})"
             )
         return child, _display(child)
 
