@@ -67,8 +67,7 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
     if spec.verifier is None:
         spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
     spec._source_file = doc.root_path
-    spec._provenance = list(doc.hub_files)
-    return spec
+    return spec.with_provenance(doc.hub_files)
 
 
 def load_specs(paths: list[str | Path]) -> list[TaskSpec]:

@@ -215,6 +215,19 @@ class TaskSpec(_Strict):
         """Hub files this spec was built from, with the exact revisions used."""
         return list(self._provenance)
 
+    def with_provenance(self, records: list[dict[str, str]]) -> TaskSpec:
+        """A copy of this spec that also records ``records`` (Hub files and their revisions).
+
+        Example:
+            >>> spec = TaskSpec.model_validate({"id": "a", "version": 1, "problem_type": "ocr",
+            ...     "data": {"path": "x.jsonl"}, "prompt": {"template": "{{ question }}"}})
+            >>> spec.with_provenance([{"repo": "o/n", "revision": "abc"}]).provenance[0]["repo"]
+            'o/n'
+        """
+        copy = self.model_copy()
+        copy._provenance = [*self._provenance, *records]
+        return copy
+
     def resolve(self, relative: str) -> Path:
         """Resolve ``relative`` against the spec's folder (absolute paths pass through).
 

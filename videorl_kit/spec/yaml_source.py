@@ -95,9 +95,21 @@ _COLLECTION_TAGS = {
 }
 
 
-def _to_python(node: yaml.Node, file: str, prefix: FieldPath, origins: dict) -> Any:
+def _to_python(
+    node: yaml.Node, file: str, prefix: FieldPath, origins: dict, seen: set[int] | None = None
+) -> Any:
     origins[prefix] = (file, node.start_mark.line + 1)
     expected_tag = _COLLECTION_TAGS.get(type(node))
+    seen = set() if seen is None else seen
+    if expected_tag is not None:
+        if id(node) in seen:  # an alias: expanding them can blow up exponentially
+            raise _fail(
+                file,
+                node.start_mark.line + 1,
+                _dotted(prefix),
+                "YAML aliases are not supported; use include:",
+            )
+        seen.add(id(node))
     if expected_tag is not None and node.tag != expected_tag:
         raise _fail(
             file,
@@ -129,11 +141,13 @@ def _to_python(node: yaml.Node, file: str, prefix: FieldPath, origins: dict) -> 
                 )
             child = (*prefix, key)
             origins[child] = (file, key_node.start_mark.line + 1)
-            result[key] = _to_python(value_node, file, child, origins)
+            result[key] = _to_python(value_node, file, child, origins, seen)
             origins[child] = (file, key_node.start_mark.line + 1)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_to_python(item, file, (*prefix, i), origins) for i, item in enumerate(node.value)]
+        return [
+            _to_python(item, file, (*prefix, i), origins, seen) for i, item in enumerate(node.value)
+        ]
     loader = _UniqueKeyLoader("")
     return loader.construct_object(node, deep=True)
 
@@ -230,7 +244,13 @@ def load_yaml_with_includes(
     """
     resolver = hub_resolver or _default_hub_resolver
     hub_files: list[dict[str, str]] = []
-    root = Path(path)
+    pinned: dict[str, str] = {}  # hf:// URI as written -> the same file at the resolved commit
+
+    def fetch(uri: str) -> Path:
+        local, record = resolver(uri)
+        hub_files.append(record)
+        pinned[uri] = f"{HUB_SCHEME}{record['repo']}@{record['revision']}/{record['path']}"
+        return local
 
     def identity(file: Path, shown: str) -> str:
         return shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
@@ -267,14 +287,12 @@ def load_yaml_with_includes(
     def _locate(entry: str, file: Path, shown: str, line: int) -> tuple[Path, str]:
         if entry.startswith(HUB_SCHEME):
             try:
-                local, record = resolver(entry)
+                return fetch(entry), entry
             except Exception as exc:  # network, auth, missing file: report at the include line
                 raise _fail(shown, line, "include", f"cannot fetch {entry}: {exc}") from None
-            hub_files.append(record)
-            return local, entry
         if shown.startswith(HUB_SCHEME):
-            # a relative include inside a Hub file stays within the same repo and revision
-            return _locate(f"{shown.rsplit('/', 1)[0]}/{entry}", file, shown, line)
+            # a relative include inside a Hub file stays within the same repo and commit
+            return _locate(f"{pinned[shown].rsplit('/', 1)[0]}/{entry}", file, shown, line)
         child = Path(entry) if Path(entry).is_absolute() else file.parent / entry
         if not child.exists():
             raise _fail(
@@ -282,11 +300,15 @@ def load_yaml_with_includes(
             )
         return child, _display(child)
 
-    root_shown = _display(root)
-    if str(root).startswith(HUB_SCHEME):
-        local, record = resolver(str(root))
-        hub_files.append(record)
-        root, root_shown = local, str(path)
+    if str(path).startswith(HUB_SCHEME):
+        root_shown = str(path)
+        try:
+            root = fetch(root_shown)
+        except Exception as exc:  # network, auth, missing file
+            raise _fail(root_shown, 1, "", f"cannot fetch {root_shown}: {exc}") from None
+    else:
+        root = Path(path)
+        root_shown = _display(root)
     data, origins = load(root, root_shown, ())
     return YamlDocument(data, origins, file=root_shown, root_path=root, hub_files=hub_files)
 
