@@ -1,0 +1,617 @@
+"""Decode, sample and resize videos and images into uint8 frames ready for a Qwen-VL model.
+
+``decode_video(path, budget)`` picks frames like qwen-vl-utils (same count, same uniform
+positions, same output size; see :mod:`videorl_kit.media.geometry`) and returns them with
+the timing metadata Qwen3-VL needs. Decisions, each tested:
+
+* **Decoder.** PyAV by default. The stream's packets are indexed first (demux only, no
+  decoding) for an exact frame count, timestamps and keyframes; then only the needed frames
+  are decoded, seeking to the keyframe before a target when that skips enough frames
+  (``seek=False`` decodes sequentially; both give identical frames). ``decoder="decord"`` or
+  ``"torchcodec"`` use those libraries when installed.
+* **Variable frame rate.** Frames are chosen by time: position ``p`` of the uniform grid over
+  ``N`` frames means the time ``p / (N - 1)`` of the way through the video and picks the
+  frame whose timestamp is nearest. For constant frame rate this is frame ``p`` exactly
+  (what qwen-vl-utils picks); for VFR it is the frame on screen then. ``timestamps_s`` are
+  the chosen frames' own presentation times, relative to the first frame. ``source_fps`` is
+  the container's average rate unless it disagrees with the timestamps by more than 10%
+  (AVI files whose timestamps skip dropped frames); then it is frames / duration.
+* **Rotation.** The display matrix (or legacy ``rotate`` tag) is applied, so frames look as
+  a player shows them, and the size budget applies to the displayed shape. (decord and
+  qwen-vl-utils ignore rotation: for rotated files their frames are sideways.)
+* **Short videos.** A 1-frame video yields the frame repeated to fill the temporal patch
+  (``frame_indices == [0, 0]``); qwen-vl-utils raises for it.
+* **Truncated files.** If the frames stop well before the duration the header declares (more
+  than 2 frame intervals + 1%), or reading stops with an error, ``TruncatedVideoError`` is
+  raised. With ``allow_truncated=True`` the readable frames are sampled instead and
+  ``truncated``/``warnings`` say so. Fewer frames than declared whose timestamps still span
+  the whole duration (AVI captures with dropped frames) only add a warning.
+* **Untrustworthy timestamps.** Frames are matched to the index by timestamp and must come
+  out of the decoder in increasing order; when they do not (B-frames in AVI, which has no
+  presentation timestamps) the video is decoded again and frames are counted in output
+  order, which is display order. A warning records it.
+* **Resize.** Pillow's antialiased bicubic filter on float planes (no torch). Sizes equal
+  qwen-vl-utils'; pixel values are within 1 level of its torchvision resize (see
+  :mod:`videorl_kit.media.resize`). Frames are resized one at a time as they are decoded, so
+  a 4000x3000 source never needs more than one full-size frame in memory.
+
+Example:
+    >>> budget = {"fps": 2.0, "min_frames": 4, "max_frames": 32, "min_pixels": 3136,
+    ...           "max_pixels": 200704, "patch": 28}
+    >>> video = decode_video("clip.mp4", budget)  # doctest: +SKIP
+    >>> video.frames.shape, video.frame_indices[:3], video.timestamps_s[:3]  # doctest: +SKIP
+    ((10, 252, 308, 3), [0, 17, 33], [0.0, 0.5666666666666667, 1.1])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+import av
+import av.error
+import numpy as np
+import PIL
+from PIL import Image, ImageOps
+
+from videorl_kit.media import geometry
+from videorl_kit.media.budget import (
+    ImageBudgetParams,
+    VideoBudgetParams,
+    as_image_budget,
+    as_video_budget,
+)
+from videorl_kit.media.container import (
+    FrameIndex,
+    check_media_file,
+    scan_frame_index,
+    video_container,
+)
+from videorl_kit.media.errors import (
+    BudgetTooSmallError,
+    DecodeError,
+    DecoderUnavailableError,
+    NoFramesError,
+    NotAnImageError,
+    TruncatedVideoError,
+)
+from videorl_kit.media.hashing import file_content_hash
+from videorl_kit.media.orientation import Orientation, apply_orientation, swaps_axes
+from videorl_kit.media.probe import VideoInfo, frame_orientation, probe_video, source_fps
+from videorl_kit.media.resize import resize_frame
+from videorl_kit.media.sampling import ReadSegment, plan_reads, select_frames
+
+__all__ = [
+    "DECODERS",
+    "SAMPLER_VERSION",
+    "DecodedImage",
+    "DecodedVideo",
+    "VideoInfo",
+    "decode_image",
+    "decode_video",
+    "decoder_version",
+    "file_content_hash",
+    "probe_video",
+]
+
+SAMPLER_VERSION = "1"
+"""Version of the frame selection + resize rules; part of every cache key. Bump it whenever
+the frames produced for the same file and budget could change."""
+
+DECODERS = ("pyav", "decord", "torchcodec")
+
+_MAX_DECODE_ERRORS = 16
+
+
+@dataclass(frozen=True, eq=False)
+class DecodedVideo:
+    """Sampled, resized frames of one video plus the timing facts a model needs.
+
+    ``frames`` is uint8 ``(T, height, width, 3)``; ``frame_indices`` are the source frames
+    (presentation order) behind each of the T frames and ``timestamps_s`` their times in
+    seconds from the first frame. ``source_fps``/``source_frames``/``duration_s`` describe
+    the whole source; ``source_height``/``source_width`` its displayed size.
+    """
+
+    path: str
+    frames: np.ndarray
+    frame_indices: list[int]
+    timestamps_s: list[float]
+    source_fps: float
+    source_frames: int
+    duration_s: float
+    height: int
+    width: int
+    source_height: int
+    source_width: int
+    orientation: Orientation
+    decoder: str
+    decoder_version: str
+    truncated: bool = False
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def num_frames(self) -> int:
+        """T, the number of sampled frames (a multiple of the temporal patch)."""
+        return int(self.frames.shape[0])
+
+    @property
+    def sample_fps(self) -> float:
+        """Sampled frames per second of source: ``T / source_frames * source_fps``."""
+        return self.num_frames / self.source_frames * self.source_fps
+
+
+@dataclass(frozen=True, eq=False)
+class DecodedImage:
+    """One image as uint8 ``frames`` of shape ``(1, height, width, 3)``."""
+
+    path: str
+    frames: np.ndarray
+    height: int
+    width: int
+    source_height: int
+    source_width: int
+    decoder: str
+    decoder_version: str
+
+
+def decoder_version(decoder: str = "pyav") -> str:
+    """Return the version string recorded with frames from ``decoder`` (library + codec).
+
+    Example:
+        >>> decoder_version().startswith("av ")
+        True
+    """
+    libavcodec = ".".join(map(str, av.library_versions["libavcodec"]))
+    if decoder == "pyav":
+        return f"av {av.__version__}; libavcodec {libavcodec}; sampler {SAMPLER_VERSION}"
+    if decoder == "decord":
+        import decord
+
+        return f"decord {decord.__version__}; sampler {SAMPLER_VERSION}"
+    if decoder == "torchcodec":
+        import torchcodec
+
+        return f"torchcodec {torchcodec.__version__}; sampler {SAMPLER_VERSION}"
+    if decoder == "pillow":
+        return f"pillow {PIL.__version__}"
+    raise DecoderUnavailableError(f"decoder {decoder!r} is unknown; choose one of {DECODERS}")
+
+
+# --------------------------------------------------------------------------- video
+
+
+def decode_video(
+    path: str | os.PathLike[str],
+    budget: Any,
+    *,
+    decoder: Literal["pyav", "decord", "torchcodec"] = "pyav",
+    threads: int = 1,
+    allow_truncated: bool = False,
+    seek: bool = True,
+) -> DecodedVideo:
+    """Decode ``path``, sample frames and resize them by ``budget``; see the module notes.
+
+    ``budget`` is a dict or any object with the ``VideoBudget`` attributes (``fps,
+    min_frames, max_frames, min_pixels, max_pixels, total_pixels, patch, temporal_patch``).
+    ``threads`` is the decoder thread count (0: FFmpeg decides).
+
+    Raises:
+        MissingFileError, EmptyFileError, NotAVideoError, NoVideoStreamError, NoFramesError,
+        TruncatedVideoError, DecodeError: the file cannot be read (the class says why).
+        BudgetTooSmallError: the budget cannot hold this video (e.g. aspect ratio > 200).
+        DecoderUnavailableError: ``decoder`` is not installed.
+        ValueError: the budget itself is malformed.
+
+    Example:
+        >>> budget = {"fps": 1.0, "min_frames": 4, "max_frames": 8, "min_pixels": 3136,
+        ...           "max_pixels": 50176, "patch": 28}
+        >>> video = decode_video("clip.mp4", budget)  # doctest: +SKIP
+        >>> video.num_frames, video.frames.dtype  # doctest: +SKIP
+        (4, dtype('uint8'))
+    """
+    params = as_video_budget(budget)
+    if decoder == "pyav":
+        return _decode_video_pyav(Path(path), params, threads, allow_truncated, seek)
+    if decoder in ("decord", "torchcodec"):
+        from videorl_kit.media import backends
+
+        return backends.decode_video_with(decoder, Path(path), params, threads)
+    raise DecoderUnavailableError(f"decoder {decoder!r} is unknown; choose one of {DECODERS}")
+
+
+def sample_count(path: Path, frame_count: int, fps: Fraction, params: VideoBudgetParams) -> int:
+    """Frames to sample (``video_frame_count``), with budget failures as a MediaError.
+
+    Example:
+        >>> sample_count(Path("a.mp4"), 150, Fraction(30), VideoBudgetParams())
+        10
+    """
+    try:
+        return geometry.video_frame_count(
+            frame_count,
+            float(fps),
+            fps=params.fps,
+            min_frames=params.min_frames,
+            max_frames=params.max_frames,
+            temporal_patch=params.temporal_patch,
+        )
+    except ValueError as exc:
+        raise BudgetTooSmallError(path, str(exc)) from None
+
+
+def output_size(
+    path: Path, height: int, width: int, n_frames: int, params: VideoBudgetParams
+) -> tuple[int, int]:
+    """Resized ``(height, width)`` for frames of a displayed size, as a MediaError on failure.
+
+    Example:
+        >>> output_size(Path("a.mp4"), 240, 320, 10, VideoBudgetParams())
+        (252, 308)
+    """
+    try:
+        return geometry.video_frame_size(
+            height,
+            width,
+            n_frames,
+            min_pixels=params.min_pixels,
+            max_pixels=params.max_pixels,
+            total_pixels=params.total_pixels,
+            factor=params.patch,
+            temporal_patch=params.temporal_patch,
+        )
+    except ValueError as exc:
+        raise BudgetTooSmallError(path, str(exc)) from None
+
+
+class _FrameSink:
+    """Orients, resizes and stores decoded frames into their output slots."""
+
+    def __init__(self, path: Path, chosen: list[int], params: VideoBudgetParams) -> None:
+        self.path = path
+        self.params = params
+        self.slots: dict[int, list[int]] = {}
+        for slot, position in enumerate(chosen):
+            self.slots.setdefault(position, []).append(slot)
+        self.n_frames = len(chosen)
+        self.frames: np.ndarray | None = None
+        self.orientation: Orientation = "identity"
+        self.source_size = (0, 0)
+
+    def keep(self, position: int, frame: av.VideoFrame, stream: av.VideoStream) -> None:
+        rgb = frame.to_ndarray(format="rgb24")
+        if self.frames is None:
+            self.orientation = frame_orientation(frame, stream)
+            height, width = rgb.shape[:2]
+            if swaps_axes(self.orientation):
+                height, width = width, height
+            self.source_size = (height, width)
+            out_h, out_w = output_size(self.path, height, width, self.n_frames, self.params)
+            self.frames = np.empty((self.n_frames, out_h, out_w, 3), dtype=np.uint8)
+        out_h, out_w = self.frames.shape[1:3]
+        resized = resize_frame(apply_orientation(rgb, self.orientation), out_h, out_w)
+        for slot in self.slots[position]:
+            self.frames[slot] = resized
+
+
+def _decoded_frames(
+    container: av.container.InputContainer, stream: av.VideoStream, errors: list[str]
+) -> Iterator[av.VideoFrame]:
+    """Yield decoded frames from the current position, skipping packets that fail."""
+    packets = container.demux(stream)
+    while True:
+        try:
+            packet = next(packets)
+        except StopIteration:
+            return
+        except av.error.FFmpegError as exc:  # a read error: end of readable data
+            errors.append(f"read error: {exc}")
+            with contextlib.suppress(av.error.FFmpegError):
+                yield from stream.codec_context.decode(None)  # flush buffered frames
+            return
+        if packet.size == 0 and (packet.pts is not None or packet.dts is not None):
+            continue  # a null frame (repeat the previous picture); sending it would flush
+        try:
+            frames = packet.decode()
+        except av.error.FFmpegError as exc:
+            errors.append(f"decode error: {exc}")
+            if len(errors) > _MAX_DECODE_ERRORS:
+                raise DecodeError(container.name, f"too many decode errors: {errors[:3]}") from None
+            continue
+        yield from frames
+
+
+class _PlanFailed(Exception):
+    """Frames could not be identified by timestamp; fall back to a plainer strategy."""
+
+
+class _FramePositions:
+    """Maps decoded frames to index positions by timestamp, checking they arrive in order.
+
+    Decoders output pictures in display order, so positions must increase; when they do not
+    (e.g. AVI with packed B-frames, whose timestamps are in decode order) the timestamps are
+    not trustworthy and the caller falls back to counting frames in output order.
+    """
+
+    def __init__(self, index: FrameIndex) -> None:
+        self.position_of_pts = {pts: position for position, pts in enumerate(index.pts)}
+        self.previous = -1
+
+    def restart(self) -> None:
+        self.previous = -1
+
+    def __call__(self, frame: av.VideoFrame) -> int:
+        position = self.position_of_pts.get(frame.pts)
+        if position is None:
+            raise _PlanFailed(f"decoded a frame with unindexed pts {frame.pts}")
+        if position <= self.previous:
+            raise _PlanFailed(f"decoder output timestamps out of order at pts {frame.pts}")
+        self.previous = position
+        return position
+
+
+def _read_with_plan(
+    container: av.container.InputContainer,
+    stream: av.VideoStream,
+    index: FrameIndex,
+    segments: list[ReadSegment],
+    keep: Callable[[int, av.VideoFrame], None],
+    errors: list[str],
+) -> None:
+    positions = _FramePositions(index)
+    frames: Iterator[av.VideoFrame] | None = None
+    floor = 0  # after a seek, frames before the keyframe may reference data we skipped
+    done: set[int] = set()
+    for segment in segments:
+        if segment.seek_to is not None:
+            container.seek(index.pts[segment.seek_to], stream=stream, backward=True)
+            floor = segment.seek_to
+            positions.restart()
+            frames = _decoded_frames(container, stream, errors)
+        elif frames is None:
+            frames = _decoded_frames(container, stream, errors)
+        remaining = set(segment.targets) - done
+        last = max(segment.targets)
+        for frame in frames:
+            position = positions(frame)
+            if position < floor:
+                continue
+            if position in remaining:
+                keep(position, frame)
+                done.add(position)
+                remaining.discard(position)
+            if not remaining or position >= last:
+                break
+        if remaining:
+            raise _PlanFailed(f"frames {sorted(remaining)[:5]} were not produced")
+
+
+def _read_sequential(
+    container: av.container.InputContainer,
+    stream: av.VideoStream,
+    index: FrameIndex,
+    wanted: set[int],
+    keep: Callable[[int, av.VideoFrame], None],
+    errors: list[str],
+    *,
+    by_timestamp: bool,
+) -> set[int]:
+    """Decode from the start and keep the wanted positions; returns the ones never seen.
+
+    Frames are identified by timestamp (``by_timestamp``) or by their order of output,
+    skipping null frames, which produce no output.
+    """
+    positions = _FramePositions(index)
+    pictures = [p for p in range(index.frame_count) if p not in index.null_frames]
+    remaining = set(wanted)
+    for ordinal, frame in enumerate(_decoded_frames(container, stream, errors)):
+        if by_timestamp:
+            position = positions(frame)
+        elif ordinal < len(pictures):
+            position = pictures[ordinal]
+        else:
+            break  # more pictures than packets: nothing left that we want
+        if position in remaining:
+            keep(position, frame)
+            remaining.discard(position)
+        if not remaining:
+            break
+    return remaining
+
+
+def _truncation_reason(index: FrameIndex, fps: Fraction) -> str | None:
+    """Why the stream looks cut short, or ``None``.
+
+    A header count above the frames present is only truncation when the frames also stop
+    early in time: AVI files routinely declare dropped frames that the timestamps skip.
+    """
+    if index.read_error:
+        return f"reading stopped after {index.frame_count} frames: {index.read_error}"
+    covered = index.duration(fps)
+    declared = index.declared_duration
+    if declared is not None and covered + 2 / fps + declared / 100 < declared:
+        return (
+            f"file is truncated: frames cover {float(covered):.3f} s of the declared "
+            f"{float(declared):.3f} s ({index.frame_count} of {index.declared_frames or '?'} "
+            "frames present)"
+        )
+    if declared is None and index.missing_frames:
+        return (
+            f"file is truncated: the header declares {index.declared_frames} frames but only "
+            f"{index.frame_count} are present"
+        )
+    return None
+
+
+def _decode_video_pyav(
+    path: Path, params: VideoBudgetParams, threads: int, allow_truncated: bool, seek: bool
+) -> DecodedVideo:
+    with video_container(path, threads=threads) as (container, stream):
+        index = scan_frame_index(container, stream)
+        fps = source_fps(stream, index)
+    warnings = list(index.warnings)
+    if index.frame_count == len(index.null_frames):
+        if index.read_error:
+            raise TruncatedVideoError(path, f"no frame could be read ({index.read_error})")
+        raise NoFramesError(path, "the video stream contains no frames")
+    truncation = _truncation_reason(index, fps)
+    if truncation and not allow_truncated:
+        raise TruncatedVideoError(path, truncation)
+    if truncation:
+        warnings.append(truncation)
+    elif index.missing_frames:
+        warnings.append(
+            f"the header declares {index.declared_frames} frames; {index.frame_count} are "
+            "stored and their timestamps span the whole duration (dropped frames)"
+        )
+    times = (
+        [Fraction(i) / fps for i in range(index.frame_count)]
+        if index.ordinal_only
+        else index.times()
+    )
+    n_frames = sample_count(path, index.frame_count, fps, params)
+    chosen = select_frames(times, n_frames)
+    pictures = [index.picture_position(position) for position in chosen]
+    sink = _FrameSink(path, pictures, params)
+    errors: list[str] = []
+    wanted = set(pictures)
+    by_timestamp = not index.ordinal_only
+    with video_container(path, threads=threads) as (container, stream):
+
+        def keep(position: int, frame: av.VideoFrame) -> None:
+            sink.keep(position, frame, stream)
+
+        missing = _read_frames(
+            container, stream, index, wanted, keep, errors, warnings, seek, by_timestamp
+        )
+    if missing or sink.frames is None:
+        detail = f"; errors: {errors[:3]}" if errors else ""
+        raise DecodeError(
+            path,
+            f"could not decode source frames {sorted(missing)[:8]} of {index.frame_count}{detail}",
+        )
+    if errors:
+        warnings.append(f"{len(errors)} decode error(s) skipped: {errors[:3]}")
+    out_h, out_w = sink.frames.shape[1:3]
+    return DecodedVideo(
+        path=os.fspath(path),
+        frames=sink.frames,
+        frame_indices=list(chosen),
+        timestamps_s=[float(times[i]) for i in chosen],
+        source_fps=float(fps),
+        source_frames=index.frame_count,
+        duration_s=float(index.duration(fps)),
+        height=out_h,
+        width=out_w,
+        source_height=sink.source_size[0],
+        source_width=sink.source_size[1],
+        orientation=sink.orientation,
+        decoder="pyav",
+        decoder_version=decoder_version("pyav"),
+        truncated=truncation is not None,
+        warnings=tuple(warnings),
+    )
+
+
+def _read_frames(
+    container: av.container.InputContainer,
+    stream: av.VideoStream,
+    index: FrameIndex,
+    wanted: set[int],
+    keep: Callable[[int, av.VideoFrame], None],
+    errors: list[str],
+    warnings: list[str],
+    seek: bool,
+    by_timestamp: bool,
+) -> set[int]:
+    """Seek plan, else sequential by timestamp, else sequential by output order."""
+    if seek and by_timestamp:
+        try:
+            _read_with_plan(
+                container, stream, index, plan_reads(sorted(wanted), index.keyframes), keep, errors
+            )
+            return set()
+        except _PlanFailed as exc:
+            warnings.append(f"seeking failed ({exc}); decoded sequentially")
+    if by_timestamp:
+        container.seek(0)
+        try:
+            return _read_sequential(
+                container, stream, index, wanted, keep, errors, by_timestamp=True
+            )
+        except _PlanFailed as exc:
+            warnings.append(f"frame timestamps unusable ({exc}); frames identified by order")
+    container.seek(0)
+    return _read_sequential(container, stream, index, wanted, keep, errors, by_timestamp=False)
+
+
+# --------------------------------------------------------------------------- image
+
+
+def _to_rgb(image: Image.Image) -> Image.Image:
+    """RGB like qwen-vl-utils: transparent pixels become white, other modes convert."""
+    if image.mode == "RGBA":
+        background = Image.new("RGB", image.size, (255, 255, 255))
+        background.paste(image, mask=image.split()[3])
+        return background
+    return image.convert("RGB")
+
+
+def decode_image(path: str | os.PathLike[str], budget: Any) -> DecodedImage:
+    """Load an image, apply its EXIF orientation, convert to RGB and resize by ``budget``.
+
+    ``budget`` is a dict or object with ``min_pixels, max_pixels, patch``. The size comes
+    from ``smart_resize``; the resize is Pillow bicubic, as in qwen-vl-utils'
+    ``fetch_image``, so pixels are identical to it for images without EXIF rotation
+    (qwen-vl-utils ignores EXIF orientation; transformers' ``load_image`` applies it, as we
+    do). Animated images use their first frame.
+
+    Raises:
+        MissingFileError, EmptyFileError: see :func:`~videorl_kit.media.container.
+            check_media_file`.
+        NotAnImageError: Pillow cannot identify or fully read the file.
+        BudgetTooSmallError: the budget cannot hold this image (e.g. aspect ratio > 200).
+
+    Example:
+        >>> image = decode_image("photo.png", {"min_pixels": 3136, "max_pixels": 1003520,
+        ...                                    "patch": 28})  # doctest: +SKIP
+        >>> image.frames.shape  # doctest: +SKIP
+        (1, 476, 644, 3)
+    """
+    params: ImageBudgetParams = as_image_budget(budget)
+    file = check_media_file(path)
+    try:
+        with Image.open(file) as opened:
+            opened.load()
+            image = _to_rgb(ImageOps.exif_transpose(opened))
+    except (PIL.UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise NotAnImageError(file, f"not a readable image ({exc})") from None
+    width, height = image.size
+    try:
+        out_h, out_w = geometry.smart_resize(
+            height,
+            width,
+            factor=params.patch,
+            min_pixels=params.min_pixels,
+            max_pixels=params.max_pixels,
+        )
+    except ValueError as exc:
+        raise BudgetTooSmallError(file, str(exc)) from None
+    if (out_w, out_h) != (width, height):
+        image = image.resize((out_w, out_h), Image.Resampling.BICUBIC)
+    frames = np.asarray(image, dtype=np.uint8)[np.newaxis].copy()
+    return DecodedImage(
+        path=os.fspath(path),
+        frames=frames,
+        height=out_h,
+        width=out_w,
+        source_height=height,
+        source_width=width,
+        decoder="pillow",
+        decoder_version=decoder_version("pillow"),
+    )

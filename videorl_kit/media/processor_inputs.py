@@ -1,0 +1,99 @@
+"""Hand decoded or cached frames to Hugging Face video processors with correct timing.
+
+Qwen3-VL writes a ``<t seconds>`` marker before every temporal patch, computed as
+``frames_indices / fps`` from the ``video_metadata`` it is given. Frames passed without
+metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps (anchors.md, C2).
+:func:`video_metadata_dict` builds that metadata from what the cache stores; pass it with
+``do_sample_frames=False`` and ``do_resize=False`` so the processor neither re-samples nor
+re-sizes the frames.
+
+For constant-frame-rate video ``frames_indices`` are the source frame indices. For variable
+frame rate they are the chosen frames' presentation times expressed on the average-fps grid
+(``round(timestamp * fps)``), so ``index / fps`` lands within half a frame interval of when
+each frame was really shown, instead of drifting as raw indices would.
+
+Example:
+    >>> meta = video_metadata_dict(
+    ...     {"frame_indices": [0, 17, 33], "timestamps_s": [0.0, 17 / 30, 1.1],
+    ...      "source_fps": 30.0, "source_frames": 150, "duration_s": 5.0,
+    ...      "height": 252, "width": 308, "decoder": "pyav"})
+    >>> meta["frames_indices"], meta["fps"], meta["total_num_frames"], meta["video_backend"]
+    ([0, 17, 33], 30.0, 150, 'pyav')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["metadata_frame_indices", "video_metadata_dict"]
+
+_FIELDS = (
+    "frame_indices",
+    "timestamps_s",
+    "source_fps",
+    "source_frames",
+    "duration_s",
+    "height",
+    "width",
+    "decoder",
+)
+
+
+def _get(decoded: Any, name: str) -> Any:
+    if isinstance(decoded, Mapping):
+        if name not in decoded:
+            raise KeyError(f"decoded video is missing {name!r} (needs {', '.join(_FIELDS)})")
+        return decoded[name]
+    if not hasattr(decoded, name):
+        raise KeyError(f"decoded video is missing {name!r} (needs {', '.join(_FIELDS)})")
+    return getattr(decoded, name)
+
+
+def metadata_frame_indices(
+    frame_indices: list[int], timestamps_s: list[float], source_fps: float
+) -> list[int]:
+    """Return the indices whose ``index / fps`` reproduces each frame's real timestamp.
+
+    Equal to ``frame_indices`` for constant frame rate; for variable frame rate, each
+    timestamp rounded onto the ``source_fps`` grid.
+
+    Example:
+        >>> metadata_frame_indices([0, 10, 40], [0.0, 1.0, 2.0], 20.0)  # 10 fps, then 30
+        [0, 20, 40]
+        >>> metadata_frame_indices([0, 15, 29], [0.0, 0.5, 29 / 30], 30.0)
+        [0, 15, 29]
+    """
+    if len(frame_indices) != len(timestamps_s):
+        raise ValueError(f"{len(frame_indices)} frame indices but {len(timestamps_s)} timestamps")
+    return [round(t * source_fps) for t in timestamps_s]
+
+
+def video_metadata_dict(decoded: Any) -> dict[str, Any]:
+    """Return a ``transformers.video_utils.VideoMetadata``-compatible dict for the frames.
+
+    ``decoded`` is a :class:`~videorl_kit.media.decode.DecodedVideo`, a cache row object
+    (e.g. from ``FrameStore.get``) or a mapping with ``frame_indices, timestamps_s,
+    source_fps, source_frames, duration_s, height, width`` and ``decoder``. Keys:
+    ``total_num_frames, fps, width, height, duration, video_backend, frames_indices`` (``fps``
+    is the *source* frame rate, as transformers expects).
+
+    Example:
+        >>> from transformers.video_utils import VideoMetadata  # doctest: +SKIP
+        >>> VideoMetadata(**video_metadata_dict(video)).timestamps  # doctest: +SKIP
+        [0.0, 0.5666666666666667, 1.1, ...]
+    """
+    fps = float(_get(decoded, "source_fps"))
+    if not fps > 0:
+        raise ValueError(f"source_fps must be positive to time frames, got {fps}")
+    indices = [int(i) for i in _get(decoded, "frame_indices")]
+    timestamps = [float(t) for t in _get(decoded, "timestamps_s")]
+    return {
+        "total_num_frames": int(_get(decoded, "source_frames")),
+        "fps": fps,
+        "width": int(_get(decoded, "width")),
+        "height": int(_get(decoded, "height")),
+        "duration": float(_get(decoded, "duration_s")),
+        "video_backend": str(_get(decoded, "decoder")),
+        "frames_indices": metadata_frame_indices(indices, timestamps, fps),
+    }
