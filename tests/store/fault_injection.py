@@ -1,0 +1,40 @@
+"""Picklable decode functions that inject faults, for the builder's robustness tests.
+
+They wrap the real decoder (:func:`videorl_kit.store.worker.decode_task`) and misbehave only
+for files whose name contains a marker, so the rest of a build runs for real.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from videorl_kit.store.worker import DecodeResult, DecodeTask, decode_task, run_task
+
+CRASH_MARKER = "crash"
+RAISE_MARKER = "raise"
+
+
+def segfault_on_marker(task: DecodeTask) -> DecodeResult:
+    """Kill the worker with SIGSEGV when decoding a file whose name contains ``crash``."""
+    if CRASH_MARKER in os.path.basename(task.source_uri):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return decode_task(task)
+
+
+def _explode(task: DecodeTask) -> None:
+    raise RuntimeError(f"injected failure while decoding {os.path.basename(task.source_uri)}")
+
+
+def raise_on_marker(task: DecodeTask) -> DecodeResult:
+    """Raise inside the decode of files whose name contains ``raise``."""
+    if RAISE_MARKER in os.path.basename(task.source_uri):
+        return run_task(task, _explode)
+    return decode_task(task)
+
+
+def slow_decode(task: DecodeTask) -> DecodeResult:
+    """The real decode, 0.4 s slower (gives a crash test time to kill a build mid-way)."""
+    time.sleep(0.4)
+    return decode_task(task)

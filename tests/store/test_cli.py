@@ -1,0 +1,156 @@
+"""build-cache and cache status | verify | export through the real Typer app."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lance
+import numpy as np
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from tests.store.media_factory import video_rows, write_spec
+from videorl_kit.cli import app
+from videorl_kit.errors import UserError
+from videorl_kit.store import FrameStore
+from videorl_kit.store.schema import FRAMES_SCHEMA
+
+runner = CliRunner()
+CONTRACT_KEYS = ["n_input", "n_ok", "n_failed", "n_skipped", "n_already_cached", "seconds"]
+
+
+def test_build_cache_json_summary(spec_dir: Path, tmp_path: Path) -> None:
+    spec = write_spec(spec_dir, "cli-task", video_rows(["a.mp4", "zero.mp4"]))
+    store = tmp_path / "store"
+    result = runner.invoke(
+        app, ["build-cache", str(spec), "--store", str(store), "--workers", "1", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert list(summary)[:6] == CONTRACT_KEYS
+    assert (summary["n_input"], summary["n_ok"], summary["n_failed"]) == (2, 1, 1)
+    assert summary["n_input"] == summary["n_ok"] + summary["n_failed"] + summary["n_skipped"]
+    assert summary["invariant_holds"] is True
+
+    again = json.loads(
+        runner.invoke(app, ["build-cache", str(spec), "--store", str(store), "--json"]).stdout
+    )
+    assert again["n_already_cached"] == 1 and again["n_failed"] == 1
+
+
+def test_build_cache_human_output_prints_the_invariant(spec_dir: Path, tmp_path: Path) -> None:
+    spec = write_spec(spec_dir, "cli-human", video_rows(["a.mp4", "text.mp4"]))
+    result = runner.invoke(app, ["build-cache", str(spec), "--store", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "n_input 2 == n_ok 1 + n_failed 1 + n_skipped 0 (holds)" in result.output
+    assert "--retry-failed" in result.output
+
+
+def test_user_errors_are_one_line(tmp_path: Path) -> None:
+    command = "from videorl_kit.cli import main; main()"
+    missing = subprocess.run(
+        [sys.executable, "-c", command, "cache", "status", "--store", str(tmp_path / "nope")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 1
+    assert missing.stderr.strip().startswith("error: ")
+    assert len(missing.stderr.strip().splitlines()) == 1
+    assert "not a videorl-kit store" in missing.stderr
+    with pytest.raises(UserError, match="--engine"):
+        runner.invoke(
+            app, ["build-cache", "x.yaml", "--store", str(tmp_path), "--engine", "spark"],
+            catch_exceptions=False,
+        )  # fmt: skip
+
+
+def test_help_has_examples() -> None:
+    for command in (["build-cache"], ["cache", "status"], ["cache", "verify"], ["cache", "export"]):
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0 and "Examples" in result.output, command
+
+
+def test_cache_status(built_store: Path) -> None:
+    result = runner.invoke(app, ["cache", "status", "--store", str(built_store), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    assert info["frames"]["rows"] == 4 and info["samples"]["rows"] == 4
+    assert info["samples"]["by_task"] == {"built-task": {"ready": 4}}
+    assert sum(b["rows"] for b in info["budgets"].values()) == 4
+    human = runner.invoke(app, ["cache", "status", "--store", str(built_store)])
+    assert human.exit_code == 0 and "budgets" in human.output
+
+
+def test_cache_verify_ok(built_store: Path) -> None:
+    result = runner.invoke(
+        app, ["cache", "verify", "--store", str(built_store), "--sample", "0", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["n_checked"] == 4 and report["counts"] == {"ok": 4}
+    assert all(r["detail"] == "bit-exact" for r in report["rows"])
+
+
+def _replace_frames(store: Path, key: str, frames: bytes, sha: str) -> None:
+    dataset = lance.dataset(str(store / "frames.lance"))
+    row = dataset.to_table(filter=f"cache_key = '{key}'").to_pylist()[0]
+    row.update(frames=frames, frames_sha256=sha)
+    table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
+    dataset.merge_insert("cache_key").when_matched_update_all().execute(table)
+
+
+def test_cache_verify_detects_tampering(built_store: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(built_store, store)
+    keys = FrameStore.open(store).keys()
+    original = FrameStore.open(store).get(keys[0]).frames
+    altered = original.copy()
+    altered[0, 0, 0, 0] ^= 0x40
+    data = altered.tobytes()
+    _replace_frames(store, keys[0], data, hashlib.sha256(data).hexdigest())  # consistent hash
+    second = FrameStore.open(store).get(keys[1]).frames
+    _replace_frames(store, keys[1], second.tobytes(), "0" * 64)  # stale hash: corrupt
+    result = runner.invoke(app, ["cache", "verify", "--store", str(store), "-n", "0", "--json"])
+    assert result.exit_code == 1
+    rows = {r["cache_key"]: r for r in json.loads(result.stdout)["rows"]}
+    assert rows[keys[0]]["status"] == "mismatch" and rows[keys[0]]["max_abs_diff"] == 0x40
+    assert rows[keys[1]]["status"] == "corrupt"
+    tolerant = runner.invoke(
+        app, ["cache", "verify", "--store", str(store), "-n", "0", "--tolerance", "64", "--json"]
+    )
+    assert json.loads(tolerant.stdout)["counts"] == {"ok": 3, "corrupt": 1}
+
+
+def test_cache_export_writes_frames_and_manifests(built_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    result = runner.invoke(
+        app, ["cache", "export", "--store", str(built_store), "--out", str(out), "--format", "png",
+              "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    lines = [json.loads(x) for x in (out / "manifest.jsonl").read_text().splitlines()]
+    assert report["n_items"] == len(lines) == 4
+    store = FrameStore.open(built_store)
+    from PIL import Image
+
+    for line in lines:
+        cached = store.get(line["cache_key"])
+        assert len(line["frame_files"]) == cached.n_frames
+        assert line["timestamps_s"] == cached.timestamps_s
+        assert line["video_metadata"]["frames_indices"] == cached.frame_indices
+        first = np.asarray(Image.open(out / line["frame_files"][0]))
+        np.testing.assert_array_equal(first, cached.frames[0])  # PNG is lossless
+    samples = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(samples) == report["n_samples"] == 4
+    video_sample = next(s for s in samples if s["videos"])
+    assert all((out / p).is_file() for p in video_sample["videos"][0])
+    jpg = runner.invoke(
+        app, ["cache", "export", "--store", str(built_store), "--out", str(tmp_path / "j")]
+    )
+    assert jpg.exit_code == 0 and next((tmp_path / "j" / "frames").rglob("*.jpg"))

@@ -1,0 +1,318 @@
+"""Store commands: ``build-cache`` and ``cache status | verify | export``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from videorl_kit.errors import UserError
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
+
+cache_app = typer.Typer(
+    name="cache",
+    help="Inspect, verify and export a frame cache built by `build-cache`.",
+    no_args_is_help=True,
+)
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(soft_wrap=True, stderr=stderr)
+
+
+def _print_json(payload: Any) -> None:
+    typer.echo(json.dumps(payload, indent=2, sort_keys=False, default=str))
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def build_cache_command(
+    specs: Annotated[list[str], typer.Argument(metavar="SPEC...", help="Spec files or folders.")],
+    store: StoreOption,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", "-w", min=1, help="Decoding processes (default: CPUs)."),
+    ] = None,
+    as_json: JsonOption = False,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Decode items recorded in `failures` again.")
+    ] = False,
+    engine: Annotated[
+        str, typer.Option("--engine", help="local (process pool) or ray (Ray Data).")
+    ] = "local",
+    max_visual_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-visual-tokens", min=1, help="Skip media items with more visual tokens."
+        ),
+    ] = None,
+    max_prompt_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-prompt-tokens", min=1, help="Mark samples with longer prompts skipped."
+        ),
+    ] = None,
+    rehash: Annotated[
+        bool, typer.Option("--rehash", help="Hash every file again (ignore size+mtime memo).")
+    ] = False,
+    batch_items: Annotated[
+        int,
+        typer.Option("--batch-items", min=1, help="Items per commit (crash loses at most one)."),
+    ] = 16,
+) -> None:
+    """Decode every distinct video/image of the specs once into a Lance store.
+
+    Every input ends as ok (a frames row), failed (a failures row with the reason) or
+    skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed.
+    Re-running adds nothing; an interrupted build resumes where its last commit ended.
+    Failed items are retried only with --retry-failed.
+
+    Examples:
+
+      videorl-kit build-cache task_specs/*.yaml --store cache/
+
+      videorl-kit build-cache task_specs/synth-count.yaml --store cache/ --workers 4 --json
+
+      videorl-kit build-cache task_specs/ --store cache/ --engine ray --retry-failed
+    """
+    from videorl_kit.spec.loader import discover_spec_paths
+    from videorl_kit.store.builder import BuildProgress, build_cache
+
+    if engine not in ("local", "ray"):
+        raise UserError(f"--engine must be 'local' or 'ray', not {engine!r}")
+    paths = discover_spec_paths(list(specs))
+    if not paths:
+        raise UserError("no spec files given (base files starting with '_' are skipped)")
+    kwargs: dict[str, Any] = dict(
+        workers=workers, retry_failed=retry_failed, engine=engine,
+        max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
+        batch_items=batch_items, rehash=rehash,
+    )  # fmt: skip
+    if as_json:
+        summary = build_cache(paths, store, **kwargs)
+        _print_json(summary.as_dict())
+        return
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(
+            "ok {task.fields[ok]} · failed {task.fields[failed]} · skipped {task.fields[skipped]}"
+        ),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=_console(stderr=True), transient=False) as bar:
+        task = bar.add_task("hashing", total=None, ok=0, failed=0, skipped=0)
+
+        def on_progress(event: BuildProgress) -> None:
+            bar.update(
+                task, description=event.phase, total=event.total, completed=event.done,
+                ok=event.n_ok, failed=event.n_failed, skipped=event.n_skipped,
+            )  # fmt: skip
+
+        summary = build_cache(paths, store, progress=on_progress, **kwargs)
+    _print_summary(summary)
+
+
+def _print_summary(summary: Any) -> None:
+    console = _console()
+    data = summary.as_dict()
+    table = Table("", "count", title=f"build-cache → {summary.store}", show_header=False)
+    table.add_row("inputs", str(summary.n_input))
+    table.add_row("  media items", str(summary.n_media_items))
+    table.add_row("  malformed rows", str(summary.n_malformed_rows))
+    table.add_row("ok", str(summary.n_ok))
+    table.add_row("  already cached", str(summary.n_already_cached))
+    table.add_row("  decoded now", str(summary.n_decoded))
+    table.add_row("failed", str(summary.n_failed))
+    table.add_row("skipped", str(summary.n_skipped))
+    for rule, count in data["skipped_by_rule"].items():
+        table.add_row(f"  {rule}", str(count))
+    for name, count in data["failed_by_class"].items():
+        table.add_row(f"  failed: {name}", str(count))
+    table.add_row("samples ready/failed/skipped", (
+        f"{summary.samples.n_ready}/{summary.samples.n_failed}/{summary.samples.n_skipped}"
+        f" of {summary.samples.n_samples}"
+    ))  # fmt: skip
+    table.add_row("commits", str(summary.n_commits))
+    table.add_row("seconds", f"{summary.seconds:.2f}")
+    console.print(table)
+    mark = "holds" if summary.invariant_holds else "VIOLATED"
+    console.print(
+        f"n_input {summary.n_input} == n_ok {summary.n_ok} + n_failed {summary.n_failed} "
+        f"+ n_skipped {summary.n_skipped} ({mark})",
+        markup=False,
+    )
+    if summary.n_failed:
+        console.print(
+            f"see the reasons with: videorl-kit cache status --store {summary.store}; "
+            "retry with --retry-failed",
+            markup=False,
+        )
+
+
+@cache_app.command("status")
+def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
+    """Show what a store holds: rows and versions per table, budgets, failures, samples.
+
+    Examples:
+
+      videorl-kit cache status --store cache/
+
+      videorl-kit cache status --store cache/ --json
+    """
+    from videorl_kit.store.verify import store_status
+
+    info = store_status(store)
+    if as_json:
+        _print_json(info)
+        return
+    console = _console()
+    table = Table("table", "rows", "version", "on disk", title=f"store {info['store']}")
+    for name in ("frames", "failures", "samples", "trajectories"):
+        t = info[name]
+        table.add_row(name, str(t["rows"]), str(t["version"]), _fmt_bytes(t["disk_bytes"]))
+    console.print(table)
+    frames = info["frames"]
+    console.print(
+        f"{frames['frames']} frames, {_fmt_bytes(frames['frame_bytes'])} of uint8 pixels; "
+        f"cache schema version {info['cache_schema_version']}",
+        markup=False,
+    )
+    budgets = Table("budget", "modality", "rows", "parameters", title="budgets")
+    for digest, value in info["budgets"].items():
+        budgets.add_row(digest, value["modality"], str(value["rows"]),
+                        json.dumps(value["budget"], sort_keys=True))  # fmt: skip
+    console.print(budgets)
+    if info["samples"]["by_task"]:
+        samples = Table("task", "ready", "media_failed", "skipped", title="samples")
+        for task_id, counts in info["samples"]["by_task"].items():
+            samples.add_row(
+                task_id, *(str(counts.get(k, 0)) for k in ("ready", "media_failed", "skipped"))
+            )
+        console.print(samples)
+    failures = info["failures"]
+    if failures["rows"]:
+        listing = Table(
+            "source", "error", "message", "attempts", title=f"failures ({failures['rows']})"
+        )
+        for item in failures["items"]:
+            listing.add_row(
+                item["source_uri"], item["error_class"], item["message"], str(item["attempts"])
+            )
+        console.print(listing)
+
+
+@cache_app.command("verify")
+def verify_command(
+    store: StoreOption,
+    sample: Annotated[
+        int, typer.Option("--sample", "-n", min=0, help="Rows to re-decode (0 = all rows).")
+    ] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random row choice.")] = 0,
+    tolerance: Annotated[
+        int, typer.Option("--tolerance", min=0, max=255, help="Accepted max pixel difference.")
+    ] = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-decode a random sample of cached rows and compare them with the cache.
+
+    Checks each row's bytes against its stored sha256, the source's content hash, then the
+    frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
+    Exits 1 if any row is corrupt or does not match.
+
+    Examples:
+
+      videorl-kit cache verify --store cache/
+
+      videorl-kit cache verify --store cache/ --sample 0 --json
+    """
+    from videorl_kit.store.verify import verify_store
+
+    report = verify_store(store, sample=sample or None, seed=seed, tolerance=tolerance)
+    if as_json:
+        _print_json(report.as_dict())
+    else:
+        console = _console()
+        table = Table("cache key", "source", "status", "detail", title=f"verify {report.store}")
+        for check in report.checked:
+            style = {"ok": "green", "source_missing": "yellow", "source_changed": "yellow"}.get(
+                check.status, "red"
+            )
+            table.add_row(
+                check.cache_key[:16], check.source_uri, f"[{style}]{check.status}[/]", check.detail
+            )
+        console.print(table)
+        console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@cache_app.command("export")
+def export_command(
+    store: StoreOption,
+    out: Annotated[Path, typer.Option("--out", help="Folder for frame files and manifests.")],
+    fmt: Annotated[str, typer.Option("--format", help="Image format: jpg or png.")] = "jpg",
+    quality: Annotated[int, typer.Option("--quality", min=1, max=100, help="JPEG quality.")] = 95,
+    as_json: JsonOption = False,
+) -> None:
+    """Export cached frames as image files plus manifest.jsonl and samples.jsonl.
+
+    manifest.jsonl has one line per cached item (frame files, frame indices, timestamps,
+    source fps, video_metadata); samples.jsonl lists ready samples with their frame files,
+    for trainers that need paths (e.g. OpenRLHF).
+
+    Examples:
+
+      videorl-kit cache export --store cache/ --out export/
+
+      videorl-kit cache export --store cache/ --out export/ --format png --json
+    """
+    from videorl_kit.store.verify import export_store
+
+    if fmt not in ("jpg", "png"):
+        raise UserError(f"--format must be jpg or png, not {fmt!r}")
+    if as_json:
+        report = export_store(store, out, fmt=fmt, quality=quality)  # type: ignore[arg-type]
+        _print_json(report.as_dict())
+        return
+    with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=_console(stderr=True)) as bar:  # fmt: skip
+        task = bar.add_task("export", total=None)
+        report = export_store(
+            store, out, fmt=fmt, quality=quality,  # type: ignore[arg-type]
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )  # fmt: skip
+    _console().print(
+        f"wrote {report.n_files} frame files of {report.n_items} items and {report.n_samples} "
+        f"samples to {report.out} (manifest: {report.manifest})",
+        markup=False,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build-cache`` and the ``cache`` group to the ``videorl-kit`` app."""
+    app.command("build-cache")(build_cache_command)
+    app.add_typer(cache_app, name="cache")

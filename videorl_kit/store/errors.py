@@ -1,0 +1,52 @@
+"""Errors raised by the frame store; all are :class:`~videorl_kit.errors.UserError` subclasses.
+
+Example:
+    >>> err = StoreMismatchError("store /s was built with cache schema 0")
+    >>> isinstance(err, UserError)
+    True
+"""
+
+from __future__ import annotations
+
+from videorl_kit.errors import UserError
+
+
+class StoreError(UserError):
+    """A store cannot be opened, read or written."""
+
+
+class StoreNotFoundError(StoreError):
+    """The folder is not a videorl-kit store (no ``frames.lance`` inside)."""
+
+
+class StoreMismatchError(StoreError):
+    """The store was written with another cache-schema version or budget than expected."""
+
+
+class MissingKeyError(StoreError, KeyError):
+    """A cache key is not in the store."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class BuildInvariantError(RuntimeError):
+    """Internal bug: an input did not end in exactly one of ok / failed / skipped."""
+
+
+def rebuild_hint(store: str, *, schema_changed: bool = False) -> str:
+    """The sentence telling a user how to (re)build a store.
+
+    A budget mismatch is fixed by building the missing budget into the same store (a store
+    holds several budgets side by side); a schema change needs a fresh folder.
+
+    Example:
+        >>> rebuild_hint("/data/cache")
+        'build it with `videorl-kit build-cache SPEC... --store /data/cache`'
+        >>> rebuild_hint("/data/cache", schema_changed=True)  # doctest: +ELLIPSIS
+        'move /data/cache away (or delete it) and rebuild with `videorl-kit build-cache ...`'
+    """
+    command = f"`videorl-kit build-cache SPEC... --store {store}`"
+    if schema_changed:
+        return f"move {store} away (or delete it) and rebuild with {command}"
+    return f"build it with {command}"

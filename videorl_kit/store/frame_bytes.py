@@ -1,0 +1,143 @@
+"""Reading the bytes of the blob-encoded ``frames`` column, fast.
+
+The frames column is a Lance *blob* column: each cell's bytes lie contiguously in the
+fragment's data file, and a scan of the column returns only ``{position, size}``
+descriptors. Lance's own readers (``read_blobs``, ``take_blobs``) plan and copy through Rust
+and ran at ~0.5-0.7 GB/s on 1.2 MB cells here, while one ``preadv`` of the same range into a
+fresh numpy buffer ran at ~6 GB/s (page cache). :class:`FrameBytesReader` therefore reads a
+cell with one ``preadv`` on the data file named by the fragment's manifest entry, and falls
+back to ``LanceDataset.read_blobs`` whenever that is not possible (a remote URI, a data
+file outside the dataset folder, a short read). Data files are immutable in Lance, so a
+reader pinned at one version keeps reading the same bytes (unless ``cleanup_old_versions``
+deletes that version's files).
+
+Example:
+    >>> import tempfile, lance, pyarrow as pa
+    >>> schema = pa.schema([pa.field("b", pa.large_binary(),
+    ...                              metadata={"lance-encoding:blob": "true"})])
+    >>> uri = tempfile.mkdtemp() + "/t.lance"
+    >>> ds = lance.write_dataset(pa.table({"b": [b"abc", b"defg"]}, schema=schema), uri,
+    ...                          data_storage_version="2.0")
+    >>> locations = blob_locations(ds, "b")
+    >>> [bytes(a) for a in FrameBytesReader(ds, "b").read(locations)]
+    [b'abc', b'defg']
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+import lance
+import numpy as np
+
+BLOB_METADATA = {"lance-encoding:blob": "true"}
+
+
+@dataclass(frozen=True)
+class BlobLocation:
+    """Where one cell's bytes are: a local data file (or None) and a byte range."""
+
+    path: str | None
+    position: int
+    size: int
+    row_address: int
+
+
+def is_blob_column(dataset: lance.LanceDataset, column: str) -> bool:
+    """True when ``column`` is stored with Lance's blob encoding."""
+    metadata = dataset.schema.field(column).metadata or {}
+    return metadata.get(b"lance-encoding:blob") == b"true"
+
+
+def _local_root(dataset: lance.LanceDataset) -> str | None:
+    uri = dataset.uri
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file"):
+        return None
+    return parsed.path if parsed.scheme == "file" else uri
+
+
+def _data_files(dataset: lance.LanceDataset, column: str) -> dict[int, str | None]:
+    """Fragment id -> local path of the data file holding ``column`` (None: use Lance)."""
+    root = _local_root(dataset)
+    field_id = dataset.lance_schema.field(column).id()
+    files: dict[int, str | None] = {}
+    for fragment in dataset.get_fragments():
+        path = None
+        for data_file in fragment.data_files():
+            if field_id in data_file.fields:
+                if root is not None and data_file.base_id is None:
+                    path = os.path.join(root, "data", data_file.path)
+                break
+        files[fragment.fragment_id] = path
+    return files
+
+
+def blob_locations(
+    dataset: lance.LanceDataset, column: str, descriptors: list[dict] | None = None,
+    row_addresses: list[int] | None = None,
+) -> list[BlobLocation]:  # fmt: skip
+    """The location of every cell of blob column ``column``, in scan order.
+
+    Pass ``descriptors`` and ``row_addresses`` from a scan made with
+    ``with_row_address=True`` to avoid a second scan.
+    """
+    if descriptors is None or row_addresses is None:
+        table = dataset.to_table(columns=[column], with_row_address=True)
+        descriptors = table.column(column).to_pylist()
+        row_addresses = table.column("_rowaddr").to_pylist()
+    files = _data_files(dataset, column)
+    return [
+        BlobLocation(files.get(address >> 32), int(d["position"]), int(d["size"]), address)
+        for d, address in zip(descriptors, row_addresses, strict=True)
+    ]
+
+
+class FrameBytesReader:
+    """Reads blob cells by direct ``preadv`` (default) or through Lance's blob reader."""
+
+    def __init__(self, dataset: lance.LanceDataset, column: str, *, direct: bool = True):
+        self.dataset = dataset
+        self.column = column
+        self.direct = direct
+        self.n_fallbacks = 0
+
+    def _read_direct(self, location: BlobLocation) -> np.ndarray | None:
+        if not self.direct or location.path is None:
+            return None
+        buffer = np.empty(location.size, dtype=np.uint8)
+        try:
+            fd = os.open(location.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            done = 0
+            while done < location.size:  # preadv may return short counts on large ranges
+                n = os.preadv(fd, [memoryview(buffer)[done:]], location.position + done)
+                if n <= 0:
+                    return None
+                done += n
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return buffer
+
+    def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
+        """The bytes of each location as a 1-D uint8 array, in the order given."""
+        out: list[np.ndarray | None] = [self._read_direct(loc) for loc in locations]
+        missing = [i for i, array in enumerate(out) if array is None]
+        if missing:
+            self.n_fallbacks += len(missing)
+            blobs = self.dataset.read_blobs(
+                self.column, addresses=[locations[i].row_address for i in missing]
+            )
+            payload = {address: data for address, data in blobs}
+            for i in missing:
+                data = payload.get(locations[i].row_address)
+                if data is None:
+                    raise OSError(f"{self.dataset.uri}: frames cell {i} could not be read")
+                out[i] = np.frombuffer(data, dtype=np.uint8)
+        return [array for array in out if array is not None]

@@ -1,0 +1,382 @@
+"""Reading decoded frames back: :class:`FrameStore` and :class:`CachedFrames`.
+
+``FrameStore.open(dir)`` pins the frames table at its latest committed version, checks
+the cache-schema version (and, when given, the expected budget) and loads a compact index:
+every row's metadata (numpy arrays and Arrow strings, a few hundred bytes a row) and the
+location of its frames bytes. ``get`` then reads one item's bytes with a single ``preadv``
+(:mod:`videorl_kit.store.frame_bytes`); ``get_many`` reads several in file order (sorted,
+as Lance reads are too) and returns them in the order asked.
+
+Example:
+    >>> store = FrameStore.open("cache/")                 # doctest: +SKIP
+    >>> item = store.get(store.keys()[0])                 # doctest: +SKIP
+    >>> item.frames.shape, item.frames.dtype              # doctest: +SKIP
+    ((8, 252, 308, 3), dtype('uint8'))
+    >>> item.timestamps_s[:2], item.source_fps            # doctest: +SKIP
+    ([0.0, 0.6333], 30.0)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lance
+import numpy as np
+import pyarrow as pa
+
+from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
+from videorl_kit.store.frame_bytes import FrameBytesReader, blob_locations, is_blob_column
+from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
+from videorl_kit.store.tables import StoreTables
+
+_META_COLUMNS: tuple[str, ...] = (
+    "cache_key",
+    "source_uri",
+    "source_content_hash",
+    "modality",
+    "budget_hash",
+    "budget_json",
+    "decoder",
+    "decoder_version",
+    "sampler_version",
+    "cache_schema_version",
+    "frames_shape",
+    "frames_sha256",
+    "frame_indices",
+    "timestamps_s",
+    "source_fps",
+    "source_frames",
+    "duration_s",
+    "source_height",
+    "source_width",
+    "height",
+    "width",
+    "patch",
+    "temporal_patch",
+    "visual_tokens",
+)
+
+
+@dataclass(frozen=True)
+class CachedFrames:
+    """One cached media item: uint8 frames (T×H×W×3, read-only view) plus timing metadata."""
+
+    cache_key: str
+    frames: np.ndarray
+    frame_indices: list[int]
+    timestamps_s: list[float]
+    source_fps: float
+    source_frames: int
+    duration_s: float
+    height: int
+    width: int
+    modality: str
+    source_uri: str
+    source_content_hash: str
+    budget: dict[str, Any]
+    budget_hash: str
+    decoder: str
+    decoder_version: str
+    sampler_version: str
+    frames_sha256: str
+    patch: int
+    temporal_patch: int
+    visual_tokens: int
+    source_height: int | None = None
+    source_width: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_frames(self) -> int:
+        """Number of frames T."""
+        return int(self.frames.shape[0])
+
+    def video_metadata(self) -> dict[str, Any]:
+        """Keyword arguments for ``transformers.video_utils.VideoMetadata``.
+
+        Passing these with ``do_sample_frames=False`` lets Qwen3-VL write the right
+        ``<t seconds>`` markers (it divides ``frames_indices`` by ``fps``).
+
+        Example:
+            >>> item = CachedFrames.__new__(CachedFrames)  # doctest: +SKIP
+            >>> item.video_metadata()["fps"]               # doctest: +SKIP
+            30.0
+        """
+        return {
+            "total_num_frames": self.source_frames,
+            "fps": self.source_fps,
+            "width": self.source_width or self.width,
+            "height": self.source_height or self.height,
+            "duration": self.duration_s,
+            "video_backend": self.decoder,
+            "frames_indices": list(self.frame_indices),
+        }
+
+
+class _RowIndex:
+    """Compact in-memory metadata of every frames row, plus where its bytes are."""
+
+    _INTS = ("source_frames", "height", "width", "patch", "temporal_patch", "visual_tokens",
+             "cache_schema_version")  # fmt: skip
+    _FLOATS = ("source_fps", "duration_s")
+    _STRINGS = ("cache_key", "source_uri", "source_content_hash", "modality", "budget_hash",
+                "decoder", "decoder_version", "sampler_version", "frames_sha256")  # fmt: skip
+
+    def __init__(self, dataset: lance.LanceDataset):
+        table = dataset.to_table(columns=[*_META_COLUMNS, "frames"], with_row_address=True)
+        self.table = table.drop_columns(["frames", "_rowaddr"])
+        self.n = table.num_rows
+        self.strings = {name: table.column(name).combine_chunks() for name in self._STRINGS}
+        self.keys: list[str] = self.strings["cache_key"].to_pylist()
+        self.ints = {n: table.column(n).to_numpy().astype(np.int64) for n in self._INTS}
+        self.floats = {n: table.column(n).to_numpy().astype(np.float64) for n in self._FLOATS}
+        self.optional = {
+            name: table.column(name).to_pylist() for name in ("source_height", "source_width")
+        }
+        self.lists = {
+            name: (
+                np.asarray(table.column(name).combine_chunks().offsets),
+                np.asarray(table.column(name).combine_chunks().flatten()),
+            )
+            for name in ("frame_indices", "timestamps_s")
+        }
+        shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
+        self.shapes = shapes.reshape(-1, 4).astype(np.int64)
+        self.budgets = {
+            h: json.loads(j)
+            for h, j in zip(
+                table.column("budget_hash").to_pylist(),
+                table.column("budget_json").to_pylist(),
+                strict=True,
+            )
+        }
+        self.locations = blob_locations(
+            dataset,
+            "frames",
+            table.column("frames").to_pylist(),
+            table.column("_rowaddr").to_pylist(),
+        )
+
+    def list_at(self, name: str, row: int) -> list[Any]:
+        offsets, values = self.lists[name]
+        return values[offsets[row] : offsets[row + 1]].tolist()
+
+    def item(self, row: int, frames: np.ndarray) -> CachedFrames:
+        s, i, f = self.strings, self.ints, self.floats
+
+        def text(name: str) -> str:
+            return str(s[name][row].as_py())
+
+        return CachedFrames(
+            cache_key=self.keys[row],
+            frames=frames,
+            frame_indices=self.list_at("frame_indices", row),
+            timestamps_s=self.list_at("timestamps_s", row),
+            source_fps=float(f["source_fps"][row]),
+            source_frames=int(i["source_frames"][row]),
+            duration_s=float(f["duration_s"][row]),
+            height=int(i["height"][row]),
+            width=int(i["width"][row]),
+            modality=text("modality"),
+            source_uri=text("source_uri"),
+            source_content_hash=text("source_content_hash"),
+            budget=self.budgets[text("budget_hash")],
+            budget_hash=text("budget_hash"),
+            decoder=text("decoder"),
+            decoder_version=text("decoder_version"),
+            sampler_version=text("sampler_version"),
+            frames_sha256=text("frames_sha256"),
+            patch=int(i["patch"][row]),
+            temporal_patch=int(i["temporal_patch"][row]),
+            visual_tokens=int(i["visual_tokens"][row]),
+            source_height=self.optional["source_height"][row],
+            source_width=self.optional["source_width"][row],
+        )
+
+
+class FrameStore:
+    """Read-only access to the frames of a store, pinned at one table version.
+
+    Example:
+        >>> store = FrameStore.open("cache/")              # doctest: +SKIP
+        >>> first = store.get(store.keys()[0])             # doctest: +SKIP
+        >>> first.frames.shape, first.source_fps           # doctest: +SKIP
+        ((8, 252, 308, 3), 30.0)
+    """
+
+    def __init__(
+        self,
+        tables: StoreTables,
+        *,
+        expected_budget_hash: str | None = None,
+        version: int | None = None,
+        direct_reads: bool = True,
+    ):
+        self._tables = tables
+        self._dataset = tables.table(FRAMES_TABLE, version=version)
+        if not is_blob_column(self._dataset, "frames"):
+            raise StoreMismatchError(
+                f"{tables.root}: the frames column is not blob-encoded (written by another "
+                f"tool or kit version); {rebuild_hint(str(tables.root), schema_changed=True)}"
+            )
+        self._expected = expected_budget_hash
+        self._index = _RowIndex(self._dataset)
+        self._position: dict[str, int] = {key: i for i, key in enumerate(self._index.keys)}
+        self._bytes = FrameBytesReader(self._dataset, "frames", direct=direct_reads)
+        self._direct = direct_reads
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        store_dir: str | Path,
+        *,
+        budget: Any | None = None,
+        modality: str = "video",
+        version: int | None = None,
+        direct_reads: bool = True,
+    ) -> FrameStore:
+        """Open the store in ``store_dir``.
+
+        ``budget`` (a ``VideoBudget``/``ImageBudget`` or its ``model_dump()`` dict), when
+        given, must be one of the budgets the store was built with, and every row read must
+        carry it; otherwise :class:`StoreMismatchError` says how to build it. A store
+        written by another cache-schema version is always refused. ``direct_reads=False``
+        reads frames through Lance's blob reader instead of ``preadv`` (slower, same bytes).
+
+        Example:
+            >>> FrameStore.open("/nonexistent")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            videorl_kit.store.errors.StoreNotFoundError: /nonexistent: not a videorl-kit store ...
+        """
+        tables = StoreTables.open(store_dir)
+        expected: str | None = None
+        if budget is not None:
+            data = budget if isinstance(budget, dict) else budget.model_dump(mode="json")
+            expected = budget_hash(modality, data)
+            known = tables.budgets()
+            if expected not in known:
+                have = (
+                    "; ".join(
+                        f"{h} ({v['modality']}: {json.dumps(v['budget'], sort_keys=True)})"
+                        for h, v in sorted(known.items())
+                    )
+                    or "none"
+                )
+                raise StoreMismatchError(
+                    f"{store_dir}: no frames for the expected {modality} budget {expected} "
+                    f"({json.dumps(data, sort_keys=True)}); the store holds budgets: {have}; "
+                    f"{rebuild_hint(str(store_dir))} with the spec that declares this budget"
+                )
+        return cls(
+            tables, expected_budget_hash=expected, version=version, direct_reads=direct_reads
+        )
+
+    @property
+    def version(self) -> int:
+        """The frames-table version this reader is pinned at."""
+        return int(self._dataset.version)
+
+    @property
+    def root(self) -> Path:
+        """The store folder."""
+        return self._tables.root
+
+    def refresh(self) -> FrameStore:
+        """A new reader at the latest committed version (this one stays pinned)."""
+        return FrameStore(
+            self._tables, expected_budget_hash=self._expected, direct_reads=self._direct
+        )
+
+    # -- keys --------------------------------------------------------------------------------
+    def keys(self) -> list[str]:
+        """Every cache key in the store (table order).
+
+        Example:
+            >>> len(FrameStore.open("cache/").keys())      # doctest: +SKIP
+            128
+        """
+        return list(self._index.keys)
+
+    def __len__(self) -> int:
+        return self._index.n
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._position
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    # -- reads -------------------------------------------------------------------------------
+    def _positions(self, keys: Sequence[str]) -> list[int]:
+        positions = []
+        for key in keys:
+            position = self._position.get(key)
+            if position is None:
+                raise MissingKeyError(
+                    f"cache key {key!r} is not in store {self.root} (version {self.version}); "
+                    f"{rebuild_hint(str(self.root))}"
+                )
+            positions.append(position)
+        return positions
+
+    def _check_budget(self, item: CachedFrames) -> CachedFrames:
+        if self._expected is not None and item.budget_hash != self._expected:
+            raise StoreMismatchError(
+                f"{self.root}: row {item.cache_key} was built with budget {item.budget_hash} "
+                f"({json.dumps(item.budget, sort_keys=True)}), expected {self._expected}; "
+                f"{rebuild_hint(str(self.root))}"
+            )
+        return item
+
+    def get(self, key: str) -> CachedFrames:
+        """Read one cached item (:class:`MissingKeyError` if ``key`` is unknown).
+
+        Example:
+            >>> item = store.get(key)                       # doctest: +SKIP
+            >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames  # doctest: +SKIP
+            (dtype('uint8'), True)
+        """
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[CachedFrames]:
+        """Read several items in file order; results follow the order of ``keys``.
+
+        Repeated keys are read once and returned at every position they appear.
+
+        Example:
+            >>> items = store.get_many([k2, k1, k2])        # doctest: +SKIP
+            >>> [i.cache_key for i in items] == [k2, k1, k2]  # doctest: +SKIP
+            True
+        """
+        if not keys:
+            return []
+        positions = self._positions(keys)
+        index = self._index
+        unique = sorted(
+            set(positions),
+            key=lambda p: (index.locations[p].path or "", index.locations[p].position),
+        )
+        arrays = self._bytes.read([index.locations[p] for p in unique])
+        by_position: dict[int, CachedFrames] = {}
+        for position, array in zip(unique, arrays, strict=True):
+            shape = tuple(int(x) for x in index.shapes[position])
+            if array.size != int(np.prod(shape)):
+                raise StoreMismatchError(
+                    f"{self.root}: frames row {index.keys[position]} holds {array.size} bytes "
+                    f"but its shape {shape} needs {int(np.prod(shape))}; the store is damaged, "
+                    "run `videorl-kit cache verify`"
+                )
+            frames = array.reshape(shape)
+            frames.flags.writeable = False  # shared by repeated keys: never modify in place
+            by_position[position] = self._check_budget(index.item(position, frames))
+        return [by_position[p] for p in positions]
+
+    def metadata(self) -> pa.Table:
+        """Metadata columns of every row (no frames), as an Arrow table in key order."""
+        return self._index.table

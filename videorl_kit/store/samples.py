@@ -1,0 +1,279 @@
+"""The ``samples`` table: one row per data row of every built task.
+
+A row records the question, options, answer (text; structured answers as JSON text), the
+rendered prompt, the cache keys of its media and a prompt-token estimate, plus a status:
+
+``ready``          every media item is cached (or the row has no media)
+``media_failed``   at least one media item failed to decode (see ``failures``)
+``skipped``        not usable, ``skip_reason`` says why: a malformed row (``row 7: missing
+                   field 'problem'``), a duplicate id, a prompt that does not render, a media
+                   item skipped by rule, or a prompt over ``max_prompt_tokens``
+
+The sample ledger ``n_samples == n_ready + n_failed + n_skipped`` is reported next to the
+media ledger of the build. Writes are upserts keyed on (``task_id``, ``sample_id``) and only
+touch rows whose content changed (``row_hash``), so an unchanged rebuild adds no version.
+
+Example:
+    >>> estimate_text_tokens("How many red squares?")
+    6
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from videorl_kit.errors import UserError
+from videorl_kit.store.commit import sql_in, sql_quote
+from videorl_kit.store.inputs import MediaItem, RowRef
+from videorl_kit.store.schema import (
+    CACHE_SCHEMA_VERSION,
+    SAMPLES_SCHEMA,
+    SAMPLES_TABLE,
+    budget_hash,
+    canonical_json,
+    sha256_text,
+)
+from videorl_kit.store.tables import StoreTables
+
+STATUS_READY = "ready"
+STATUS_MEDIA_FAILED = "media_failed"
+STATUS_SKIPPED = "skipped"
+
+BYTES_PER_TEXT_TOKEN = 4
+"""Rough UTF-8 bytes per text token for the estimate (no tokenizer at build time)."""
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """How one media item ended in a build."""
+
+    status: str  # "ok" | "failed" | "skipped"
+    cache_key: str | None = None
+    already_cached: bool = False
+    rule: str | None = None
+    detail: str | None = None
+    visual_tokens: int | None = None
+
+
+@dataclass
+class SampleLedger:
+    """Counts of the samples table rows written by one build."""
+
+    n_samples: int = 0
+    n_ready: int = 0
+    n_failed: int = 0
+    n_skipped: int = 0
+    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    rows_written: int = 0
+    rows_deleted: int = 0
+
+    @property
+    def invariant_holds(self) -> bool:
+        """``n_samples == n_ready + n_failed + n_skipped``."""
+        return self.n_samples == self.n_ready + self.n_failed + self.n_skipped
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-data form for JSON output."""
+        return {
+            "n_samples": self.n_samples,
+            "n_ready": self.n_ready,
+            "n_failed": self.n_failed,
+            "n_skipped": self.n_skipped,
+            "skipped_by_reason": dict(sorted(self.skipped_by_reason.items())),
+            "rows_written": self.rows_written,
+            "rows_deleted": self.rows_deleted,
+        }
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Rough text-token count: UTF-8 bytes / 4, rounded up (about right for English BPE).
+
+    Example:
+        >>> estimate_text_tokens(""), estimate_text_tokens("abcd"), estimate_text_tokens("abcde")
+        (0, 1, 2)
+    """
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TEXT_TOKEN)
+
+
+def _reason_kind(reason: str) -> str:
+    """Short category of a skip reason, for counting ("malformed_row", "over_token_budget", ...)."""
+    return reason.split(":", 1)[0] if not reason.startswith("row ") else "malformed_row"
+
+
+def _media_problem(kind: str, item: MediaItem, outcome: ItemOutcome) -> str:
+    if outcome.status == "failed":
+        return f"{kind} {item.source_uri} failed to decode ({outcome.detail}); see `cache status`"
+    return f"{outcome.rule}: {kind} {item.source_uri}: {outcome.detail}"
+
+
+def sample_row(
+    ref: RowRef,
+    outcomes: dict[MediaItem, ItemOutcome],
+    *,
+    max_prompt_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The ``samples`` row of one data row (without ``updated_at``).
+
+    Example:
+        >>> row = sample_row(ref, outcomes)                  # doctest: +SKIP
+        >>> row["status"], row["video_keys"]                 # doctest: +SKIP
+        ('ready', ['3f1c...'])
+    """
+    from videorl_kit.spec.prompt import render_prompt
+
+    spec, sample = ref.spec, ref.sample
+    status, reason, prompt = STATUS_READY, ref.malformed_reason, None
+    if reason is not None:
+        status = STATUS_SKIPPED
+    else:
+        try:
+            prompt = render_prompt(spec, sample)
+        except UserError as exc:
+            status, reason = STATUS_SKIPPED, f"prompt_error: {exc}"
+    media = [("video", m) for m in ref.videos] + [("image", m) for m in ref.images]
+    visual: int | None = 0
+    if status == STATUS_READY:
+        for kind, item in media:
+            outcome = outcomes[item]
+            if outcome.status == "failed":
+                status, reason = STATUS_MEDIA_FAILED, _media_problem(kind, item, outcome)
+                break
+            if outcome.status == "skipped":
+                status, reason = STATUS_SKIPPED, _media_problem(kind, item, outcome)
+                break
+            visual = (visual or 0) + int(outcome.visual_tokens or 0)
+    if status != STATUS_READY:
+        visual = None
+    text = (prompt or "") + (spec.prompt.system or "")
+    text_tokens = estimate_text_tokens(text) if prompt is not None else None
+    total = None if visual is None or text_tokens is None else visual + text_tokens
+    limit = max_prompt_tokens
+    if status == STATUS_READY and limit is not None and total is not None and total > limit:
+        status = STATUS_SKIPPED
+        reason = f"over_token_budget: about {total} prompt tokens > max_prompt_tokens {limit}"
+
+    def key_of(item: MediaItem) -> str | None:
+        outcome = outcomes.get(item)
+        return outcome.cache_key if outcome is not None and outcome.status == "ok" else None
+
+    video_budget = spec.budget.video.model_dump(mode="json")
+    image_budget = spec.budget.image.model_dump(mode="json")
+    row: dict[str, Any] = {
+        "task_id": spec.id,
+        "sample_id": sample.sample_id,
+        "spec_version": spec.version,
+        "row_index": sample.row_index,
+        "problem_type": str(sample.problem_type.value),
+        "question": sample.question,
+        "options": sample.options,
+        "answer": sample.answer,
+        "prompt": prompt,
+        "system_prompt": spec.prompt.system,
+        "video_uris": [m.source_uri for m in ref.videos],
+        "image_uris": [m.source_uri for m in ref.images],
+        "video_keys": [key_of(m) for m in ref.videos],
+        "image_keys": [key_of(m) for m in ref.images],
+        "video_budget_hash": budget_hash("video", video_budget),
+        "image_budget_hash": budget_hash("image", image_budget),
+        "visual_tokens": visual,
+        "text_tokens_estimate": text_tokens,
+        "prompt_tokens_estimate": total,
+        "status": status,
+        "skip_reason": reason,
+        "cache_schema_version": CACHE_SCHEMA_VERSION,
+    }
+    row["row_hash"] = sha256_text(canonical_json(row))
+    return row
+
+
+def _existing_hashes(tables: StoreTables, task_ids: list[str]) -> dict[tuple[str, str], str]:
+    if not task_ids:
+        return {}
+    dataset = tables.table(SAMPLES_TABLE)
+    table = dataset.to_table(
+        columns=["task_id", "sample_id", "row_hash"], filter=sql_in("task_id", task_ids)
+    )
+    return {
+        (t, s): h
+        for t, s, h in zip(
+            table.column("task_id").to_pylist(),
+            table.column("sample_id").to_pylist(),
+            table.column("row_hash").to_pylist(),
+            strict=True,
+        )
+    }
+
+
+def write_samples(
+    tables: StoreTables,
+    refs: Iterable[RowRef],
+    outcomes: dict[MediaItem, ItemOutcome],
+    *,
+    max_prompt_tokens: int | None = None,
+    batch_rows: int = 4096,
+) -> SampleLedger:
+    """Upsert the samples rows of ``refs``; delete rows of these tasks no longer in the data.
+
+    Only rows whose content changed are written, so an unchanged rebuild creates no new
+    table version.
+
+    Example:
+        >>> ledger = write_samples(tables, inputs.rows, outcomes)   # doctest: +SKIP
+        >>> ledger.invariant_holds                                  # doctest: +SKIP
+        True
+    """
+    ledger = SampleLedger()
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    reasons: Counter[str] = Counter()
+    task_ids: list[str] = []
+    built = [sample_row(ref, outcomes, max_prompt_tokens=max_prompt_tokens) for ref in refs]
+    # well-formed rows first: a malformed row that collides with a real id gets a suffix
+    for row in sorted(built, key=lambda r: r["status"] == STATUS_SKIPPED and r["prompt"] is None):
+        if row["task_id"] not in task_ids:
+            task_ids.append(row["task_id"])
+        ledger.n_samples += 1
+        if row["status"] == STATUS_READY:
+            ledger.n_ready += 1
+        elif row["status"] == STATUS_MEDIA_FAILED:
+            ledger.n_failed += 1
+        else:
+            ledger.n_skipped += 1
+            reasons[_reason_kind(row["skip_reason"] or "")] += 1
+        key = (row["task_id"], row["sample_id"])
+        if key in rows:
+            key = (row["task_id"], f"{row['sample_id']}#row{row['row_index']}")
+            row["sample_id"] = key[1]
+            row["row_hash"] = sha256_text(
+                canonical_json({k: v for k, v in row.items() if k != "row_hash"})
+            )
+        rows[key] = row
+    ledger.skipped_by_reason = dict(reasons)
+    existing = _existing_hashes(tables, task_ids)
+    changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
+    now = datetime.now(UTC)
+    for start in range(0, len(changed), batch_rows):
+        chunk = [{**row, "updated_at": now} for row in changed[start : start + batch_rows]]
+        table = pa.Table.from_pylist(chunk, schema=SAMPLES_SCHEMA)
+        (
+            tables.table(SAMPLES_TABLE)
+            .merge_insert(["task_id", "sample_id"])
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(table)
+        )
+    ledger.rows_written = len(changed)
+    stale = [key for key in existing if key not in rows]
+    for task_id in task_ids:
+        gone = [sample_id for t, sample_id in stale if t == task_id]
+        if gone:
+            condition = f"task_id = {sql_quote(task_id)} AND {sql_in('sample_id', gone)}"
+            tables.table(SAMPLES_TABLE).delete(condition)
+            ledger.rows_deleted += len(gone)
+    return ledger

@@ -1,0 +1,225 @@
+"""The per-item work of a cache build, run inside worker processes (or Ray tasks).
+
+:func:`decode_task` turns one :class:`DecodeTask` into one :class:`DecodeResult`: a frames
+row, a failure (error class, message, traceback) or a skip by rule. It never raises for a
+bad input, so one bad file cannot stop a build; a crash of the whole process (a segfault in
+a decoder) is handled by the engine that runs it.
+
+Example:
+    >>> budget = {"fps": 2.0, "min_frames": 4, "max_frames": 8, "min_pixels": 3136,
+    ...           "max_pixels": 12544, "patch": 28}
+    >>> task = DecodeTask(source_uri="/nonexistent.mp4", modality="video", budget=budget,
+    ...                   budget_hash="0" * 16, content_hash="x", cache_key="k",
+    ...                   decoder="pyav", decoder_version="1")
+    >>> result = decode_task(task)
+    >>> result.status, result.error.error_class, result.error.message
+    ('failed', 'MissingFileError', '/nonexistent.mp4: file does not exist')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import traceback as traceback_module
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from videorl_kit.store.inputs import RULE_OVER_TOKEN_BUDGET
+from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, SAMPLER_VERSION, canonical_json
+
+Status = Literal["ok", "failed", "skipped"]
+
+
+class SourceChangedError(Exception):
+    """The media file changed (or vanished) between hashing and decoding."""
+
+
+class WorkerCrashError(Exception):
+    """The worker process died (signal, out of memory) while decoding this item."""
+
+
+@dataclass(frozen=True)
+class DecodeTask:
+    """One distinct media item to decode, with the identity computed by the builder."""
+
+    source_uri: str
+    modality: str
+    budget: dict[str, Any]
+    budget_hash: str
+    content_hash: str
+    cache_key: str
+    decoder: str
+    decoder_version: str
+    size: int = -1
+    mtime_ns: int = -1
+    max_visual_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """Why an item failed."""
+
+    error_class: str
+    message: str
+    traceback: str
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ErrorInfo:
+        """Capture ``exc`` (class name, one-line message, formatted traceback)."""
+        message = str(exc).strip() or repr(exc)
+        text = "".join(traceback_module.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(type(exc).__name__, message, text)
+
+
+@dataclass
+class DecodeResult:
+    """What became of one :class:`DecodeTask`."""
+
+    task: DecodeTask
+    status: Status
+    row: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+    skip_rule: str | None = None
+    skip_detail: str | None = None
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of frames carried (0 unless ok)."""
+        return len(self.row["frames"]) if self.row else 0
+
+
+DecodeFn = Callable[[DecodeTask], DecodeResult]
+
+
+def _check_unchanged(task: DecodeTask) -> None:
+    try:
+        stat = os.stat(task.source_uri)
+    except OSError as exc:
+        raise SourceChangedError(f"{task.source_uri}: vanished during the build ({exc})") from exc
+    if task.size >= 0 and (stat.st_size, stat.st_mtime_ns) != (task.size, task.mtime_ns):
+        raise SourceChangedError(
+            f"{task.source_uri}: changed during the build (size/mtime differ from when it "
+            "was hashed); run the build again"
+        )
+
+
+def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]:
+    """The ``frames`` table row (without ``created_at``) of a decoded video or image.
+
+    Example:
+        >>> row = frames_row(task, decode_media(task), seconds=0.1)   # doctest: +SKIP
+        >>> row["frames_shape"], row["visual_tokens"]                 # doctest: +SKIP
+        ([8, 252, 308, 3], 396)
+    """
+    import numpy as np
+
+    from videorl_kit.media import geometry
+
+    reported = (getattr(decoded, "decoder", None), getattr(decoded, "decoder_version", None))
+    if reported[1] is not None and reported != (task.decoder, task.decoder_version):
+        raise ValueError(
+            f"decoder reported {reported[0]} {reported[1]!r} but the cache key was computed "
+            f"for {task.decoder} {task.decoder_version!r}; the frames would be mislabelled"
+        )
+    frames = np.ascontiguousarray(decoded.frames, dtype=np.uint8)
+    if frames.ndim != 4 or frames.shape[-1] != 3:
+        raise ValueError(f"decoder returned frames of shape {frames.shape}, expected T×H×W×3")
+    n, height, width, _ = (int(s) for s in frames.shape)
+    patch = int(task.budget.get("patch", 28))
+    temporal_patch = int(task.budget.get("temporal_patch", 2 if task.modality == "video" else 1))
+    if task.modality == "video":
+        tokens = geometry.visual_tokens(
+            n, height, width, factor=patch, temporal_patch=temporal_patch
+        )
+        frame_indices = [int(i) for i in decoded.frame_indices]
+        timestamps = [float(t) for t in decoded.timestamps_s]
+        source_fps = float(decoded.source_fps)
+        source_frames = int(decoded.source_frames)
+        duration = float(decoded.duration_s)
+    else:
+        tokens = geometry.image_visual_tokens(height, width, factor=patch)
+        frame_indices, timestamps = [0], [0.0]
+        source_fps, source_frames, duration = 0.0, 1, 0.0
+    data = frames.tobytes()
+    return {
+        "cache_key": task.cache_key,
+        "source_uri": task.source_uri,
+        "source_content_hash": task.content_hash,
+        "source_size": task.size,
+        "source_mtime_ns": task.mtime_ns,
+        "modality": task.modality,
+        "budget_hash": task.budget_hash,
+        "budget_json": canonical_json(task.budget),
+        "decoder": task.decoder,
+        "decoder_version": task.decoder_version,
+        "sampler_version": SAMPLER_VERSION,
+        "cache_schema_version": CACHE_SCHEMA_VERSION,
+        "frames": data,
+        "frames_shape": [n, height, width, 3],
+        "frames_sha256": hashlib.sha256(data).hexdigest(),
+        "frame_indices": frame_indices,
+        "timestamps_s": timestamps,
+        "source_fps": source_fps,
+        "source_frames": source_frames,
+        "duration_s": duration,
+        "source_height": _optional_int(getattr(decoded, "source_height", None)),
+        "source_width": _optional_int(getattr(decoded, "source_width", None)),
+        "height": height,
+        "width": width,
+        "patch": patch,
+        "temporal_patch": temporal_patch,
+        "visual_tokens": int(tokens),
+        "decode_seconds": float(seconds),
+    }
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def decode_media(task: DecodeTask) -> Any:
+    """Decode ``task``'s file with the kit's media decoders (PyAV for videos, Pillow for images)."""
+    from videorl_kit.media.decode import decode_image, decode_video
+
+    if task.modality == "video":
+        return decode_video(task.source_uri, task.budget)
+    return decode_image(task.source_uri, task.budget)
+
+
+def run_task(task: DecodeTask, decode: Callable[[DecodeTask], Any]) -> DecodeResult:
+    """Run ``decode`` on ``task`` and wrap its outcome; exceptions become failures."""
+    started = time.perf_counter()
+    try:
+        decoded = decode(task)
+        _check_unchanged(task)
+        seconds = time.perf_counter() - started
+        row = frames_row(task, decoded, seconds)
+    except Exception as exc:
+        return DecodeResult(
+            task,
+            "failed",
+            error=ErrorInfo.from_exception(exc),
+            seconds=time.perf_counter() - started,
+        )
+    limit = task.max_visual_tokens
+    if limit is not None and row["visual_tokens"] > limit:
+        return DecodeResult(
+            task,
+            "skipped",
+            skip_rule=RULE_OVER_TOKEN_BUDGET,
+            skip_detail=f"{row['visual_tokens']} visual tokens > limit {limit}",
+            seconds=row["decode_seconds"],
+        )
+    return DecodeResult(task, "ok", row=row, seconds=row["decode_seconds"])
+
+
+def decode_task(task: DecodeTask) -> DecodeResult:
+    """Decode one item with the kit's decoders; never raises for a bad input.
+
+    This is the default ``decode_fn`` of :func:`videorl_kit.store.builder.build_cache`.
+    """
+    return run_task(task, decode_media)
