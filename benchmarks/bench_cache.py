@@ -177,6 +177,18 @@ def _median_time(fn: Any, repeats: int) -> float:
     return statistics.median(times)
 
 
+def write_peer_float32_file(path: Path, item) -> None:
+    """One video as the peer caches it: float32 (T, 3, H, W) frames plus a metadata dict."""
+    frames = np.ascontiguousarray(item.frames.transpose(0, 3, 1, 2), dtype=np.float32)
+    metadata = {"fps": item.source_fps, "frames_indices": list(item.frame_indices)}
+    try:
+        import torch
+    except ImportError:  # same bytes without torch's zip container
+        np.save(path.with_suffix(".npy"), frames)
+        return
+    torch.save({"frames": torch.from_numpy(frames), "metadata": metadata}, path)
+
+
 def folder_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
@@ -248,10 +260,15 @@ def measure_set(
         raw_t.append(time.perf_counter() - started)
     many_t = _median_time(lambda: store.get_many(keys), repeats * 2)
 
-    # (c) bytes on disk vs float32 frames: the whole frames table folder (data files with all
-    # metadata columns, manifests, transaction files), and the frame cells alone
+    # (c) bytes on disk: the whole frames table folder (data files with all metadata columns,
+    # manifests, transaction files) vs the peer's cache of the same frames, one float32
+    # (T, 3, H, W) file per video with its metadata, as EasyVideoR1's preprocessing writes it
     disk = folder_bytes(Path(StoreTables(store_dir).uri("frames")))
-    float32 = 4 * nbytes
+    peer_dir = work / name / "peer_float32"
+    peer_dir.mkdir(exist_ok=True)
+    for item in items:
+        write_peer_float32_file(peer_dir / f"{item.cache_key}.pt", item)
+    float32 = folder_bytes(peer_dir)
     cells = sum(loc.size for loc in store._index.locations)
     return {
         "set": name,

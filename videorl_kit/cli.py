@@ -41,9 +41,18 @@ def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.spec.commands import register as register_spec
 
     register_spec(root)
+    from videorl_kit.rewards.commands import register as register_rewards
+
+    register_rewards(root)
     from videorl_kit.hub.commands import register as register_hub
 
     register_hub(root)
+    from videorl_kit.synth.commands import register as register_synth
+
+    register_synth(root)
+    from videorl_kit.store.commands import register as register_store
+
+    register_store(root)
 
 
 _register_commands(app)

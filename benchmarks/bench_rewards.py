@@ -1,0 +1,420 @@
+"""Reward throughput and worst-case latency, per problem type, on one core.
+
+Usage::
+
+    python benchmarks/bench_rewards.py            # 10,000 responses per type
+    python benchmarks/bench_rewards.py --n 2000 --json
+
+For every problem type a seeded generator makes ``--n`` mixed responses (correct, wrong, hedged,
+untagged, long reasoning) with varied ground truths; they are scored one by one in this process
+(pinned to one CPU where the OS allows) and the rate is reported in responses per second. Then
+every type is fed adversarial inputs of ``--adversarial-bytes`` (1 MB by default: repeated
+``<answer>``, digits, nested braces, ``A or``, unterminated tags, ...) and the worst time per
+response is reported.
+
+Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the IoU types;
+>= 300/s for math; no response over 50 ms except code execution, which runs a subprocess per
+response and is reported separately with fewer samples (``--code-n``).
+
+The script prints a table with PASS/FAIL per target; ``--strict`` makes it exit 1 on a FAIL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+
+from videorl_kit.problem_types import ProblemType
+from videorl_kit.rewards.router import reward_function_for
+
+#: Minimum responses per second, by problem type (None: no throughput target).
+RATE_TARGETS: dict[ProblemType, float | None] = {
+    ProblemType.MULTIPLE_CHOICE: 20_000,
+    ProblemType.NUMERICAL: 20_000,
+    ProblemType.REGRESSION: 20_000,
+    ProblemType.BOOLEAN: 20_000,
+    ProblemType.TEMPORAL_GROUNDING: 20_000,
+    ProblemType.SPATIAL_GROUNDING: 20_000,
+    ProblemType.SPATIOTEMPORAL_GROUNDING: 20_000,
+    ProblemType.TRACKING: 20_000,
+    ProblemType.OCR: None,
+    ProblemType.OPEN_ENDED: None,
+    ProblemType.MATH: 300,
+    ProblemType.CRITIC: None,
+    ProblemType.CODE: None,
+}
+#: Worst time for one response on adversarial input, seconds (code is exempt).
+WORST_CASE_TARGET_S = 0.050
+
+Sample = tuple[str, str, list[str] | None]
+
+_REASONING = (
+    "Let me watch the clip again. At the start a person walks in from the left, "
+    "then picks something up near the table and turns around. "
+)
+
+
+@dataclass
+class TypeReport:
+    """Figures for one problem type."""
+
+    problem_type: str
+    n: int
+    seconds: float
+    rate_per_s: float
+    rate_target: float | None
+    rate_pass: bool | None
+    adversarial_inputs: int
+    worst_s: float
+    worst_input: str
+    worst_target_s: float | None
+    worst_pass: bool | None
+    mean_accuracy: float
+
+
+# ------------------------------------------------------------------------------ generators
+
+
+def _wrap(rng: random.Random, answer: str, wrong: str) -> str:
+    """One response around ``answer``: correct/wrong, tagged/untagged, hedged, long."""
+    kind = rng.random()
+    think = f"<think>{_REASONING * rng.randint(1, 3)}</think>"
+    if kind < 0.35:
+        return f"{think}<answer>{answer}</answer>"
+    if kind < 0.55:
+        return f"{think}<answer>{wrong}</answer>"
+    if kind < 0.65:
+        return f"<answer>{answer} or {wrong}</answer>"
+    if kind < 0.75:
+        return f"<answer>{answer}</answer><answer>{wrong}</answer>"
+    if kind < 0.88:
+        return f"{_REASONING}So the final answer is {answer}."
+    return f"{_REASONING * rng.randint(5, 20)}<answer>{answer}</answer>"
+
+
+def _box(rng: random.Random, scale: int = 640) -> list[int]:
+    x1, y1 = rng.randint(0, scale // 2), rng.randint(0, scale // 2)
+    return [x1, y1, x1 + rng.randint(5, scale // 2), y1 + rng.randint(5, scale // 2)]
+
+
+def _jitter(rng: random.Random, box: list[int]) -> list[int]:
+    dx, dy = rng.randint(-20, 20), rng.randint(-20, 20)
+    return [box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy]
+
+
+def _gen_choice(rng: random.Random) -> Sample:
+    letters = "ABCDE"
+    gold = rng.choice(letters)
+    wrong = rng.choice([x for x in letters if x != gold])
+    options = [f"{x}. option {x.lower()}" for x in letters]
+    answer = rng.choice([gold, f"({gold})", f"{gold}. option {gold.lower()}"])
+    return _wrap(rng, answer, wrong), gold, options
+
+
+def _gen_numeric(rng: random.Random) -> Sample:
+    gold = rng.randint(0, 5000)
+    answer = rng.choice([str(gold), f"{gold:,}", f"{gold}.0", f"about {gold} items"])
+    return _wrap(rng, answer, str(gold + rng.randint(1, 9))), str(gold), None
+
+
+def _gen_regression(rng: random.Random) -> Sample:
+    gold = round(rng.uniform(0.5, 20.0), 2)
+    pred = round(gold * rng.uniform(0.5, 1.5), 2)
+    return _wrap(rng, f"{pred} m", str(round(gold * 3, 2))), str(gold), None
+
+
+def _gen_boolean(rng: random.Random) -> Sample:
+    gold = rng.choice(["yes", "no"])
+    other = "no" if gold == "yes" else "yes"
+    answer = rng.choice([gold, gold.capitalize(), f"{gold.capitalize()}, it is."])
+    return _wrap(rng, answer, other), gold, None
+
+
+def _gen_temporal(rng: random.Random) -> Sample:
+    start = round(rng.uniform(0, 100), 1)
+    gold = [start, round(start + rng.uniform(1, 30), 1)]
+    pred = [round(gold[0] + rng.uniform(-5, 5), 1), round(gold[1] + rng.uniform(-5, 5), 1)]
+    answer = rng.choice(
+        [json.dumps({"time": pred}), f"from {pred[0]} to {pred[1]} seconds", json.dumps(pred)]
+    )
+    wrong = json.dumps({"time": [gold[1] + 10, gold[1] + 20]})
+    return _wrap(rng, answer, wrong), json.dumps({"time": gold}), None
+
+
+def _gen_spatial(rng: random.Random) -> Sample:
+    gold = _box(rng)
+    answer = json.dumps({"boxes": _jitter(rng, gold)})
+    return _wrap(rng, answer, json.dumps({"boxes": _box(rng)})), json.dumps({"boxes": gold}), None
+
+
+def _gen_spatiotemporal(rng: random.Random) -> Sample:
+    start = rng.randint(0, 20)
+    end = start + rng.randint(1, 8)
+    boxes = {str(s): _box(rng) for s in range(start, end + 1)}
+    pred_boxes = {k: _jitter(rng, v) for k, v in boxes.items() if rng.random() < 0.8}
+    gold = {"time": [start, end], "boxes": boxes}
+    pred = {"time": [start, end + rng.randint(0, 2)], "boxes": pred_boxes}
+    wrong = {"time": [end + 5, end + 9], "boxes": {}}
+    return _wrap(rng, json.dumps(pred), json.dumps(wrong)), json.dumps(gold), None
+
+
+def _gen_tracking(rng: random.Random) -> Sample:
+    seconds = rng.randint(2, 32)
+    boxes = {str(s): _box(rng) for s in range(1, seconds + 1)}
+    pred = {k: _jitter(rng, v) for k, v in boxes.items() if rng.random() < 0.8}
+    answer = json.dumps({"boxes": pred})
+    return _wrap(rng, answer, json.dumps({"boxes": {}})), json.dumps({"boxes": boxes}), None
+
+
+_WORDS = [
+    "stop",
+    "exit",
+    "open",
+    "closed",
+    "main",
+    "street",
+    "sale",
+    "market",
+    "hotel",
+    "bank",
+    "station",
+    "north",
+]
+
+
+def _gen_ocr(rng: random.Random) -> Sample:
+    gold = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8))).upper()
+    pred = " ".join(w if rng.random() < 0.8 else rng.choice(_WORDS) for w in gold.split())
+    return _wrap(rng, pred.title(), "garbage text"), gold, None
+
+
+_SENTENCE = [
+    "a",
+    "person",
+    "walks",
+    "into",
+    "the",
+    "kitchen",
+    "and",
+    "opens",
+    "the",
+    "fridge",
+    "to",
+    "take",
+    "out",
+    "some",
+    "milk",
+]
+
+
+def _gen_open_ended(rng: random.Random) -> Sample:
+    if rng.random() < 0.5:
+        gold = rng.choice(["kitchen", "red car", "the dog", "paris"])
+        return _wrap(rng, gold.title(), "bedroom"), gold, None
+    gold = " ".join(_SENTENCE[: rng.randint(6, len(_SENTENCE))])
+    pred = " ".join(w for w in gold.split() if rng.random() < 0.8)
+    return _wrap(rng, pred, "something else happens"), gold, None
+
+
+def _gen_math(rng: random.Random) -> Sample:
+    a, b = rng.randint(1, 50), rng.randint(2, 50)
+    kind = rng.random()
+    if kind < 0.4:
+        gold, answer = f"\\frac{{{a}}}{{{b}}}", str(round(a / b, 6)) if a % b == 0 else f"{a}/{b}"
+    elif kind < 0.7:
+        gold, answer = f"{a}\\sqrt{{{b}}}", f"\\sqrt{{{a * a * b}}}"
+    else:
+        gold, answer = f"{a}x+{b}", f"{b}+{a}x"
+    return _wrap(rng, answer, str(a + b)), gold, None
+
+
+def _gen_critic(rng: random.Random) -> Sample:
+    gold = rng.choice(["Response 1", "Response 2", "Tie"])
+    other = "Response 2" if gold != "Response 2" else "Response 1"
+    answer = rng.choice([gold, f"{gold} is better", gold.lower()]) if gold != "Tie" else "Tie"
+    return _wrap(rng, answer, other), gold, None
+
+
+def _gen_code(rng: random.Random) -> Sample:
+    k = rng.randint(1, 9)
+    gold = json.dumps(
+        {"entry_point": "f", "tests": [f"assert f({i}) == {i * k}" for i in range(5)]}
+    )
+    good = f"```python\ndef f(x):\n    return x * {k}\n```"
+    bad = f"```python\ndef f(x):\n    return x + {k}\n```"
+    return _wrap(rng, good, bad), gold, None
+
+
+GENERATORS: dict[ProblemType, Callable[[random.Random], Sample]] = {
+    ProblemType.MULTIPLE_CHOICE: _gen_choice,
+    ProblemType.NUMERICAL: _gen_numeric,
+    ProblemType.REGRESSION: _gen_regression,
+    ProblemType.BOOLEAN: _gen_boolean,
+    ProblemType.TEMPORAL_GROUNDING: _gen_temporal,
+    ProblemType.SPATIAL_GROUNDING: _gen_spatial,
+    ProblemType.SPATIOTEMPORAL_GROUNDING: _gen_spatiotemporal,
+    ProblemType.TRACKING: _gen_tracking,
+    ProblemType.OCR: _gen_ocr,
+    ProblemType.OPEN_ENDED: _gen_open_ended,
+    ProblemType.MATH: _gen_math,
+    ProblemType.CRITIC: _gen_critic,
+    ProblemType.CODE: _gen_code,
+}
+
+
+def adversarial_inputs(size: int) -> Iterator[tuple[str, str]]:
+    """``(name, text)`` pairs of about ``size`` characters each."""
+
+    def fill(unit: str) -> str:
+        return unit * max(1, size // len(unit))
+
+    yield "answer_tags", fill("<answer>")
+    yield "answer_blocks", fill("<answer>1</answer>")
+    yield "digits", fill("9")
+    yield "nested_braces", fill("{")
+    yield "nested_brackets", fill("[")
+    yield "a_or", fill("A or ")
+    yield "unterminated_think", "<think>" + fill("x ")
+    yield "boxed", fill("\\boxed{")
+    yield "numbers_list", fill("1, ")
+    yield "json_time", fill('{"time": [')
+    yield "ranges", fill("from 10 to 20 seconds ")
+    yield "final_statements", fill("The answer is ")
+    yield "responses", fill("Response 1 and ")
+    yield "long_answer", "<answer>" + fill("word ") + "</answer>"
+    yield "whitespace", fill(" \n\t")
+    yield "latex", fill("\\frac{1}{")
+    yield "unicode", fill("é答")
+    yield "special_tokens", fill("<|video_pad|>")
+
+
+# ------------------------------------------------------------------------------ measuring
+
+
+@contextlib.contextmanager
+def one_core() -> Iterator[str]:
+    """Pin this process to one CPU for the duration (restored afterwards)."""
+    getter = getattr(os, "sched_getaffinity", None)
+    setter = getattr(os, "sched_setaffinity", None)
+    if getter is None or setter is None:
+        yield "not pinned (no sched_setaffinity)"
+        return
+    before = getter(0)
+    cpu = min(before)
+    try:
+        setter(0, {cpu})
+    except OSError:
+        yield "not pinned (sched_setaffinity refused)"
+        return
+    try:
+        yield f"pinned to CPU {cpu}"
+    finally:
+        with contextlib.suppress(OSError):
+            setter(0, before)
+
+
+def measure_type(problem_type: ProblemType, n: int, adversarial_size: int, seed: int) -> TypeReport:
+    """Throughput over ``n`` generated responses, then the worst adversarial latency."""
+    fn = reward_function_for(problem_type)
+    rng = random.Random(f"{seed}-{problem_type.value}")
+    samples = [GENERATORS[problem_type](rng) for _ in range(n)]
+    fn(*samples[0])  # warm-up: lazy imports and caches of the verifier module
+    total = 0.0
+    started = time.perf_counter()
+    for response, answer, options in samples:
+        total += fn(response, answer, options).accuracy
+    seconds = time.perf_counter() - started
+    gold = samples[0][1]
+    options = samples[0][2]
+    worst, worst_name, count = 0.0, "", 0
+    inputs = list(adversarial_inputs(adversarial_size))
+    if problem_type is ProblemType.CODE:
+        inputs = inputs[:3]  # a sandboxed subprocess each; reported separately
+    for name, text in inputs:
+        t0 = time.perf_counter()
+        fn(text, gold, options)
+        elapsed = time.perf_counter() - t0
+        count += 1
+        if elapsed > worst:
+            worst, worst_name = elapsed, name
+    rate = n / seconds if seconds > 0 else float("inf")
+    target = RATE_TARGETS[problem_type]
+    worst_target = None if problem_type is ProblemType.CODE else WORST_CASE_TARGET_S
+    return TypeReport(
+        problem_type=problem_type.value,
+        n=n,
+        seconds=round(seconds, 4),
+        rate_per_s=round(rate, 1),
+        rate_target=target,
+        rate_pass=None if target is None else rate >= target,
+        adversarial_inputs=count,
+        worst_s=round(worst, 5),
+        worst_input=worst_name,
+        worst_target_s=worst_target,
+        worst_pass=None if worst_target is None else worst <= worst_target,
+        mean_accuracy=round(total / n, 4) if n else 0.0,
+    )
+
+
+def _verdict(value: bool | None) -> str:
+    return "-" if value is None else ("PASS" if value else "FAIL")
+
+
+def render_table(reports: list[TypeReport], pinning: str) -> str:
+    """Plain-text table of the figures and PASS/FAIL per target."""
+    header = (
+        f"{'problem type':<26} {'n':>6} {'resp/s':>11} {'target':>8} {'':>5} "
+        f"{'worst ms':>9} {'target':>7} {'':>5}  worst input"
+    )
+    lines = [f"reward benchmark ({pinning}; Python {platform.python_version()})", header]
+    lines.append("-" * len(header))
+    for r in reports:
+        rate_target = "-" if r.rate_target is None else f">={r.rate_target:,.0f}"
+        worst_target = "exempt" if r.worst_target_s is None else f"<={r.worst_target_s * 1e3:.0f}"
+        lines.append(
+            f"{r.problem_type:<26} {r.n:>6} {r.rate_per_s:>11,.0f} {rate_target:>8} "
+            f"{_verdict(r.rate_pass):>5} {r.worst_s * 1e3:>9.2f} {worst_target:>7} "
+            f"{_verdict(r.worst_pass):>5}  {r.worst_input}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns the exit code (1 only with ``--strict`` and a FAIL)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000, help="responses per problem type")
+    parser.add_argument("--code-n", type=int, default=40, help="responses for code execution")
+    parser.add_argument(
+        "--adversarial-bytes", type=int, default=1_000_000, help="size of each adversarial input"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--types", nargs="*", default=None, help="problem types to run (default: all)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    args = parser.parse_args(argv)
+    types = [ProblemType(t) for t in args.types] if args.types else list(ProblemType)
+    reports = []
+    with one_core() as pinning:
+        for ptype in types:
+            n = args.code_n if ptype is ProblemType.CODE else args.n
+            reports.append(measure_type(ptype, n, args.adversarial_bytes, args.seed))
+    if args.json:
+        print(json.dumps({"pinning": pinning, "reports": [asdict(r) for r in reports]}, indent=2))
+    else:
+        print(render_table(reports, pinning))
+    failed = [r for r in reports if r.rate_pass is False or r.worst_pass is False]
+    return 1 if (args.strict and failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

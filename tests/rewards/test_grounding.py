@@ -1,0 +1,174 @@
+"""Grounding verifiers: temporal, box, spatio-temporal, tracking."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from videorl_kit.rewards.base import NoParams
+from videorl_kit.rewards.grounding import (
+    BoxIouVerifier,
+    GroundingError,
+    SpatioTemporalIouVerifier,
+    TemporalIouVerifier,
+    TrackingIouVerifier,
+    box_iou,
+    interval_iou,
+    parse_interval_answer,
+    parse_time,
+)
+
+TEMPORAL = TemporalIouVerifier(NoParams())
+BOX = BoxIouVerifier(NoParams())
+ST = SpatioTemporalIouVerifier(NoParams())
+TRACK = TrackingIouVerifier(NoParams())
+GOLD_T = '{"time": [15, 25]}'
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"time": [10, 20]}',
+        '{"time": ["0:10", "0:20"]}',
+        "[10, 20]",
+        "from 10 to 20 seconds.",
+        "10-20s",
+        "10 - 20 seconds",
+        "between 0:10 and 0:20",
+        "00:00:10 - 00:00:20",
+        "The event happens in 10–20 s",
+        "so the answer is 10 to 20 s",
+        '```json\n{"time": [10, 20]}\n```',
+        'Here it is: {"time": [10, 20]}',
+        "从第10秒到第20秒",
+    ],
+)
+def test_temporal_forms_read_the_same_interval(answer: str) -> None:
+    outcome = TEMPORAL.score(answer, GOLD_T)
+    assert outcome.accuracy == pytest.approx(1 / 3), outcome.details
+
+
+def test_words_containing_to_do_not_split_a_range() -> None:
+    assert parse_interval_answer("the tomato rolls from 10 to 20 s") == (10.0, 20.0)
+
+
+def test_reversed_interval_is_rejected_with_a_reason() -> None:
+    outcome = TEMPORAL.score('{"time": [20, 10]}', GOLD_T)
+    assert outcome.accuracy == 0.0 and "reversed" in outcome.details["reason"]
+
+
+def test_zero_length_prediction_scores_zero() -> None:
+    assert TEMPORAL.score("[20, 20]", GOLD_T).accuracy == 0.0
+
+
+def test_zero_length_or_reversed_gold_is_unverifiable() -> None:
+    assert TEMPORAL.score("[5, 5]", '{"time": [5, 5]}').status == "unverifiable"
+    assert TEMPORAL.score("[5, 6]", '{"time": [9, 5]}').status == "unverifiable"
+
+
+def test_two_different_intervals_are_a_hedge() -> None:
+    outcome = TEMPORAL.score("from 1 to 2 s or from 10 to 20 s", GOLD_T)
+    assert outcome.accuracy == 0.0 and "hedge" in outcome.details["reason"]
+
+
+def test_charades_style_gold_inside_think_is_read() -> None:
+    # Peer V scores this 0: its gold must be pure JSON.
+    gold = '<think>{"time": [10, 20]}</think><[PLHD12]>'
+    assert TEMPORAL.score("[10, 20]", gold).accuracy == 1.0
+
+
+def test_negative_and_invalid_times() -> None:
+    with pytest.raises(GroundingError):
+        parse_time(-1)
+    with pytest.raises(GroundingError):
+        parse_time("1:75")
+    assert parse_time("01:02:03") == 3723.0
+
+
+def test_interval_iou_values() -> None:
+    assert interval_iou((10, 20), (15, 25)) == pytest.approx(1 / 3)
+    assert interval_iou((0, 10), (10, 20)) == 0.0
+    assert interval_iou((3, 3), (3, 3)) == 1.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"boxes": [0, 0, 10, 10]}',
+        '{"bbox_2d": [0, 0, 10, 10]}',
+        '[{"bbox_2d": [0, 0, 10, 10], "label": "cup"}]',
+        "[0, 0, 10, 10]",
+        "[[0, 0, 10, 10]]",
+        "The object is at [0, 0, 10, 10].",
+        "(0, 0, 10, 10)",
+        '{"boxes": "0, 0, 10, 10"}',
+    ],
+)
+def test_box_forms(answer: str) -> None:
+    assert BOX.score(answer, '{"boxes": [0, 0, 10, 10]}').accuracy == 1.0
+
+
+def test_box_iou_value_and_reversed_box() -> None:
+    assert BOX.score("[0, 0, 10, 10]", '{"boxes": [5, 5, 15, 15]}').accuracy == pytest.approx(
+        25 / 175
+    )
+    assert BOX.score("[10, 10, 0, 0]", '{"boxes": [0, 0, 10, 10]}').accuracy == 0.0
+    assert BOX.score("[0,0,1,1]", '{"boxes": [0, 0, 0, 10]}').status == "unverifiable"
+    assert box_iou((0, 0, 10, 10), (10, 0, 20, 10)) == 0.0
+
+
+def _track(time: list[float] | None, boxes: dict[str, list[float]]) -> str:
+    data: dict = {"boxes": boxes}
+    if time is not None:
+        data["time"] = time
+    return json.dumps(data)
+
+
+SQUARE = [0, 0, 10, 10]
+GOLD_ST = _track([1, 3], {"1": SQUARE, "2": SQUARE, "3": SQUARE})
+
+
+def test_spatiotemporal_counts_missing_seconds_as_zero() -> None:
+    # Peer: mean over the intersection, so one correct second gives full box credit.
+    one = ST.score(_track([1, 3], {"1": SQUARE}), GOLD_ST)
+    assert one.accuracy == pytest.approx(0.5 + 0.5 / 3)
+    assert ST.score(GOLD_ST, GOLD_ST).accuracy == 1.0
+
+
+def test_spatiotemporal_keys_9_and_9_0_are_the_same_second() -> None:
+    assert (
+        ST.score(_track([1, 3], {"1.0": SQUARE, "2": SQUARE, "3.00": SQUARE}), GOLD_ST).accuracy
+        == 1.0
+    )
+
+
+def test_conflicting_boxes_for_one_second_score_zero_on_it() -> None:
+    pred = '{"time": [1, 3], "boxes": {"1": [0,0,10,10], "1.0": [5,5,9,9], "2": [0,0,10,10], "3": [0,0,10,10]}}'
+    assert ST.score(pred, GOLD_ST).accuracy == pytest.approx(0.5 + 0.5 * 2 / 3)
+
+
+def test_extra_predicted_seconds_are_ignored() -> None:
+    pred = _track([1, 3], {"1": SQUARE, "2": SQUARE, "3": SQUARE, "4": SQUARE, "5": [0, 0, 1, 1]})
+    assert ST.score(pred, GOLD_ST).accuracy == 1.0
+
+
+def test_spatiotemporal_bad_time_keeps_the_box_part() -> None:
+    outcome = ST.score(_track([3, 1], {"1": SQUARE, "2": SQUARE, "3": SQUARE}), GOLD_ST)
+    assert outcome.accuracy == 0.5 and "reversed" in outcome.details["time_reason"]
+
+
+def test_tracking_mean_over_gold_seconds() -> None:
+    gold = _track(None, {"1": SQUARE, "2": SQUARE})
+    pred = _track(None, {"1": SQUARE, "2": [5, 5, 15, 15]})
+    assert TRACK.score(pred, gold).accuracy == pytest.approx((1 + 25 / 175) / 2)
+    assert TRACK.score(_track(None, {"1": SQUARE}), gold).accuracy == 0.5
+
+
+def test_tracking_gold_without_boxes_is_unverifiable() -> None:
+    assert TRACK.score("{}", '{"boxes": {}}').status == "unverifiable"
+    assert TRACK.score("{}", '{"boxes": {"x": [0, 0, 1, 1]}}').status == "unverifiable"
+
+
+def test_tracking_answer_must_be_an_object() -> None:
+    assert TRACK.score("[1, 2, 3]", _track(None, {"1": SQUARE})).accuracy == 0.0

@@ -1,0 +1,70 @@
+"""Strict, total, explainable rewards: raw response -> extraction -> verifier -> RewardResult.
+
+Public API (import from the submodules, or lazily from here):
+
+* :func:`reward_function_for` (``router``): build a picklable, thread-safe reward function::
+
+      >>> from videorl_kit.rewards import reward_function_for
+      >>> fn = reward_function_for("multiple choice")          # aliases accepted
+      >>> r = fn("<think>A man enters.</think><answer>(C)</answer>", "C")
+      >>> r.accuracy, r.format, r.overall, r.status
+      (1.0, 1.0, 1.0, 'ok')
+      >>> fn.score_batch([{"response": "The answer is B", "answer": "C"}])[0].overall
+      0.0
+
+  ``reward_function_for(problem_type, verifier=("numeric", 1, {"abs_tol": 0.5}),
+  format_rule="answer_tag", weights=(0.9, 0.1))``; :func:`reward_function_from_spec(spec)` reads
+  ``spec.problem_type``, ``spec.verifier`` and ``spec.reward``.
+* :class:`RewardResult` (``result``): ``accuracy``, ``format``, ``overall`` (floats in [0, 1]),
+  ``status`` (``"ok"`` | ``"unverifiable"``), ``details`` (dict; ``to_dict()`` for JSON).
+* :func:`extract_answer` (``extract``): the shared extraction pipeline; returns an
+  :class:`Extraction` with every step (answer blocks, final statement, hedge flag, ...).
+* :func:`format_score` (``format``): the format rules ``answer_tag`` and ``none``.
+* Registry (``registry``): :func:`get_verifier`, :func:`default_verifier_name`,
+  :func:`available_verifiers` (name -> versions), :func:`verifier_infos`,
+  :class:`UnknownVerifierError`, :func:`register_verifier`.
+  Entry-point group for third-party verifiers: ``videorl_kit.verifiers``.
+* Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``, ``NoParams``).
+
+Built-in verifiers (all version 1): choice, numeric, mra, boolean, temporal_iou, box_iou,
+spatiotemporal_iou, tracking_iou, wer, rouge, math, code_exec, preference.
+
+Importing this package is cheap: submodules load on first attribute access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "RewardResult": "videorl_kit.rewards.result",
+    "Extraction": "videorl_kit.rewards.extract",
+    "extract_answer": "videorl_kit.rewards.extract",
+    "format_score": "videorl_kit.rewards.format",
+    "RewardFunction": "videorl_kit.rewards.router",
+    "reward_function_for": "videorl_kit.rewards.router",
+    "reward_function_from_spec": "videorl_kit.rewards.router",
+    "VerifyOutcome": "videorl_kit.rewards.base",
+    "NoParams": "videorl_kit.rewards.base",
+    "get_verifier": "videorl_kit.rewards.registry",
+    "default_verifier_name": "videorl_kit.rewards.registry",
+    "available_verifiers": "videorl_kit.rewards.registry",
+    "verifier_infos": "videorl_kit.rewards.registry",
+    "register_verifier": "videorl_kit.rewards.registry",
+    "UnknownVerifierError": "videorl_kit.rewards.registry",
+    "VerifierInfo": "videorl_kit.rewards.registry",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'videorl_kit.rewards' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,244 @@
+"""Multiple choice: the ``choice`` verifier (letters A–Z, or option text when options are given).
+
+What counts as naming option C (case-insensitive, after the final-statement refinement of
+:func:`~videorl_kit.rewards.text.refine_answer`): ``C``, ``(C)``, ``[C]``, ``C.``, ``C:``,
+``C) Blue``, ``C. Blue``, ``Option C``, ``Choice: C``, ``C because ...``, ``The answer is C``,
+``\\boxed{C}``; and, when ``options`` are given, the option text itself (``Blue``).
+
+What does not: an English article or pronoun (``A man opens the door``, ``I think ...``) unless the
+rest is that option's text; letters inside words or abbreviations (``e.g.``); letters in the
+reasoning (only the extracted final answer is read). Hedges score 0: ``A or B``, ``A, B, C, D``,
+``A/B``, ``A and B``, ``C or maybe D``, a letter contradicting its option text (``C) Red`` when
+Red is option A), or text matching several options.
+
+The ground truth may be a letter (``B``, ``(B)``, ``B. Blue``) or option text. Option text with
+``options`` is mapped to its letter (no match: unverifiable); without options, the answer must
+be the same text (normalised), since a letter cannot be mapped.
+
+Example:
+    >>> v = ChoiceVerifier(ChoiceParams())
+    >>> v.score("(C)", "C").accuracy, v.score("A or B", "A").accuracy
+    (1.0, 0.0)
+    >>> v.score("Blue", "B", ["A. Red", "B. Blue"]).accuracy
+    1.0
+    >>> v.score("A man opens the door", "A").details["reason"]
+    'no option letter found'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict
+
+from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.extract import boxed_content, clean_answer
+from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.rewards.text import clean_gold, normalize_text, refine_answer
+
+#: Longest answer text compared against option texts (longer text is no option).
+MAX_OPTION_TEXT_CHARS = 2000
+
+_DESIGNATOR_RE = re.compile(
+    r"(?P<kw>(?:option|choice|answer|选项|选择|选)\s{0,3}[:：]?\s{0,3})?"
+    r"(?:(?P<open>[(\[])\s{0,2})?(?P<letter>[A-Za-z])(?:\s{0,2}(?P<close>[)\]]))?"
+    r"(?P<punct>[.:：。,;])?",
+    re.IGNORECASE,
+)
+_HEDGE_RE = re.compile(
+    r"\s{0,3}(?:,|/|\||&|;|\bor\b|\band\b|\band/or\b)\s{0,3}"
+    r"(?:(?:maybe|possibly|perhaps|probably)\s{1,3})?"
+    r"(?:(?:option|choice)\s{0,3})?[(\[]?\s{0,2}(?P<letter>[A-Za-z])\s{0,2}[)\]]?(?![\w'’])",
+    re.IGNORECASE,
+)
+_TRAILING_BRACKET_RE = re.compile(r"[(\[]\s{0,2}([A-Za-z])\s{0,2}[)\]][\s.!。]{0,4}$")
+_OPTION_LABEL_RE = re.compile(r"\s{0,4}[(\[]?([A-Za-z])\s{0,2}[.):：\]]\s{0,4}(.*)", re.DOTALL)
+_BOXED_OR_TEXT_RE = re.compile(r"\\(?:boxed|text|textbf|mathrm)\s{0,2}\{")
+_ARTICLE_LETTERS = frozenset("AI")
+#: Words that may follow a bare "A"/"I" only when it names an option ("A is correct").
+_DESIGNATOR_FOLLOWERS = frozenset(
+    ["because", "since", "as", "is", "was", "would", "seems", "appears", "fits", "matches", "best"]
+)
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: The common short forms (``B``, ``(B)``, ``B.``, ``[b]``) read without the full parser.
+_SIMPLE_RE = re.compile(r"\s{0,4}[(\[]?\s{0,2}([A-Za-z])\s{0,2}[)\]]?[.:]?\s{0,4}")
+
+
+class ChoiceParams(BaseModel):
+    """Parameters of the ``choice`` verifier."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: Accept the option text (e.g. ``Blue``) as naming its option when options are given.
+    accept_option_text: bool = True
+
+
+@lru_cache(maxsize=4096)
+def parse_options(options: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``(letter, normalised text)`` per option; labels from ``"A. Red"`` or by position.
+
+    Example:
+        >>> parse_options(("A. Red", "B. Blue"))
+        (('A', 'red'), ('B', 'blue'))
+        >>> parse_options(("Red", "Blue"))
+        (('A', 'red'), ('B', 'blue'))
+    """
+    labelled = [_OPTION_LABEL_RE.fullmatch(o) for o in options]
+    if options and all(labelled):
+        return tuple(
+            (m.group(1).upper(), normalize_text(m.group(2), drop_articles=True))
+            for m in labelled
+            if m
+        )
+    return tuple(
+        (_LETTERS[i], normalize_text(o, drop_articles=True))
+        for i, o in enumerate(options[: len(_LETTERS)])
+    )
+
+
+def _unwrap(text: str) -> str:
+    """Remove ``\\boxed{}``/``\\text{}`` wrappers and markdown around a short answer."""
+    text = clean_answer(text)
+    for _ in range(3):
+        m = _BOXED_OR_TEXT_RE.match(text)
+        if not m:
+            break
+        inner = boxed_content(text, m.end() - 1)
+        if inner is None:
+            break
+        text = clean_answer(inner + text[m.end() + len(inner) + 1 :])
+    return text
+
+
+def _option_by_text(text: str, options: tuple[tuple[str, str], ...]) -> tuple[str | None, int]:
+    """Letter of the single option whose text equals ``text`` (normalised), and match count."""
+    if not options or len(text) > MAX_OPTION_TEXT_CHARS:
+        return None, 0
+    norm = normalize_text(text, drop_articles=True)
+    if not norm:
+        return None, 0
+    hits = [letter for letter, opt in options if opt and opt == norm]
+    return (hits[0] if len(set(hits)) == 1 else None), len(set(hits))
+
+
+def parse_choice(
+    text: str, options: tuple[tuple[str, str], ...] = ()
+) -> tuple[str | None, str | None]:
+    """Read one option letter from an answer: ``(letter, None)`` or ``(None, reason)``.
+
+    Example:
+        >>> parse_choice("Option C: Blue")
+        ('C', None)
+        >>> parse_choice("A, B, C, D")
+        (None, 'hedged answer (A and B)')
+        >>> parse_choice("e.g. this")
+        (None, 'no option letter found')
+    """
+    simple = _SIMPLE_RE.fullmatch(text)
+    if simple:
+        return simple.group(1).upper(), None
+    text = _unwrap(text)
+    if not text:
+        return None, "empty answer"
+    m = _DESIGNATOR_RE.match(text)
+    if m:
+        letter = m.group("letter").upper()
+        rest = text[m.end() :]
+        bracketed = bool(m.group("open") or m.group("close"))
+        if rest[:1].isalnum() or rest[:1] in ("'", "’"):
+            m = None  # "Cat", "I'm": a word, not a letter
+        if m is not None:
+            hedge = _HEDGE_RE.match(text, m.end("close") if m.group("close") else m.end("letter"))
+            if hedge and hedge.group("letter").upper() != letter:
+                return None, f"hedged answer ({letter} and {hedge.group('letter').upper()})"
+            tail = rest.strip(" \t.:：,;)]")
+            bare = not (m.group("kw") or bracketed or m.group("punct"))
+            if tail:
+                by_text, n_hits = _option_by_text(tail, options)
+                if bare and letter in _ARTICLE_LETTERS:
+                    whole, _ = _option_by_text(text, options)
+                    if whole is not None:  # "A dog" is the text of the dog option
+                        return whole, None
+                if by_text is not None and by_text != letter:
+                    return None, f"letter {letter} contradicts option text of {by_text}"
+                first_word = tail.split(None, 1)[0].casefold()
+                if (
+                    bare
+                    and letter in _ARTICLE_LETTERS
+                    and by_text != letter
+                    and first_word not in _DESIGNATOR_FOLLOWERS
+                ):
+                    m = None  # "A man ...", "I think ...": an article/pronoun, not option A
+            if m is not None:
+                return letter, None
+    by_text, n_hits = _option_by_text(text, options)
+    if by_text is not None:
+        return by_text, None
+    if n_hits > 1:
+        return None, "answer matches several options"
+    closing = _TRAILING_BRACKET_RE.search(text[-40:])
+    if closing:  # "... so (C)": a bracketed letter closing the answer designates it
+        return closing.group(1).upper(), None
+    last_nl = text.rfind("\n")
+    if last_nl >= 0:
+        last_line = text[last_nl + 1 :].strip()
+        if last_line and len(last_line) < 200:
+            return parse_choice(last_line, options)
+    return None, "no option letter found"
+
+
+@lru_cache(maxsize=4096)
+def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(letter for letter, _ in parse_options(options))
+
+
+@lru_cache(maxsize=16384)
+def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None, str | None, str]:
+    """``(letter or None, gold text for text mode or None, reason)`` for a ground truth."""
+    text = clean_gold(gold)
+    if not text:
+        return None, None, "empty ground truth"
+    parsed = parse_options(options) if options else ()
+    letter, _ = parse_choice(text, parsed)
+    if letter is not None:
+        if options and letter not in _option_letters(options):
+            return None, None, f"ground truth letter {letter} is not among the options"
+        return letter, None, ""
+    if parsed:
+        return None, None, f"ground truth {text[:80]!r} matches no option"
+    return None, normalize_text(text, drop_articles=True) or None, ""
+
+
+@register_verifier(
+    name="choice",
+    version=1,
+    problem_types=("multiple_choice",),
+    params_model=ChoiceParams,
+)
+class ChoiceVerifier:
+    """Exact option match: one letter (or one option's text), hedges score 0."""
+
+    def __init__(self, params: ChoiceParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Grade an extracted answer against a letter or option-text ground truth."""
+        opts = tuple(options) if options else None
+        gold_letter, gold_text, why = _parse_gold(gold, opts)
+        if gold_letter is None and gold_text is None:
+            return VerifyOutcome.unverifiable(why or "unreadable ground truth")
+        parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
+        answer = refine_answer(answer_text)
+        if gold_letter is None:  # text ground truth, no options to map letters
+            pred_text = normalize_text(_unwrap(answer), drop_articles=True)
+            return VerifyOutcome.ok(
+                1.0 if pred_text == gold_text else 0.0, pred=pred_text[:200], gold=gold_text
+            )
+        letter, reason = parse_choice(answer, parsed)
+        if letter is None:
+            return VerifyOutcome.wrong(reason or "no option letter found", gold=gold_letter)
+        if opts and letter not in _option_letters(opts):
+            return VerifyOutcome.wrong(f"letter {letter} is not an option", pred=letter)
+        return VerifyOutcome.ok(
+            1.0 if letter == gold_letter else 0.0, pred=letter, gold=gold_letter
+        )

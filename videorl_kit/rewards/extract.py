@@ -1,0 +1,541 @@
+"""The one extraction pipeline every verifier and the format rule share.
+
+Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them):
+
+1. **Sanitise**: special tokens ``<|name|>`` such as ``<|video_pad|>`` or ``<|im_end|>`` are
+   removed (in a response with more than :data:`MAX_GENERIC_SPECIAL` of them, only the
+   :data:`FLOOD_SPECIAL_TOKENS`, which bounds the work on adversarial floods).
+2. **Tags**: ``<answer>``, ``</answer>``, ``<think>``, ``</think>`` (``<thought>`` counts as
+   ``<think>``) are found by exact, case-insensitive search of the whole text (no spaces inside
+   the brackets: ``< answer >`` is plain text). A response with more than :data:`MAX_TAGS`
+   tags is degenerate: no answer (and format 0). A ``</think>``
+   without an opening tag closes an implicit think block that starts at the beginning (the
+   chat template may have put ``<think>`` in the prompt); an unterminated ``<think>`` runs to
+   the end of the text (a truncated response: all of it is reasoning).
+3. **Answer block**: closed ``<answer>`` blocks *outside* think blocks. Two or more different
+   non-empty blocks are a **hedge** (no answer, scores 0). Empty blocks alongside one non-empty
+   block are ignored; only empty blocks give the empty answer (scores 0, no fallback).
+4. **Final statement** (only when there is no answer block): in the text outside think blocks
+   (its last :data:`FINAL_STATEMENT_WINDOW` characters), the last of ``\\boxed{X}``,
+   ``the (final|correct|best) answer/option is X``, ``answer: X``, ``I choose X``, ``答案是 X``,
+   ``so the total/result/count is X``.
+   ``X`` runs to the end of its sentence on that line (or is the next non-empty line).
+5. **Body**: otherwise the text outside think blocks, stray tags removed, is the answer.
+   If there is nothing outside the think block, the last final statement *inside* it is used.
+
+Text inside ``<think>`` never counts when an answer exists outside it.
+
+Example:
+    >>> ex = extract_answer("<think>Maybe A?</think> The answer is (C).")
+    >>> ex.answer, ex.source
+    ('(C)', 'final_statement')
+    >>> extract_answer("<answer>A</answer><answer>B</answer>").hedge
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+#: Special tokens removed (by plain C-speed replacement) when a response is flooded with them.
+FLOOD_SPECIAL_TOKENS: tuple[str, ...] = (
+    "<|video_pad|>",
+    "<|image_pad|>",
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+)
+#: Up to this many ``|>`` in a response, every ``<|name|>`` token is removed.
+MAX_GENERIC_SPECIAL = 4096
+_SPECIAL_NAME_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+#: Used when the text has few ``<`` (one attempt per ``<``); floods use str.find instead.
+_TAG_RE = re.compile(r"<(/?)(answer|think|thought)>", re.IGNORECASE)
+_TAG_REGEX_MAX_LT = 2048
+#: Tag literals (matched case-insensitively): (literal, kind, closing).
+TAG_LITERALS: tuple[tuple[str, str, bool], ...] = (
+    ("<answer>", "answer", False),
+    ("</answer>", "answer", True),
+    ("<think>", "think", False),
+    ("</think>", "think", True),
+    ("<thought>", "think", False),
+    ("</thought>", "think", True),
+)
+
+#: Final statements are searched in this many trailing characters of the non-think text.
+FINAL_STATEMENT_WINDOW = 8192
+#: A response with more answer/think tags than this is degenerate: no answer, format 0.
+MAX_TAGS = 256
+#: A phrase with nothing after it on its line takes the next non-empty line within this reach.
+_NEXT_LINE_REACH = 400
+#: Longest ``\\boxed{...}`` content read (braces are counted up to this many characters).
+MAX_BOXED_CHARS = 4096
+
+_BE = r"(?:is|was|would\s{1,4}be|should\s{1,4}be|will\s{1,4}be|must\s{1,4}be)"
+FINAL_STATEMENT_RE = re.compile(
+    r"(?P<boxed>\\boxed\s{0,4}\{)"
+    r"|(?P<phrase>"
+    r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b\s{0,4}"
+    rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    rf"|\banswer\b\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bI\s{1,4}(?:would\s{1,4})?(?:choose|select|pick|go\s{1,4}with)\b\s{0,4}[:：]?"
+    r"|\b(?:so|therefore|thus|hence)\b,?\s{1,4}(?:the\s{1,4})?(?:total|result|count|number|sum"
+    r"|value|final\s{1,4}count)\s{1,4}(?:is|was|would\s{1,4}be|comes\s{1,4}to)\b\s{0,4}[:：]?"
+    r"|答案\s{0,4}(?:是|为|應為|应为|[:：])"
+    r")",
+    re.IGNORECASE,
+)
+#: The same statements on lower-cased text, tried only where a keyword occurs (str.find is
+#: far faster than running the regex at every position of a long reasoning text).
+_STATEMENT_AT_RE = re.compile(FINAL_STATEMENT_RE.pattern.replace(r"\bI\s", r"\bi\s"))
+_STATEMENT_KEYWORDS = (
+    "\\boxed",
+    "final",
+    "correct",
+    "right",
+    "best",
+    "answer",
+    "i ",
+    "答案",
+    "so",
+    "therefore",
+    "thus",
+    "hence",
+)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s")
+_BRACE_RE = re.compile(r"[{}]")
+_WRAPPERS = " \t\r\n*`\"'“”‘’$"
+_TRAILING_PUNCT = ".;,;。；，:"
+
+Source = Literal["answer_tag", "final_statement", "body", "think_final_statement", "none"]
+
+
+class Tag(NamedTuple):
+    """One ``<answer>``/``<think>`` tag found in the text (``kind`` is ``answer`` or ``think``)."""
+
+    start: int
+    end: int
+    kind: str
+    closing: bool
+
+
+class Extraction(NamedTuple):
+    """Every step of extracting the final answer from one response.
+
+    ``answer`` is what verifiers grade (None: no answer, e.g. a hedge or an empty response).
+
+    Example:
+        >>> ex = extract_answer("<think>x</think><answer> B </answer>")
+        >>> ex.answer, ex.source, ex.answer_blocks, ex.think_blocks
+        ('B', 'answer_tag', ('B',), 1)
+    """
+
+    text: str
+    special_tokens_removed: int
+    tags: tuple[Tag, ...]
+    think_blocks: int
+    unterminated_think: bool
+    answer_blocks: tuple[str, ...]
+    outside_think: str
+    final_statement: str | None
+    answer: str | None
+    source: Source
+    hedge: bool
+    reason: str | None
+
+    def steps(self) -> dict[str, object]:
+        """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
+        return {
+            "special_tokens_removed": self.special_tokens_removed,
+            "think_blocks": self.think_blocks,
+            "unterminated_think": self.unterminated_think,
+            "outside_think": shorten(self.outside_think),
+            "answer_blocks": [shorten(b) for b in self.answer_blocks],
+            "final_statement": None
+            if self.final_statement is None
+            else shorten(self.final_statement),
+            "answer": None if self.answer is None else shorten(self.answer),
+            "source": self.source,
+            "hedge": self.hedge,
+            "reason": self.reason,
+        }
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    """``text`` cut to ``limit`` characters with a marker saying how much was left out.
+
+    Example:
+        >>> shorten("abcdef", 4)
+        'abcd… (+2 chars)'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit} chars)"
+
+
+def strip_special_tokens(text: str) -> tuple[str, int]:
+    """Remove chat-template special tokens; returns the text and how many were removed.
+
+    Example:
+        >>> strip_special_tokens("<|video_pad|><answer>B</answer><|im_end|>")
+        ('<answer>B</answer>', 2)
+    """
+    if "<|" not in text:
+        return text, 0
+    n_close = text.count("|>")
+    if n_close == 0:
+        return text, 0
+    removed = 0
+    if n_close > MAX_GENERIC_SPECIAL:
+        for token in FLOOD_SPECIAL_TOKENS:
+            if token in text:
+                removed += text.count(token)
+                text = text.replace(token, "")
+        return text, removed
+    pieces: list[str] = []
+    cursor = 0
+    pos = text.find("|>")
+    while pos >= 0:
+        start = text.rfind("<|", max(cursor, pos - 65), pos)
+        if start >= 0 and _SPECIAL_NAME_RE.fullmatch(text, start + 2, pos):
+            pieces.append(text[cursor:start])
+            cursor = pos + 2
+            removed += 1
+        pos = text.find("|>", pos + 2)
+    if not removed:
+        return text, 0
+    pieces.append(text[cursor:])
+    return "".join(pieces), removed
+
+
+def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
+    """Answer/think tags in ``text``, in order (``thought`` counts as ``think``).
+
+    The whole text is scanned; the scan stops after ``limit + 1`` tags (callers treat more than
+    ``limit`` tags as a degenerate response).
+
+    Example:
+        >>> [(t.kind, t.closing) for t in scan_tags("<think>a</think><ANSWER>b</Answer>")]
+        [('think', False), ('think', True), ('answer', False), ('answer', True)]
+    """
+    n_lt = text.count("<")
+    if not n_lt:
+        return ()
+    tags: list[Tag] = []
+    if n_lt <= _TAG_REGEX_MAX_LT:
+        for m in _TAG_RE.finditer(text):
+            slash, name = m.group(1, 2)
+            kind = "answer" if name[0] in "aA" else "think"
+            tags.append(Tag(m.start(), m.end(), kind, slash == "/"))
+            if len(tags) > limit:
+                break
+        return tuple(tags)
+    low = text.lower()
+    if len(low) != len(text):  # only U+0130 changes length when lower-cased
+        low = text.replace("\u0130", "I").lower()
+    for literal, kind, closing in TAG_LITERALS:  # floods of "<": exact C-speed searches
+        size = len(literal)
+        pos = low.find(literal)
+        while pos >= 0:
+            tags.append(Tag(pos, pos + size, kind, closing))
+            if len(tags) > limit:
+                return tuple(sorted(tags))
+            pos = low.find(literal, pos + size)
+    return tuple(sorted(tags))
+
+
+def clean_answer(text: str) -> str:
+    """Strip whitespace, markdown emphasis, quotes and one trailing ``.``/``;``/``,``.
+
+    Example:
+        >>> clean_answer(" **(C).** ")
+        '(C)'
+    """
+    text = text.strip(_WRAPPERS)
+    if text and text[-1] in _TRAILING_PUNCT and not text.endswith("..."):
+        text = text[:-1]
+    return text.strip(_WRAPPERS)
+
+
+def boxed_content(text: str, open_brace: int) -> str | None:
+    """Content of the balanced ``{...}`` whose ``{`` is at ``open_brace`` (None if unbalanced).
+
+    Example:
+        >>> boxed_content(r"\\boxed{\\frac{1}{2}} end", 6)
+        '\\\\frac{1}{2}'
+    """
+    depth = 0
+    stop = min(len(text), open_brace + MAX_BOXED_CHARS + 2)
+    for i in range(open_brace, stop):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_brace + 1 : i]
+    return None
+
+
+def _phrase_value(text: str, end: int) -> str:
+    """The value after a final-statement phrase ending at ``end``: rest of its sentence/line."""
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        line_end = len(text)
+    value = text[end:line_end]
+    if not value.strip():  # "The answer is:\nB" -> next non-empty line (close by)
+        for candidate in text[line_end : line_end + _NEXT_LINE_REACH].split("\n")[1:]:
+            if candidate.strip():
+                value = candidate
+                break
+    value = value.strip()
+    if value.startswith("\\boxed"):
+        brace = value.find("{")
+        inner = boxed_content(value, brace) if brace >= 0 else None
+        if inner is not None:
+            return inner.strip()
+    cut = _SENTENCE_END_RE.search(value)
+    if cut:
+        value = value[: cut.start()]
+    return clean_answer(value)
+
+
+def find_final_statement(text: str) -> str | None:
+    """The last final statement in the tail of ``text`` (see the module docstring).
+
+    Example:
+        >>> find_final_statement("A man enters. The answer is B. Option A is wrong.")
+        'B'
+        >>> find_final_statement(r"so we get \\boxed{42}.")
+        '42'
+        >>> find_final_statement("no conclusion here") is None
+        True
+    """
+    offset = max(0, len(text) - FINAL_STATEMENT_WINDOW)
+    tail = text[offset:] if offset else text
+    low = tail.lower()
+    if len(low) != len(tail):  # only U+0130 changes length when lower-cased
+        low = tail.replace("\u0130", "I").lower()
+    starts: set[int] = set()
+    for keyword in _STATEMENT_KEYWORDS:
+        pos = low.find(keyword)
+        while pos >= 0:
+            starts.add(pos)
+            pos = low.find(keyword, pos + 1)
+    if not starts:
+        return None
+    braces: dict[int, int] | None = None
+    for start in sorted(starts, reverse=True):  # the last statement with a value wins
+        m = _STATEMENT_AT_RE.match(low, start)
+        if m is None:
+            continue
+        if m.group("boxed") is not None:
+            if braces is None:
+                braces = matching_braces(tail)
+            close = braces.get(m.end() - 1)
+            if close is None or close - m.end() > MAX_BOXED_CHARS:
+                continue
+            value = clean_answer(tail[m.end() : close])
+        else:
+            value = _phrase_value(tail, m.end())
+        if value:
+            return value
+    return None
+
+
+def matching_braces(text: str) -> dict[int, int]:
+    """Map the position of each balanced ``{`` to its ``}`` (one linear pass).
+
+    Example:
+        >>> matching_braces("a{b{c}}{")
+        {3: 5, 1: 6}
+    """
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACE_RE.finditer(text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
+
+
+def _complement(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` without the (sorted, non-overlapping) ``spans``; cut points become spaces."""
+    if not spans:
+        return text
+    pieces: list[str] = []
+    cursor = 0
+    for start, end in spans:
+        pieces.append(text[cursor:start])
+        cursor = max(cursor, end)
+    pieces.append(text[cursor:])
+    return " ".join(pieces)
+
+
+def _norm_block(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> Extraction | None:
+    """Fast path for ``<answer>…</answer>`` and ``<think>…</think><answer>…</answer>``."""
+    n = len(tags)
+    if n == 2:
+        a_open, a_close = tags
+        if a_open.kind != "answer" or a_open.closing or a_close.kind != "answer":
+            return None
+        outside, think_blocks = text, 0
+    elif n == 4:
+        t_open, t_close, a_open, a_close = tags
+        if (
+            t_open.kind != "think"
+            or t_open.closing
+            or t_close.kind != "think"
+            or not t_close.closing
+            or a_open.kind != "answer"
+            or a_open.closing
+            or a_close.kind != "answer"
+        ):
+            return None
+        outside, think_blocks = f"{text[: t_open.start]} {text[t_close.end :]}", 1
+    else:
+        return None
+    if not a_close.closing:
+        return None
+    block = text[a_open.end : a_close.start].strip()
+    return Extraction(
+        text=text,
+        special_tokens_removed=n_special,
+        tags=tags,
+        think_blocks=think_blocks,
+        unterminated_think=False,
+        answer_blocks=(block,),
+        outside_think=outside,
+        final_statement=None,
+        answer=block,
+        source="answer_tag",
+        hedge=False,
+        reason=None if block else "empty <answer> block",
+    )
+
+
+def extract_answer(response: str) -> Extraction:
+    """Run the extraction pipeline on one raw response (never raises on a ``str``).
+
+    Example:
+        >>> extract_answer("A man opens the door.").answer
+        'A man opens the door.'
+        >>> extract_answer("<answer></answer>").answer
+        ''
+        >>> extract_answer("reasoning...</think>Final answer: 12 m").answer
+        '12 m'
+    """
+    text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
+    tags = scan_tags(text)
+    if len(tags) > MAX_TAGS:
+        return Extraction(
+            text=text,
+            special_tokens_removed=n_special,
+            tags=tags,
+            think_blocks=0,
+            unterminated_think=False,
+            answer_blocks=(),
+            outside_think="",
+            final_statement=None,
+            answer=None,
+            source="none",
+            hedge=False,
+            reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
+        )
+
+    fast = _canonical_extraction(text, n_special, tags)
+    if fast is not None:
+        return fast
+    think_regions: list[tuple[int, int]] = []  # whole blocks, tags included
+    think_parts: list[tuple[int, int]] = []  # contents only
+    stray_tags: list[tuple[int, int]] = []  # answer tags and stray </think> outside think
+    blocks: list[str] = []
+    think_open: int | None = None  # content start of the open think block
+    think_start = 0
+    answer_open: int | None = None
+    if tags and tags[0].kind == "think" and tags[0].closing:
+        think_open = 0  # implicit <think> at the start (the prompt may have opened it)
+    for tag in tags:
+        if think_open is not None:
+            if tag.kind == "think" and tag.closing:
+                think_parts.append((think_open, tag.start))
+                think_regions.append((think_start, tag.end))
+                think_open = None
+            continue  # everything inside a think block is reasoning
+        if tag.kind == "think":
+            if not tag.closing and answer_open is None:
+                think_open, think_start = tag.end, tag.start
+            elif tag.closing:
+                stray_tags.append((tag.start, tag.end))
+            continue  # a think tag inside an answer block is part of the content
+        stray_tags.append((tag.start, tag.end))
+        if not tag.closing:
+            answer_open = tag.end  # a re-opened block restarts its content
+        elif answer_open is not None:
+            blocks.append(text[answer_open : tag.start].strip())
+            answer_open = None
+    unterminated = think_open is not None
+    if unterminated:
+        think_parts.append((think_open or 0, len(text)))
+        think_regions.append((think_start, len(text)))
+    think_count = len(think_parts)
+    outside = _complement(text, think_regions)
+
+    blocks_t = tuple(blocks)
+    final: str | None = None
+    hedge = False
+    reason: str | None = None
+    answer: str | None = None
+    source: Source = "none"
+    if blocks_t:
+        source = "answer_tag"
+        filled = [b for b in blocks_t if b]
+        distinct = {_norm_block(b) for b in filled} if len(filled) > 1 else set(filled)
+        if len(distinct) > 1:
+            hedge = True
+            reason = f"{len(distinct)} different non-empty <answer> blocks (hedge)"
+        else:
+            answer = next((b for b in blocks_t if b), "")
+            if not answer:
+                reason = "empty <answer> block"
+    else:
+        final = find_final_statement(outside)
+        if final:
+            answer, source = final, "final_statement"
+        else:
+            body = _complement(text, sorted(think_regions + stray_tags)).strip()
+            if body:
+                answer, source = body, "body"
+            elif think_parts:
+                start, end = think_parts[-1]
+                final = find_final_statement(text[start:end])
+                if final and not unterminated:
+                    answer, source = final, "think_final_statement"
+                else:
+                    reason = (
+                        "unterminated <think> block and no answer"
+                        if unterminated
+                        else "nothing outside the <think> block"
+                    )
+            else:
+                reason = "empty response"
+    return Extraction(
+        text=text,
+        special_tokens_removed=n_special,
+        tags=tags,
+        think_blocks=think_count,
+        unterminated_think=unterminated,
+        answer_blocks=blocks_t,
+        outside_think=outside,
+        final_statement=final,
+        answer=answer,
+        source=source,
+        hedge=hedge,
+        reason=reason,
+    )

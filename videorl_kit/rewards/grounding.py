@@ -1,0 +1,618 @@
+"""Grounding: ``temporal_iou``, ``box_iou``, ``spatiotemporal_iou`` and ``tracking_iou``.
+
+Answers are JSON (``{"time": [s, e]}``, ``{"boxes": [x1, y1, x2, y2]}``,
+``{"time": [s, e], "boxes": {"<sec>": [x1, y1, x2, y2]}}``, ``{"boxes": {"<sec>": [...]}}``),
+read from the answer text directly, from a markdown code fence, or from the last top-level
+``{...}`` in it; a bare ``[s, e]``/``[x1, y1, x2, y2]`` list is accepted too. Two different JSON
+answers in one text are a hedge (0). In prose, a bare list (``at [0, 0, 10, 10]``) or a tuple
+(``(0, 0, 10, 10)``) is read too, and a box may be a string of four numbers.
+
+Temporal answers may also be written out: ``from 10 to 20 seconds``, ``10-20s``,
+``between 1:05 and 1:10``, ``00:01:05 - 00:01:10``; times may be seconds, ``mm:ss`` or
+``hh:mm:ss`` (also as JSON strings). Words containing "to" (``tomato``) never split a range.
+
+Decisions (documented, tested):
+
+* A **reversed** interval (start > end) or box (x2 < x1 or y2 < y1), a negative time, a
+  non-finite number or a wrong arity is **invalid**: the prediction scores 0 with a reason; in
+  the ground truth it makes the sample unverifiable.
+* **Zero-length** intervals and zero-area boxes: in a prediction they are valid and score 0
+  (no overlap has positive measure); in the ground truth IoU is undefined, so the sample is
+  unverifiable. (The IoU functions themselves give 1 for identical inputs, degenerate or not.)
+* Seconds are numbers: keys ``"9"``, ``"9.0"`` and ``9`` name the same second (``mm:ss``
+  keys are read too). A prediction that
+  gives one second two different boxes scores 0 on that second.
+* Answers longer than :data:`MAX_GROUNDING_CHARS` characters are not graded (0); written
+  ranges are read from answers up to :data:`MAX_RANGE_TEXT_CHARS` characters.
+* Spatio-temporal = 0.5·tIoU + 0.5·(mean box IoU over the **ground-truth** seconds), tracking =
+  mean box IoU over the ground-truth seconds; a missing second counts 0 and extra predicted
+  seconds are ignored, so omitting seconds never raises the reward.
+
+Example:
+    >>> TemporalIouVerifier(NoParams()).score('{"time": [10, 20]}', '{"time": [15, 25]}').accuracy
+    0.3333333333333333
+    >>> TemporalIouVerifier(NoParams()).score("from 0:10 to 0:20", '{"time": [10, 20]}').accuracy
+    1.0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+from videorl_kit.rewards.base import NoParams, VerifyOutcome
+from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.rewards.text import clean_gold, refine_answer
+
+#: Longest answer text parsed as grounding JSON (longer answers score 0).
+MAX_GROUNDING_CHARS = 100_000
+#: Longest answer text searched for a written range ("from 10 to 20 seconds").
+MAX_RANGE_TEXT_CHARS = 4096
+#: At most this many ``{`` positions are tried when looking for JSON objects in text.
+MAX_JSON_STARTS = 64
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
+_TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
+_UNIT = r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds)\b|秒))?"
+_RANGE_RE = re.compile(
+    rf"(?<![A-Za-z0-9_.:])(?P<a>{_TIME}){_UNIT}\s{{0,3}}"
+    rf"(?:-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至)\s{{0,3}}第?\s{{0,2}}"
+    rf"(?P<b>{_TIME}){_UNIT}(?![A-Za-z0-9_:]|\.\d)",
+    re.IGNORECASE,
+)
+_TUPLE_RE = re.compile(
+    r"\(\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4},\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4}"
+    r"(?:,\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4},\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4})?\)"
+)
+_JSON_NUMBERS = frozenset({int, float})
+_BOX_STRING_NUMBER_RE = re.compile(r"-?\d{1,9}(?:\.\d{1,9})?")
+_TIME_STR_RE = re.compile(rf"\s{{0,4}}(?:{_TIME})\s{{0,4}}(?:s|sec|secs|seconds)?\s{{0,4}}", re.I)
+
+_SECONDS_SUFFIX_RE = re.compile(r"\s{0,4}(?:s|sec|secs|seconds)$", re.IGNORECASE)
+
+Box = tuple[float, float, float, float]
+Interval = tuple[float, float]
+
+
+class GroundingError(ValueError):
+    """A grounding answer or ground truth that cannot be used (message says why)."""
+
+
+# ---------------------------------------------------------------- parsing helpers
+
+
+def parse_time(value: Any) -> float:
+    """Seconds from a number or a ``ss``/``mm:ss``/``hh:mm:ss`` string (``12s`` accepted).
+
+    Example:
+        >>> parse_time("1:02:03"), parse_time("01:05"), parse_time(7), parse_time("3.5s")
+        (3723.0, 65.0, 7.0, 3.5)
+    """
+    if isinstance(value, bool):
+        raise GroundingError(f"not a time: {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and _TIME_STR_RE.fullmatch(value):
+        text = _SECONDS_SUFFIX_RE.sub("", value.strip())
+        parts = text.split(":")
+        seconds = 0.0
+        for part in parts:
+            seconds = seconds * 60 + float(part)
+        if len(parts) > 1 and any(float(p) >= 60 for p in parts[1:]):
+            raise GroundingError(f"not a time: {value!r} (minutes/seconds must be < 60)")
+    else:
+        raise GroundingError(f"not a time: {value!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise GroundingError(f"invalid time {value!r}")
+    return seconds
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise GroundingError(f"not a number: {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise GroundingError(f"not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise GroundingError(f"non-finite number {value!r}")
+    return number
+
+
+def to_interval(value: Any) -> Interval:
+    """A valid ``(start, end)`` from a 2-element list; reversed intervals are rejected.
+
+    Example:
+        >>> to_interval(["0:10", 20])
+        (10.0, 20.0)
+        >>> to_interval([20, 10])
+        Traceback (most recent call last):
+        ...
+        videorl_kit.rewards.grounding.GroundingError: reversed interval [20.0, 10.0]
+    """
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise GroundingError(f"a time interval must be [start, end], got {_short(value)}")
+    start, end = parse_time(value[0]), parse_time(value[1])
+    if start > end:
+        raise GroundingError(f"reversed interval [{start}, {end}]")
+    return start, end
+
+
+def to_box(value: Any) -> Box:
+    """A valid ``(x1, y1, x2, y2)`` box; ``[[x1, y1, x2, y2]]`` is unwrapped.
+
+    Example:
+        >>> to_box([[0, 0, 10, 10]])
+        (0.0, 0.0, 10.0, 10.0)
+        >>> to_box([0, 0, 10, 10])  # JSON numbers are kept as they are
+        (0, 0, 10, 10)
+    """
+    if type(value) is list and len(value) == 4:  # fast path: four JSON numbers
+        x1, y1, x2, y2 = value
+        if (
+            type(x1) in _JSON_NUMBERS
+            and type(y1) in _JSON_NUMBERS
+            and type(x2) in _JSON_NUMBERS
+            and type(y2) in _JSON_NUMBERS
+        ):
+            total = x1 + y1 + x2 + y2
+            if total - total != 0:  # inf or nan
+                raise GroundingError(f"non-finite box {_short(value)}")
+            if x2 < x1 or y2 < y1:
+                raise GroundingError(f"reversed box [{x1}, {y1}, {x2}, {y2}]")
+            return x1, y1, x2, y2
+    if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
+        value = value[0]
+    if isinstance(value, str) and len(value) <= 200:  # "0, 0, 10, 10"
+        value = _BOX_STRING_NUMBER_RE.findall(value)
+    if not isinstance(value, list | tuple) or len(value) != 4:
+        raise GroundingError(f"a box must be [x1, y1, x2, y2], got {_short(value)}")
+    x1, y1, x2, y2 = (_number(v) for v in value)
+    if x2 < x1 or y2 < y1:
+        raise GroundingError(f"reversed box [{x1}, {y1}, {x2}, {y2}]")
+    return x1, y1, x2, y2
+
+
+def second_key(key: Any) -> float:
+    """The second a ``boxes`` key names: ``"9"``, ``"9.0"`` and ``9`` are all 9.0.
+
+    Example:
+        >>> second_key("9.0") == second_key(9) == 9.0
+        True
+    """
+    if type(key) is str:
+        try:
+            second = float(key)  # fast path: "9", "9.0"
+        except ValueError:
+            return parse_time(key.strip())
+        if math.isfinite(second) and second >= 0:
+            return second
+        raise GroundingError(f"invalid second {key!r}")
+    return parse_time(key)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
+
+
+def _json_candidates(text: str) -> list[Any]:
+    """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects)."""
+    stripped = text.strip()
+    if stripped[:1] in "{[":
+        try:
+            return [json.loads(stripped)]
+        except (ValueError, RecursionError):
+            pass
+    found: list[Any] = []
+    if "```" in stripped:
+        for m in _FENCE_RE.finditer(stripped):
+            try:
+                found.append(json.loads(m.group(1)))
+            except (ValueError, RecursionError):
+                continue
+        if found:
+            return found
+    decoder = json.JSONDecoder()
+    pos, tries = 0, 0
+    while tries < MAX_JSON_STARTS:
+        start = stripped.find("{", pos)
+        if start < 0:
+            break
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(stripped, start)
+        except (ValueError, RecursionError):
+            pos = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        pos = end
+    if not found:  # bare number lists in prose: "The object is at [0, 0, 10, 10]."
+        pos, tries = 0, 0
+        while tries < MAX_JSON_STARTS:
+            start = stripped.find("[", pos)
+            if start < 0:
+                break
+            tries += 1
+            try:
+                value, end = decoder.raw_decode(stripped, start)
+            except (ValueError, RecursionError):
+                pos = start + 1
+                continue
+            if isinstance(value, list) and value:
+                found.append(value)
+            pos = end
+    if not found and "(" in stripped and len(stripped) <= MAX_RANGE_TEXT_CHARS:
+        for m in _TUPLE_RE.finditer(stripped):  # tuple notation: (x1, y1, x2, y2)
+            found.append([float(g) for g in m.groups() if g is not None])
+    return found
+
+
+def _single_json(text: str) -> tuple[Any, str | None]:
+    """The one JSON answer in ``text``: ``(value, None)``, or ``(None, reason)``."""
+    if len(text) > MAX_GROUNDING_CHARS:
+        return None, f"answer too long ({len(text)} chars)"
+    found = _json_candidates(text)
+    if not found:
+        return None, "no JSON answer found"
+    first = found[0]
+    if any(other != first for other in found[1:]):
+        return None, f"{len(found)} different JSON answers (hedge)"
+    return first, None
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    if isinstance(obj, dict):
+        for key in keys:
+            if key in obj:
+                return obj[key]
+    return None
+
+
+def parse_interval_answer(text: str) -> Interval:
+    """A predicted interval from JSON, a bare list or a written range.
+
+    A final statement inside the text (``... so the answer is 10-20s``) is tried first.
+
+    Example:
+        >>> parse_interval_answer("The event happens from 10 to 20 seconds.")
+        (10.0, 20.0)
+        >>> parse_interval_answer("[1.5, 3]")
+        (1.5, 3.0)
+    """
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        return _parse_interval_text(stripped)  # plain JSON: no statement to look for
+    refined = refine_answer(text) if len(text) <= MAX_GROUNDING_CHARS else text
+    if refined != stripped:
+        try:
+            return _parse_interval_text(refined)
+        except GroundingError:
+            pass
+    return _parse_interval_text(text)
+
+
+def _parse_interval_text(text: str) -> Interval:
+    value, reason = _single_json(text)
+    if value is not None:
+        if isinstance(value, dict):
+            value = _get(value, "time", "timestamps", "segment", "interval")
+            if value is None:
+                raise GroundingError("JSON answer has no 'time' key")
+        return to_interval(value)
+    if reason and "hedge" in reason:
+        raise GroundingError(reason)
+    if len(text) > MAX_RANGE_TEXT_CHARS:
+        raise GroundingError(reason or "no JSON answer, and too long for a written range")
+    ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    if not ranges:
+        raise GroundingError("no time interval found")
+    intervals = {to_interval(list(r)) for r in ranges}
+    if len(intervals) > 1:
+        raise GroundingError(f"{len(intervals)} different intervals (hedge)")
+    return intervals.pop()
+
+
+def parse_box_answer(text: str) -> Box:
+    """A predicted box from ``{"boxes": [...]}``, ``{"bbox_2d": [...]}`` or a bare list.
+
+    Example:
+        >>> parse_box_answer('[{"bbox_2d": [1, 2, 3, 4], "label": "dog"}]')
+        (1, 2, 3, 4)
+    """
+    value, reason = _single_json(text)
+    if value is None:
+        raise GroundingError(reason or "no box found")
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        value = value[0]
+    if isinstance(value, dict):
+        value = _get(value, "boxes", "box", "bbox", "bbox_2d")
+        if value is None:
+            raise GroundingError("JSON answer has no 'boxes' key")
+    return to_box(value)
+
+
+def parse_boxes_by_second(
+    value: Any, *, strict: bool, wanted: frozenset[float] | None = None
+) -> dict[float, Box | None]:
+    """``{second: box}`` from a ``{"<sec>": box}`` dict; ``None`` marks a conflicting second.
+
+    With ``strict`` (ground truth) any bad key or box raises; otherwise bad entries are
+    dropped (they score 0 as missing seconds). With ``wanted``, other seconds are skipped.
+
+    Example:
+        >>> parse_boxes_by_second({"9": [0, 0, 1, 1], "9.0": [0, 0, 2, 2]}, strict=False)
+        {9.0: None}
+    """
+    if not isinstance(value, dict):
+        raise GroundingError(f"'boxes' must map seconds to boxes, got {_short(value)}")
+    out: dict[float, Box | None] = {}
+    for key, raw_box in value.items():
+        try:
+            second = second_key(key)
+            if wanted is not None and second not in wanted:
+                continue
+            box = to_box(raw_box)
+        except GroundingError:
+            if strict:
+                raise
+            continue
+        if second in out and out[second] != box:
+            if strict:
+                raise GroundingError(f"second {second} has two different boxes")
+            out[second] = None
+        else:
+            out[second] = box
+    return out
+
+
+# ---------------------------------------------------------------- IoU
+
+
+def interval_iou(a: Interval, b: Interval) -> float:
+    """Temporal IoU of two valid intervals; identical (even zero-length) intervals give 1.
+
+    Example:
+        >>> interval_iou((0, 10), (5, 15))
+        0.3333333333333333
+        >>> interval_iou((3, 3), (3, 3)), interval_iou((3, 3), (0, 9))
+        (1.0, 0.0)
+    """
+    if a == b:
+        return 1.0
+    inter = min(a[1], b[1]) - max(a[0], b[0])
+    union = max(a[1], b[1]) - min(a[0], b[0])
+    if inter <= 0 or union <= 0:
+        return 0.0
+    return min(1.0, inter / union)
+
+
+def box_iou(a: Box, b: Box) -> float:
+    """IoU of two valid boxes; identical (even zero-area) boxes give 1.
+
+    Example:
+        >>> round(box_iou((0, 0, 10, 10), (5, 5, 15, 15)), 3)
+        0.143
+    """
+    if a == b:
+        return 1.0
+    iw = min(a[2], b[2]) - max(a[0], b[0])
+    ih = min(a[3], b[3]) - max(a[1], b[1])
+    if iw <= 0 or ih <= 0:
+        return 0.0
+    inter = iw * ih
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return 0.0 if union <= 0 else min(1.0, inter / union)
+
+
+def mean_iou_over_gold(pred: dict[float, Box | None], gold: dict[float, Box | None]) -> float:
+    """Mean box IoU over the ground-truth seconds; a missing or conflicting second counts 0.
+
+    Example:
+        >>> mean_iou_over_gold({1.0: (0, 0, 1, 1)}, {1.0: (0, 0, 1, 1), 2.0: (0, 0, 1, 1)})
+        0.5
+    """
+    if not gold:
+        return 0.0
+    total = 0.0
+    for second, gold_box in gold.items():
+        pred_box = pred.get(second)
+        if pred_box is not None and gold_box is not None:
+            total += box_iou(pred_box, gold_box)
+    return total / len(gold)
+
+
+# ---------------------------------------------------------------- ground truth (cached)
+
+
+def _gold_json(gold: str) -> Any:
+    text = clean_gold(gold)
+    if not text:
+        raise GroundingError("empty ground truth")
+    value, reason = _single_json(text)
+    if value is None:
+        raise GroundingError(f"ground truth: {reason}")
+    return value
+
+
+@lru_cache(maxsize=8192)
+def _gold_interval(gold: str) -> Interval | str:
+    try:
+        value = _gold_json(gold)
+        if isinstance(value, dict):
+            value = _get(value, "time", "timestamps", "segment", "interval")
+        interval = to_interval(value)
+    except GroundingError as exc:
+        return f"ground truth: {exc}"
+    if interval[0] == interval[1]:
+        return "ground truth: zero-length interval (IoU undefined)"
+    return interval
+
+
+@lru_cache(maxsize=8192)
+def _gold_box(gold: str) -> Box | str:
+    try:
+        value = _gold_json(gold)
+        if isinstance(value, dict):
+            value = _get(value, "boxes", "box", "bbox", "bbox_2d")
+        box = to_box(value)
+    except GroundingError as exc:
+        return f"ground truth: {exc}"
+    if box[0] == box[2] or box[1] == box[3]:
+        return "ground truth: zero-area box (IoU undefined)"
+    return box
+
+
+@lru_cache(maxsize=8192)
+def _gold_track(
+    gold: str, with_time: bool
+) -> tuple[Interval | None, dict[float, Box | None]] | str:
+    try:
+        value = _gold_json(gold)
+        if not isinstance(value, dict):
+            raise GroundingError("must be a JSON object")
+        interval = to_interval(value.get("time")) if with_time else None
+        if interval is not None and interval[0] == interval[1]:
+            raise GroundingError("zero-length interval (IoU undefined)")
+        boxes = parse_boxes_by_second(value.get("boxes"), strict=True)
+        if not boxes:
+            raise GroundingError("'boxes' is empty")
+        if any(b is not None and (b[0] == b[2] or b[1] == b[3]) for b in boxes.values()):
+            raise GroundingError("a zero-area box (IoU undefined)")
+        return interval, boxes
+    except GroundingError as exc:
+        return f"ground truth: {exc}"
+
+
+# ---------------------------------------------------------------- verifiers
+
+
+@register_verifier(
+    name="temporal_iou", version=1, problem_types=("temporal_grounding",), params_model=NoParams
+)
+class TemporalIouVerifier:
+    """Temporal IoU of the predicted [start, end] with the ground truth (seconds)."""
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """IoU of the answer's interval with the gold ``{"time": [s, e]}``."""
+        gold_iv = _gold_interval(gold)
+        if isinstance(gold_iv, str):
+            return VerifyOutcome.unverifiable(gold_iv)
+        try:
+            pred = parse_interval_answer(answer_text)
+        except GroundingError as exc:
+            return VerifyOutcome.wrong(str(exc), gold=list(gold_iv))
+        return VerifyOutcome.ok(interval_iou(pred, gold_iv), pred=list(pred), gold=list(gold_iv))
+
+
+@register_verifier(
+    name="box_iou", version=1, problem_types=("spatial_grounding",), params_model=NoParams
+)
+class BoxIouVerifier:
+    """IoU of the predicted box [x1, y1, x2, y2] with the ground-truth box."""
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """IoU of the answer's box with the gold ``{"boxes": [x1, y1, x2, y2]}``."""
+        gold_box = _gold_box(gold)
+        if isinstance(gold_box, str):
+            return VerifyOutcome.unverifiable(gold_box)
+        try:
+            pred = parse_box_answer(answer_text)
+        except GroundingError as exc:
+            return VerifyOutcome.wrong(str(exc), gold=list(gold_box))
+        return VerifyOutcome.ok(box_iou(pred, gold_box), pred=list(pred), gold=list(gold_box))
+
+
+def _pred_track(
+    answer_text: str, with_time: bool, wanted: frozenset[float]
+) -> tuple[Interval | None, dict, str | None]:
+    """Predicted (interval, boxes by second, reason for a 0 time part)."""
+    value, reason = _single_json(answer_text)
+    if not isinstance(value, dict) and len(answer_text) <= MAX_GROUNDING_CHARS:
+        refined = refine_answer(answer_text)  # "... so the answer is {...}"
+        if refined != answer_text.strip():
+            value, _ = _single_json(refined)
+    if not isinstance(value, dict):
+        raise GroundingError(reason or "the answer must be a JSON object")
+    boxes = _get(value, "boxes", "bboxes")
+    pred_boxes = (
+        parse_boxes_by_second(boxes, strict=False, wanted=wanted) if boxes is not None else {}
+    )
+    if not with_time:
+        return None, pred_boxes, None
+    try:
+        return to_interval(value.get("time")), pred_boxes, None
+    except GroundingError as exc:
+        return None, pred_boxes, str(exc)
+
+
+@register_verifier(
+    name="spatiotemporal_iou",
+    version=1,
+    problem_types=("spatiotemporal_grounding",),
+    params_model=NoParams,
+)
+class SpatioTemporalIouVerifier:
+    """0.5·temporal IoU + 0.5·mean box IoU over the ground-truth seconds (missing = 0)."""
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Combined temporal and per-second box IoU against the gold track."""
+        parsed_gold = _gold_track(gold, True)
+        if isinstance(parsed_gold, str):
+            return VerifyOutcome.unverifiable(parsed_gold)
+        gold_iv, gold_boxes = parsed_gold
+        try:
+            pred_iv, pred_boxes, time_reason = _pred_track(answer_text, True, frozenset(gold_boxes))
+        except GroundingError as exc:
+            return VerifyOutcome.wrong(str(exc))
+        t_iou = interval_iou(pred_iv, gold_iv) if pred_iv and gold_iv else 0.0
+        m_iou = mean_iou_over_gold(pred_boxes, gold_boxes)
+        details: dict[str, Any] = {
+            "t_iou": t_iou,
+            "mean_box_iou": m_iou,
+            "gold_seconds": len(gold_boxes),
+            "matched_seconds": sum(1 for s in gold_boxes if pred_boxes.get(s) is not None),
+        }
+        if time_reason:
+            details["time_reason"] = time_reason
+        return VerifyOutcome.ok(0.5 * t_iou + 0.5 * m_iou, **details)
+
+
+@register_verifier(
+    name="tracking_iou", version=1, problem_types=("tracking",), params_model=NoParams
+)
+class TrackingIouVerifier:
+    """Mean box IoU over the ground-truth seconds (a missing second counts 0)."""
+
+    def __init__(self, params: NoParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Per-second box IoU averaged over the gold seconds."""
+        parsed_gold = _gold_track(gold, False)
+        if isinstance(parsed_gold, str):
+            return VerifyOutcome.unverifiable(parsed_gold)
+        _, gold_boxes = parsed_gold
+        try:
+            _, pred_boxes, _ = _pred_track(answer_text, False, frozenset(gold_boxes))
+        except GroundingError as exc:
+            return VerifyOutcome.wrong(str(exc))
+        m_iou = mean_iou_over_gold(pred_boxes, gold_boxes)
+        return VerifyOutcome.ok(
+            m_iou,
+            gold_seconds=len(gold_boxes),
+            matched_seconds=sum(1 for s in gold_boxes if pred_boxes.get(s) is not None),
+        )

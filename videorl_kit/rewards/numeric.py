@@ -1,0 +1,465 @@
+"""Numbers: the ``numeric`` verifier (1/0 within a tolerance) and ``mra`` (mean relative accuracy).
+
+Reading a number (:func:`find_numbers`): digits with thousands separators (``1,000``), decimals
+(``.5``), signs (``-3``, ``−3``), scientific notation (``1e3``, ``1.5 × 10^3``), fractions
+(``3/4``, ``\\frac{3}{4}``), percentages (``50%``, ``50 percent``), a scale word (``2 million``)
+and English number words (``twenty-one``, ``one hundred and five``, ``minus three``). A unit after
+the number is ignored (``12 m``, ``$5``); digits glued to letters are not numbers (``m2``, ``x3``).
+Values are exact rationals (:class:`fractions.Fraction`), so no float rounding sneaks in.
+
+An answer must contain exactly one distinct value, after the final-statement refinement
+(``there are 3 red and 2 blue, so the answer is 5`` reads 5): ``3 or 4``, ``3-4`` and lists
+score 0. ``3 (three)`` is one value. A percentage matches both readings (``50%`` = 50 or 0.5).
+
+Example:
+    >>> v = NumericVerifier(NumericParams())
+    >>> v.score("twenty-one", "21").accuracy, v.score("3 or 4", "3").accuracy
+    (1.0, 0.0)
+    >>> MraVerifier(MraParams()).score("11", "10").accuracy
+    0.9
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from fractions import Fraction
+from functools import lru_cache
+from typing import Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.rewards.text import clean_gold, refine_answer
+
+#: An answer longer than this is not "a number" (after the final-statement refinement).
+MAX_NUMERIC_ANSWER_CHARS = 4096
+
+_NUM_RE = re.compile(
+    r"(?<![A-Za-z0-9_.^/\\])"
+    r"(?P<sign>[-+−])?\s{0,2}"
+    r"(?:"
+    r"(?P<fnum>\d{1,30})\s{0,2}/\s{0,2}(?P<fden>\d{1,30})(?!\d|\.\d|/)"
+    r"|\\[dt]?frac\s{0,2}\{\s{0,2}(?P<lnum>-?\d{1,30})\s{0,2}\}\s{0,2}\{\s{0,2}(?P<lden>\d{1,30})\s{0,2}\}"
+    r"|(?P<num>(?:\d{1,3}(?:,\d{3}){1,12}(?![\d,]\d)|\d{1,300})(?:\.\d{1,300})?|\.\d{1,300})"
+    r"(?P<exp>[eE][-+]?\d{1,3})?"
+    r"(?:\s{0,2}(?:[x×*]|\\times|\\cdot)\s{0,2}10\s{0,2}\^\s{0,2}\{?\s{0,2}(?P<exp10>[-+−]?\d{1,3})\s{0,2}\}?)?"
+    r")"
+    r"(?![\d])(?!\.\d)"
+    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion)\b)?"
+    r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
+    re.IGNORECASE,
+)
+
+_UNIT_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+)
+_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split())}
+_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS.split())}
+_TENS["fourty"] = 40
+_SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+_DIGIT_SCALES = {"hundred": 100, **_SCALES}
+_WORD_ALT = "|".join(sorted([*_UNITS, *_TENS, "hundred", *_SCALES], key=len, reverse=True))
+_WORDS_RE = re.compile(
+    rf"(?<![\w-])(?P<neg>(?:minus|negative)\s{{1,3}})?"
+    rf"(?P<words>(?:{_WORD_ALT})(?:(?:\s{{1,3}}and\s{{1,3}}|\s{{1,3}}|-)(?:{_WORD_ALT})){{0,12}})"
+    rf"(?![\w-])",
+    re.IGNORECASE,
+)
+_WORD_SPLIT_RE = re.compile(r"[\s-]+")
+
+
+class Number(NamedTuple):
+    """One number read from text: exact value, whether it had a percent sign, its position."""
+
+    value: Fraction
+    percent: bool
+    start: int
+
+
+def _words_to_values(words: str) -> list[Fraction]:
+    """Values of a run of number words; a word that cannot continue the number starts a new one.
+
+    Example:
+        >>> [int(v) for v in _words_to_values("one hundred and five")]
+        [105]
+        >>> [int(v) for v in _words_to_values("one two")]
+        [1, 2]
+    """
+    values: list[Fraction] = []
+    total = current = 0
+    last = ""  # category of the previous word: unit, teen, ten, hundred, scale
+    started = False
+
+    def flush() -> None:
+        nonlocal total, current, started, last
+        if started:
+            values.append(Fraction(total + current))
+        total = current = 0
+        started = False
+        last = ""
+
+    for word in _WORD_SPLIT_RE.split(words.casefold()):
+        if not word or word == "and":
+            continue
+        if word in _UNITS:
+            value = _UNITS[word]
+            cat = "unit" if 1 <= value <= 9 else "teen"
+            if last in ("unit", "teen") or (last == "ten" and cat == "teen"):
+                flush()
+            current += value
+        elif word in _TENS:
+            cat = "ten"
+            if last in ("unit", "teen", "ten"):
+                flush()
+            current += _TENS[word]
+        elif word == "hundred":
+            cat = "hundred"
+            if last == "hundred" or (current % 100 == 0 and current):
+                flush()
+            current = (current or 1) * 100
+        else:
+            cat = "scale"
+            scale = _SCALES[word]
+            if last == "scale" and current == 0:
+                flush()
+            total += (current or 1) * scale
+            current = 0
+        started = True
+        last = cat
+    flush()
+    return values
+
+
+_NUM_GROUPS = ("sign", "fnum", "fden", "lnum", "lden", "num", "exp", "exp10", "scale", "pct")
+
+
+def _decimal_fraction(digits: str, exp: str | None) -> Fraction | None:
+    """Exact value of ``123``, ``1.5``, ``.5`` with an optional ``e-3`` exponent."""
+    whole, _, frac = digits.partition(".")
+    if not frac and not exp and whole:
+        try:
+            return Fraction(int(whole))  # integers: no gcd, no string parsing
+        except ValueError:
+            return None
+    try:
+        value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
+        if exp:
+            value *= Fraction(10) ** int(exp[1:])
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value
+
+
+def find_numbers(text: str, limit: int = 64) -> list[Number]:
+    """Numbers in ``text`` in order of position (at most ``limit``).
+
+    Example:
+        >>> [(str(n.value), n.percent) for n in find_numbers("1,000 m and 3/4, 50%")]
+        [('1000', False), ('3/4', False), ('50', True)]
+        >>> [str(n.value) for n in find_numbers("minus twenty-one, 1.5e3")]
+        ['-21', '1500']
+    """
+    found: list[Number] = []
+    spans: list[tuple[int, int]] = []
+    for m in _NUM_RE.finditer(text):
+        sign, fnum, fden, lnum, lden, num, exp, exp10, scale, pct = m.group(*_NUM_GROUPS)
+        if fnum is not None or lnum is not None:
+            den = int(fden if fnum is not None else lden)
+            if den == 0:
+                continue
+            value = Fraction(int(fnum if fnum is not None else lnum), den)
+        else:
+            value_or_none = _decimal_fraction(num.replace(",", ""), exp)
+            if value_or_none is None:
+                continue
+            value = value_or_none
+            if exp10:
+                value *= Fraction(10) ** int(exp10.replace("−", "-"))
+        if scale:
+            value *= _DIGIT_SCALES[scale.strip().casefold()]
+        if sign == "-" or sign == "−":
+            value = -value
+        found.append(Number(value, pct is not None, m.start()))
+        spans.append(m.span())
+        if len(found) >= limit:
+            break
+    if len(found) < limit and not text.isascii():
+        for m in _CN_RE.finditer(text):
+            cn_value = chinese_number(m.group())
+            if cn_value is not None:
+                found.append(Number(Fraction(cn_value), False, m.start()))
+    if len(found) < limit and _has_number_word(text):
+        for m in _WORDS_RE.finditer(text):
+            if any(s < m.end() and m.start() < e for s, e in spans):
+                continue  # "2 million": the scale word belongs to the digits
+            for value in _words_to_values(m.group("words")):
+                found.append(Number(-value if m.group("neg") else value, False, m.start()))
+            if len(found) >= limit:
+                break
+    found.sort(key=lambda n: n.start)
+    return found[:limit]
+
+
+_WORD_HINT_RE = re.compile(
+    r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|ty\b|hundred|"
+    r"thousand|million|billion",
+    re.IGNORECASE,
+)
+
+
+def _has_number_word(text: str) -> bool:
+    return _WORD_HINT_RE.search(text) is not None
+
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
+_CN_DIGITS |= {"七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,16}")
+
+
+def chinese_number(text: str) -> int | None:
+    """Value of a Chinese numeral (``十二`` = 12, ``三百零五`` = 305), None if malformed.
+
+    Example:
+        >>> chinese_number("十二"), chinese_number("两千零一十"), chinese_number("三万")
+        (12, 2010, 30000)
+    """
+    total = section = digit = 0
+    seen = False
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+            seen = True
+        elif ch in _CN_UNITS:
+            section += (digit or 1) * _CN_UNITS[ch]
+            digit = 0
+            seen = True
+        elif ch == "万":
+            total += (section + digit or 1) * 10_000
+            section = digit = 0
+        else:
+            return None
+    value = total + section + digit
+    return value if seen or total else None
+
+
+def _readings(number: Number) -> tuple[Fraction, ...]:
+    return (number.value, number.value / 100) if number.percent else (number.value,)
+
+
+class Reading(NamedTuple):
+    """The single number an answer states (or why there is none)."""
+
+    number: Number | None
+    reason: str | None
+
+
+_PLAIN_NUMBER_RE = re.compile(r"\s{0,4}(-?\d{1,30})(?:\.(\d{1,30}))?\s{0,4}")
+_ZERO_WORDS_RE = re.compile(
+    r"\s{0,4}(?:none|nothing|nobody|no\s{1,3}one|not\s{1,3}any|zero)[.!]?\s{0,4}", re.IGNORECASE
+)
+
+
+def read_single_number(text: str) -> Reading:
+    """The one distinct number ``text`` states; several different numbers are a hedge.
+
+    Example:
+        >>> read_single_number("3 (three) apples").number.value
+        Fraction(3, 1)
+        >>> read_single_number("3 or 4").reason
+        'several different numbers (3, 4)'
+    """
+    plain = _PLAIN_NUMBER_RE.fullmatch(text)
+    if plain:  # the common case, without the full scan
+        whole, frac = plain.group(1, 2)
+        value = (
+            _decimal_fraction(whole, None)
+            if frac is None
+            else _decimal_fraction(f"{whole}.{frac}", None)
+        )
+        if value is not None:
+            return Reading(Number(value, False, 0), None)
+    if _ZERO_WORDS_RE.fullmatch(text):  # "none" answers a count of zero
+        return Reading(Number(Fraction(0), False, 0), None)
+    if len(text) > MAX_NUMERIC_ANSWER_CHARS:
+        return Reading(None, f"answer too long for a number ({len(text)} chars)")
+    numbers = find_numbers(text, limit=16)
+    if not numbers:
+        return Reading(None, "no number found")
+    distinct = {(n.value, n.percent) for n in numbers}
+    if len(distinct) > 1:
+        shown = ", ".join(_fmt(n.value) + ("%" if n.percent else "") for n in numbers[:4])
+        return Reading(None, f"several different numbers ({shown})")
+    return Reading(numbers[0], None)
+
+
+def _fmt(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.10g}"
+
+
+@lru_cache(maxsize=16384)
+def _gold_number(gold: str) -> Reading:
+    text = clean_gold(gold)
+    if not text:
+        return Reading(None, "empty ground truth")
+    reading = read_single_number(text)
+    if reading.number is None:
+        return Reading(None, f"ground truth is not a single number: {reading.reason}")
+    return reading
+
+
+@lru_cache(maxsize=16384)
+def _gold_places(gold: str) -> int | None:
+    return _decimals(clean_gold(gold))
+
+
+def _decimals(text: str) -> int | None:
+    """Number of decimal places written in a plain decimal ground truth (None otherwise)."""
+    m = re.fullmatch(r"\s*[-+−]?\d[\d,]*\.(\d{1,30})\s*", text)
+    return len(m.group(1)) if m else None
+
+
+class NumericParams(BaseModel):
+    """Parameters of the ``numeric`` verifier."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: Absolute tolerance: ``|pred - gold| <= abs_tol`` counts as correct.
+    abs_tol: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    #: Relative tolerance: ``|pred - gold| <= rel_tol * |gold|`` counts as correct.
+    rel_tol: float = Field(default=1e-9, ge=0.0, allow_inf_nan=False)
+    #: A gold written with d decimals (``0.33``) also accepts answers that round to it at d
+    #: decimals (``1/3``, ``0.333``). Never applies to integer golds.
+    match_gold_precision: bool = True
+
+
+def _round_to(value: Fraction, places: int) -> Fraction:
+    try:
+        dec = Decimal(value.numerator) / Decimal(value.denominator)
+        return Fraction(dec.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_EVEN))
+    except (InvalidOperation, OverflowError):
+        return value
+
+
+@register_verifier(
+    name="numeric",
+    version=1,
+    problem_types=("numerical", "regression"),
+    params_model=NumericParams,
+)
+class NumericVerifier:
+    """1 when the single stated number equals the gold within the declared tolerance."""
+
+    def __init__(self, params: NumericParams) -> None:
+        self.params = params
+        self._abs_tol = Fraction(params.abs_tol)
+        self._rel_tol = Fraction(params.rel_tol)
+
+    def _close(self, pred: Fraction, gold: Fraction, gold_places: int | None) -> bool:
+        if pred == gold:
+            return True
+        diff = abs(pred - gold)
+        if diff <= self._abs_tol or diff <= self._rel_tol * abs(gold):
+            return True
+        return bool(
+            self.params.match_gold_precision
+            and gold_places
+            and _round_to(pred, gold_places) == gold
+        )
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Grade the extracted answer's single number against the gold number."""
+        gold_reading = _gold_number(gold)
+        if gold_reading.number is None:
+            return VerifyOutcome.unverifiable(gold_reading.reason or "unreadable ground truth")
+        pred_reading = read_single_number(refine_answer(answer_text))
+        gold_num = gold_reading.number
+        if pred_reading.number is None:
+            return VerifyOutcome.wrong(
+                pred_reading.reason or "no number", gold=_fmt(gold_num.value)
+            )
+        pred_num = pred_reading.number
+        places = _gold_places(gold)
+        hit = any(
+            self._close(p, g, places) for p in _readings(pred_num) for g in _readings(gold_num)
+        )
+        return VerifyOutcome.ok(
+            1.0 if hit else 0.0,
+            pred=_fmt(pred_num.value) + ("%" if pred_num.percent else ""),
+            gold=_fmt(gold_num.value) + ("%" if gold_num.percent else ""),
+        )
+
+
+class MraParams(BaseModel):
+    """Parameters of the ``mra`` verifier."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: Gold 0 has no relative error: ``exact`` scores 1 only for exactly 0.
+    zero_gold: Literal["exact"] = "exact"
+    #: Count a relative error exactly on a threshold (``<=``, as VSI-Bench's released scorer
+    #: does); ``False`` uses the strict ``<`` of the paper's formula.
+    inclusive: bool = True
+
+
+#: 1 - θ for θ in {0.50, 0.55, ..., 0.95}, as exact fractions.
+MRA_MARGINS: tuple[Fraction, ...] = tuple(Fraction(50 - 5 * k, 100) for k in range(10))
+
+
+def mean_relative_accuracy(pred: Fraction, gold: Fraction, *, inclusive: bool = False) -> float:
+    """MRA = mean over θ ∈ {0.50, …, 0.95} of ``|pred − gold| / |gold| < 1 − θ``, exactly.
+
+    Exact rational arithmetic, so a relative error of exactly ``1 − θ`` is decided by the
+    comparison alone, never by float noise (EasyVideoR1 accumulates float thresholds and adds
+    ``1e-8``). The verifier counts boundaries (``inclusive=True``, ``<=``) by default; the strict
+    form is available. Gold 0: 1.0 when ``pred == 0``, else 0.0.
+
+    Example:
+        >>> [mean_relative_accuracy(Fraction(p), Fraction(10)) for p in (10, 11, 12, 14, 15, 16)]
+        [1.0, 0.8, 0.6, 0.2, 0.0, 0.0]
+        >>> [mean_relative_accuracy(Fraction(p), Fraction(10), inclusive=True) for p in (11, 15)]
+        [0.9, 0.1]
+    """
+    if gold == 0:
+        return 1.0 if pred == 0 else 0.0
+    if pred == gold:
+        return 1.0
+    # θ_k = 0.50 + 0.05·k passes when rel < 1 − θ_k, i.e. k < 10 − 20·rel: count those k
+    # in 0..9 in closed form, exactly (Fraction floor/ceil), instead of ten comparisons.
+    x = 10 - 20 * (abs(Fraction(pred) - gold) / abs(Fraction(gold)))
+    passed = math.floor(x) + 1 if inclusive else math.ceil(x)
+    return max(0, min(len(MRA_MARGINS), passed)) / len(MRA_MARGINS)
+
+
+@register_verifier(
+    name="mra",
+    version=1,
+    problem_types=("regression", "numerical"),
+    params_model=MraParams,
+)
+class MraVerifier:
+    """Mean relative accuracy over θ ∈ {0.50, 0.55, …, 0.95} (VSI-Bench style), exact arithmetic."""
+
+    def __init__(self, params: MraParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Grade the extracted answer's single number by relative error to the gold."""
+        gold_reading = _gold_number(gold)
+        if gold_reading.number is None:
+            return VerifyOutcome.unverifiable(gold_reading.reason or "unreadable ground truth")
+        pred_reading = read_single_number(refine_answer(answer_text))
+        gold_value = gold_reading.number.value
+        if pred_reading.number is None:
+            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=_fmt(gold_value))
+        pred_value = pred_reading.number.value
+        return VerifyOutcome.ok(
+            mean_relative_accuracy(pred_value, gold_value, inclusive=self.params.inclusive),
+            pred=_fmt(pred_value),
+            gold=_fmt(gold_value),
+        )

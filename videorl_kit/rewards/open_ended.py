@@ -1,0 +1,129 @@
+"""Open-ended answers: the ``rouge`` verifier.
+
+* **Short ground truth** (at most ``short_max_words`` words, default 3): exact match of the
+  answer (its final statement, if it has one: ``The answer is: kitchen``) after normalisation
+  (case-folded, punctuation and the articles a/an/the removed, whitespace collapsed): 1 or 0.
+  ``Paris`` = ``paris.``; ``in the kitchen`` ≠ ``kitchen``.
+* **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
+  with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
+  tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
+  ``max_answer_tokens`` answer tokens (within the first :data:`MAX_ROUGE_CHARS` characters)
+  are read: an answer that long has negligible precision anyway.
+
+An empty ground truth is unverifiable; an empty answer scores 0.
+
+Example:
+    >>> v = RougeVerifier(RougeParams())
+    >>> v.score("Paris.", "paris").accuracy
+    1.0
+    >>> round(v.score("The cat leaps on the table", "A cat jumps onto the table.").accuracy, 3)
+    0.4
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.rewards.sequence import lcs_length
+from videorl_kit.rewards.text import clean_gold, normalize_text, refine_answer
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
+#: Only the first this-many characters of an answer are tokenised.
+MAX_ROUGE_CHARS = 200_000
+
+
+def rouge_tokens(text: str, limit: int | None = None) -> list[str]:
+    """Tokens as ``rouge_score`` makes them without a stemmer (lower-case ``[a-z0-9]+``).
+
+    Example:
+        >>> rouge_tokens("It's 3 o'clock, Café!")
+        ['it', 's', '3', 'o', 'clock', 'caf']
+    """
+    text = text[:MAX_ROUGE_CHARS].lower()
+    parts = _NON_TOKEN_RE.split(text, maxsplit=0 if limit is None else limit + 1)
+    if limit is not None and len(parts) > limit + 1:
+        parts = parts[: limit + 1]  # the last part is the unsplit remainder
+    tokens = [p for p in parts if p]
+    return tokens if limit is None else tokens[:limit]
+
+
+def _f_measure(overlap: int, n_pred: int, n_ref: int) -> float:
+    precision = overlap / max(n_pred, 1)
+    recall = overlap / max(n_ref, 1)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def _ngram_f(pred: Sequence[str], ref: Sequence[str], n: int) -> float:
+    pred_ngrams = Counter(tuple(pred[i : i + n]) for i in range(len(pred) - n + 1))
+    ref_ngrams = Counter(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1))
+    overlap = sum((pred_ngrams & ref_ngrams).values())
+    return _f_measure(overlap, sum(pred_ngrams.values()), sum(ref_ngrams.values()))
+
+
+def rouge_f_measures(pred: Sequence[str], ref: Sequence[str]) -> tuple[float, float, float]:
+    """ROUGE-1, ROUGE-2 and ROUGE-L F-measures of token lists (``rouge_score`` semantics).
+
+    Example:
+        >>> rouge_f_measures(["a", "b"], ["a", "b"])
+        (1.0, 1.0, 1.0)
+    """
+    r1 = _ngram_f(pred, ref, 1)
+    r2 = _ngram_f(pred, ref, 2)
+    if not pred or not ref:
+        rl = 0.0
+    else:
+        lcs = lcs_length(pred, ref)
+        rl = _f_measure(lcs, len(pred), len(ref))
+    return r1, r2, rl
+
+
+@lru_cache(maxsize=8192)
+def _gold_forms(gold: str) -> tuple[str, tuple[str, ...], int]:
+    text = clean_gold(gold)
+    norm = normalize_text(text, drop_articles=True)
+    return norm, tuple(rouge_tokens(text)), len(text.split())
+
+
+class RougeParams(BaseModel):
+    """Parameters of the ``rouge`` verifier."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: Ground truths with at most this many words are graded by exact match (1/0).
+    short_max_words: int = Field(default=3, ge=0)
+    #: Answer tokens read for ROUGE (the rest is ignored).
+    max_answer_tokens: int = Field(default=4096, ge=1)
+
+
+@register_verifier(name="rouge", version=1, problem_types=("open_ended",), params_model=RougeParams)
+class RougeVerifier:
+    """Exact match for short answers, else mean ROUGE-1/2/L F-measure (no stemming)."""
+
+    def __init__(self, params: RougeParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Grade free text: exact match for short golds, ROUGE otherwise."""
+        gold_norm, gold_tokens, gold_words = _gold_forms(gold)
+        if not gold_norm and not gold_tokens:
+            return VerifyOutcome.unverifiable("empty ground truth")
+        if gold_words <= self.params.short_max_words:
+            if len(answer_text) > 20 * (len(gold_norm) + 20):
+                return VerifyOutcome.wrong("answer much longer than the short ground truth")
+            pred_norm = normalize_text(refine_answer(answer_text), drop_articles=True)
+            return VerifyOutcome.ok(
+                1.0 if pred_norm == gold_norm else 0.0,
+                mode="exact",
+                pred=pred_norm[:200],
+                gold=gold_norm,
+            )
+        pred_tokens = rouge_tokens(answer_text, limit=self.params.max_answer_tokens)
+        r1, r2, rl = rouge_f_measures(pred_tokens, gold_tokens)
+        return VerifyOutcome.ok((r1 + r2 + rl) / 3, mode="rouge", rouge1=r1, rouge2=r2, rougeL=rl)

@@ -1,0 +1,168 @@
+"""Critic / preference: the ``preference`` verifier (``Response 1`` / ``Response 2`` / ``Tie``).
+
+Labels: ``Response 1`` (also ``Response A``, ``Response one``, ``the first response``, ``1``,
+``A``), ``Response 2`` (``B``, ``second``), ``Tie`` (``tie``, ``a tie``, ``draw``, ``equally
+good``, ``both are equally ...``, ``equal quality``, ``neither is better``).
+
+Reading a judgement (after the final-statement refinement):
+
+1. The whole answer is a label: that label.
+2. Otherwise *claims* are collected: preferences (``Response 1 is better``, ``I prefer
+   Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2) and tie statements.
+   Exactly one preferred response and no tie statement: that response. Only tie statements:
+   ``Tie`` (``Response 1 and Response 2 are equally good`` is an unambiguous tie).
+3. No claims: a leading label ending its sentence (``Response 1. Response 2 has errors.``)
+   counts; anything else that mentions both responses without a clear choice
+   (``Response 1 and Response 2``, ``Response 1, Response 2``) is a hedge and scores 0, as are
+   contradicting claims.
+
+Example:
+    >>> v = PreferenceVerifier(PreferenceParams())
+    >>> v.score("Response 1", "Response A").accuracy
+    1.0
+    >>> v.score("Response 1 is better than Response 2.", "Response 1").accuracy
+    1.0
+    >>> v.score("Response 1 and Response 2 are equally good", "Tie").accuracy
+    1.0
+    >>> v.score("Response 1 and Response 2", "Response 1").details["reason"]
+    'mentions both responses without a clear choice'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict
+
+from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.extract import clean_answer
+from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.rewards.text import clean_gold, refine_answer
+
+#: Only this many leading characters of a judgement are read.
+MAX_PREFERENCE_CHARS = 1000
+
+_R1 = (
+    r"(?:response|assistant)\s{0,3}(?:#\s{0,2})?(?:1|a|one)\b"
+    r"|(?:answer|output|candidate)\s{0,3}(?:#\s{0,2})?(?:1|one)\b"
+    r"|(?:the\s{1,3})?first\s{1,3}(?:response|answer|one)\b"
+)
+_R2 = (
+    r"(?:response|assistant)\s{0,3}(?:#\s{0,2})?(?:2|b|two)\b"
+    r"|(?:answer|output|candidate)\s{0,3}(?:#\s{0,2})?(?:2|two)\b"
+    r"|(?:the\s{1,3})?second\s{1,3}(?:response|answer|one)\b"
+)
+_R1_RE = re.compile(_R1, re.IGNORECASE)
+_MENTION_RE = re.compile(rf"(?P<r1>{_R1})|(?P<r2>{_R2})", re.IGNORECASE)
+_BETTER = (
+    r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
+    r"(?:better|superior|preferred|preferable|stronger"
+    r"|the\s{1,3}better(?:\s{1,3}(?:one|response))?)"
+    r"|wins\b|is\s{1,3}the\s{1,3}winner"
+)
+_WORSE = (
+    r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
+    r"(?:worse|inferior|weaker)"
+)
+_CLAIM_RE = re.compile(
+    rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE}))"
+    rf"|\b(?:prefer|choose|select|pick|go\s{{1,3}}with)\s{{1,3}}(?P<object>{_R1}|{_R2})",
+    re.IGNORECASE,
+)
+_TIE_RE = re.compile(
+    r"\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
+    r"|\bneither\b[^.\n]{0,40}\bbetter\b|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b",
+    re.IGNORECASE,
+)
+_EXACT_LABELS = {
+    **dict.fromkeys(["1", "a", "first", "one"], "1"),
+    **dict.fromkeys(["2", "b", "second", "two"], "2"),
+    **dict.fromkeys(["tie", "a tie", "its a tie", "it is a tie", "draw", "equal"], "tie"),
+}
+_LEADING_RE = re.compile(
+    rf"\s{{0,3}}(?:(?P<r1>{_R1})|(?P<r2>{_R2})|(?P<tie>tie\b))(?P<rest>.*)", re.I | re.S
+)
+_NON_WORD_RE = re.compile(r"[^\w\s]")
+_LABEL_PREFIX_RE = re.compile(r"^(?:response|answer|option|assistant)\s{1,3}")
+
+
+def _side(label: str) -> str:
+    return "1" if _R1_RE.fullmatch(label) else "2"
+
+
+def parse_preference(text: str) -> tuple[str | None, str | None]:
+    """``("1" | "2" | "tie", None)`` or ``(None, reason)`` for a judgement.
+
+    Example:
+        >>> parse_preference("I prefer the second response.")
+        ('2', None)
+        >>> parse_preference("Response 2 is worse.")
+        ('1', None)
+    """
+    text = clean_answer(text[:MAX_PREFERENCE_CHARS])
+    if not text:
+        return None, "empty answer"
+    simple = _LABEL_PREFIX_RE.sub("", _NON_WORD_RE.sub("", text[:64].casefold()).strip())
+    if simple in _EXACT_LABELS:
+        return _EXACT_LABELS[simple], None
+    preferred: set[str] = set()
+    for m in _CLAIM_RE.finditer(text):
+        if m.group("subject"):
+            side = _side(m.group("subject"))
+            preferred.add(side if m.group("better") else ("2" if side == "1" else "1"))
+        else:
+            preferred.add(_side(m.group("object")))
+    tie = _TIE_RE.search(text) is not None
+    if preferred and tie:
+        return None, "both a preference and a tie"
+    if len(preferred) > 1:
+        return None, "prefers both responses"
+    if preferred:
+        return preferred.pop(), None
+    if tie:
+        return "tie", None
+    mentioned = {("1" if m.group("r1") else "2") for m in _MENTION_RE.finditer(text)}
+    lead = _LEADING_RE.match(text)
+    if lead and lead.group("tie"):
+        return ("tie", None) if not mentioned else (None, "unclear judgement")
+    if lead and not lead.group("tie"):
+        side = "1" if lead.group("r1") else "2"
+        rest = lead.group("rest").lstrip(" \t*")
+        if not rest or rest[0] in ".:;!\n)" or (len(mentioned) == 1 and not rest[0].isalnum()):
+            return side, None
+    if len(mentioned) > 1:
+        return None, "mentions both responses without a clear choice"
+    return None, "no judgement found"
+
+
+@lru_cache(maxsize=1024)
+def _gold_label(gold: str) -> tuple[str | None, str]:
+    value, reason = parse_preference(clean_gold(gold))
+    return value, ("" if value else f"ground truth is not Response 1/2/Tie: {reason}")
+
+
+class PreferenceParams(BaseModel):
+    """Parameters of the ``preference`` verifier (none)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@register_verifier(
+    name="preference", version=1, problem_types=("critic",), params_model=PreferenceParams
+)
+class PreferenceVerifier:
+    """1 when the judgement (Response 1 / Response 2 / Tie) equals the gold; hedges 0."""
+
+    def __init__(self, params: PreferenceParams) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
+        """Grade a critic's judgement."""
+        gold_value, why = _gold_label(gold)
+        if gold_value is None:
+            return VerifyOutcome.unverifiable(why)
+        pred, reason = parse_preference(refine_answer(answer_text))
+        if pred is None:
+            return VerifyOutcome.wrong(reason or "no judgement", gold=gold_value)
+        return VerifyOutcome.ok(1.0 if pred == gold_value else 0.0, pred=pred, gold=gold_value)

@@ -1,0 +1,366 @@
+"""Versioned registry of verifiers: ``(name, version) -> VerifierInfo``.
+
+Built-in verifiers are registered lazily: their module is imported the first time one of their
+names is asked for (so a module that fails to import breaks only its own verifier). Third-party
+verifiers load through the entry-point group ``videorl_kit.verifiers``; an entry point's *name*
+is the verifier name and its *value* points at the decorated class (``pkg.module:MyVerifier``)
+or at a module that registers on import.
+
+Example:
+    >>> from videorl_kit.rewards.registry import get_verifier, default_verifier_name
+    >>> default_verifier_name("numerical")
+    'numeric'
+    >>> info = get_verifier("numeric", version=1)
+    >>> info.name, info.version
+    ('numeric', 1)
+    >>> info.create({"abs_tol": 0.5}).score("3.4", "3").accuracy
+    1.0
+    >>> try:
+    ...     get_verifier("numric")
+    ... except UnknownVerifierError as exc:
+    ...     print(str(exc)[:56])
+    unknown verifier 'numric'; did you mean 'numeric'? avail
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib
+import importlib.metadata
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.rewards.base import NoParams, Verifier
+
+ENTRY_POINT_GROUP = "videorl_kit.verifiers"
+
+#: Built-in verifiers: (name, version) -> "module" or "module:attr", imported on first use.
+BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
+    ("choice", 1): "videorl_kit.rewards.choice",
+    ("numeric", 1): "videorl_kit.rewards.numeric",
+    ("mra", 1): "videorl_kit.rewards.numeric",
+    ("boolean", 1): "videorl_kit.rewards.boolean",
+    ("temporal_iou", 1): "videorl_kit.rewards.grounding",
+    ("box_iou", 1): "videorl_kit.rewards.grounding",
+    ("spatiotemporal_iou", 1): "videorl_kit.rewards.grounding",
+    ("tracking_iou", 1): "videorl_kit.rewards.grounding",
+    ("wer", 1): "videorl_kit.rewards.ocr",
+    ("rouge", 1): "videorl_kit.rewards.open_ended",
+    ("math", 1): "videorl_kit.rewards.math",
+    ("code_exec", 1): "videorl_kit.rewards.code:CodeExecVerifier",
+    ("preference", 1): "videorl_kit.rewards.preference",
+}
+
+#: The verifier a problem type uses when a spec names none.
+DEFAULT_VERIFIERS: dict[ProblemType, str] = {
+    ProblemType.MULTIPLE_CHOICE: "choice",
+    ProblemType.NUMERICAL: "numeric",
+    ProblemType.REGRESSION: "mra",
+    ProblemType.BOOLEAN: "boolean",
+    ProblemType.TEMPORAL_GROUNDING: "temporal_iou",
+    ProblemType.SPATIAL_GROUNDING: "box_iou",
+    ProblemType.SPATIOTEMPORAL_GROUNDING: "spatiotemporal_iou",
+    ProblemType.TRACKING: "tracking_iou",
+    ProblemType.OCR: "wer",
+    ProblemType.OPEN_ENDED: "rouge",
+    ProblemType.MATH: "math",
+    ProblemType.CODE: "code_exec",
+    ProblemType.CRITIC: "preference",
+}
+
+
+class UnknownVerifierError(LookupError):
+    """No verifier with that name/version; the message suggests close names."""
+
+    def __str__(self) -> str:  # LookupError would repr() a single argument
+        return str(self.args[0]) if self.args else ""
+
+
+class VerifierLoadError(UnknownVerifierError):
+    """The verifier is known but its module (or entry point) failed to import."""
+
+
+class VerifierParamsError(ValueError):
+    """Params given for a verifier do not match its params model."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierInfo:
+    """Registry entry of one verifier version.
+
+    ``factory(params_model_instance)`` builds a :class:`~videorl_kit.rewards.base.Verifier`;
+    use :meth:`create` to validate raw params and build in one step.
+
+    Example:
+        >>> info = get_verifier("choice")
+        >>> sorted(info.problem_types)
+        [<ProblemType.MULTIPLE_CHOICE: 'multiple_choice'>]
+        >>> info.create().score("B", "B").accuracy
+        1.0
+    """
+
+    name: str
+    version: int
+    problem_types: frozenset[ProblemType]
+    params_model: type[BaseModel]
+    description: str
+    factory: Callable[[Any], Verifier]
+
+    def validate_params(self, params: Mapping[str, Any] | BaseModel | None = None) -> BaseModel:
+        """Validate ``params`` against :attr:`params_model`; raises :class:`VerifierParamsError`.
+
+        Example:
+            >>> get_verifier("numeric").validate_params({"abs_tol": 1}).abs_tol
+            1.0
+        """
+        if isinstance(params, self.params_model):
+            return params
+        if isinstance(params, BaseModel):
+            params = params.model_dump()
+        try:
+            return self.params_model.model_validate(dict(params or {}))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(params)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise VerifierParamsError(
+                f"invalid params for verifier {self.name!r} v{self.version}: {problems}"
+            ) from None
+
+    def create(self, params: Mapping[str, Any] | BaseModel | None = None) -> Verifier:
+        """Validate ``params`` and build a verifier instance."""
+        return self.factory(self.validate_params(params))
+
+
+_lock = threading.RLock()
+_registry: dict[tuple[str, int], VerifierInfo] = {}
+_load_errors: dict[tuple[str, int], str] = {}
+_loaded_entry_points: set[tuple[str, str]] = set()
+
+_C = TypeVar("_C")
+
+
+def _first_doc_line(obj: object) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
+
+
+def register_verifier(
+    *,
+    name: str,
+    version: int,
+    problem_types: Iterable[ProblemType | str],
+    params_model: type[BaseModel] = NoParams,
+    description: str | None = None,
+) -> Callable[[_C], _C]:
+    """Class decorator registering a verifier under ``(name, version)``.
+
+    The class's ``__init__`` takes one instance of ``params_model``. The description defaults to
+    the first line of the class docstring. Registering a different class under a taken
+    ``(name, version)`` raises ``ValueError``; re-registering the same class (re-import) is fine.
+
+    Example:
+        >>> from videorl_kit.rewards.base import NoParams, VerifyOutcome
+        >>> @register_verifier(name="doc_always_one", version=1, problem_types=["open_ended"])
+        ... class AlwaysOne:
+        ...     '''Scores every answer 1 (documentation example).'''
+        ...     def __init__(self, params: NoParams) -> None:
+        ...         self.params = params
+        ...     def score(self, answer_text, gold, options=None):
+        ...         return VerifyOutcome.ok(1.0)
+        >>> get_verifier("doc_always_one").description
+        'Scores every answer 1 (documentation example).'
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError("verifier name must be a non-empty string")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"verifier {name!r}: version must be an integer >= 1, got {version!r}")
+    types = frozenset(canonical_problem_type(str(t)) for t in problem_types)
+    if not (isinstance(params_model, type) and issubclass(params_model, BaseModel)):
+        raise ValueError(f"verifier {name!r}: params_model must be a pydantic BaseModel class")
+
+    def decorate(cls: _C) -> _C:
+        info = VerifierInfo(
+            name=name,
+            version=version,
+            problem_types=types,
+            params_model=params_model,
+            description=description or _first_doc_line(cls),
+            factory=cls,  # type: ignore[arg-type]
+        )
+        _add(info)
+        cls.__verifier_info__ = info  # type: ignore[attr-defined]
+        return cls
+
+    return decorate
+
+
+def _same_origin(a: object, b: object) -> bool:
+    return (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
+        getattr(b, "__module__", None),
+        getattr(b, "__qualname__", None),
+    )
+
+
+def _add(info: VerifierInfo) -> None:
+    key = (info.name, info.version)
+    with _lock:
+        existing = _registry.get(key)
+        if existing is not None and not _same_origin(existing.factory, info.factory):
+            raise ValueError(
+                f"verifier {info.name!r} v{info.version} is already registered by "
+                f"{existing.factory.__module__}.{getattr(existing.factory, '__qualname__', '?')}"
+            )
+        _registry[key] = info
+        _load_errors.pop(key, None)
+
+
+def _import_target(target: str) -> object:
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr) if attr else module
+
+
+def _ensure_builtin(name: str) -> None:
+    """Import the modules of built-in verifiers called ``name`` (once; errors remembered)."""
+    for (bname, bversion), target in BUILTIN_VERIFIERS.items():
+        key = (bname, bversion)
+        if bname != name or key in _registry or key in _load_errors:
+            continue
+        try:
+            _register_loaded(_import_target(target))
+        except Exception as exc:  # a broken module must only break its own verifier
+            _load_errors[key] = f"{type(exc).__name__}: {exc}"
+            continue
+        if key not in _registry:
+            _load_errors[key] = f"{target} did not register verifier {bname!r} v{bversion}"
+
+
+def _register_loaded(obj: object) -> None:
+    """Register what an entry point or placeholder loaded (module, class or VerifierInfo)."""
+    if isinstance(obj, VerifierInfo):
+        _add(obj)
+        return
+    info = getattr(obj, "__verifier_info__", None)
+    if isinstance(info, VerifierInfo):
+        _add(info)
+        return
+    if not hasattr(obj, "__path__") and not hasattr(obj, "__file__"):  # not a module
+        raise TypeError(
+            f"{obj!r} is neither a module nor a class decorated with @register_verifier"
+        )
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _ensure_entry_points(name: str | None) -> None:
+    """Load entry points named ``name`` (all of them when ``name`` is None)."""
+    for ep in _entry_points():
+        if name is not None and ep.name != name:
+            continue
+        ident = (ep.name, ep.value)
+        if ident in _loaded_entry_points:
+            continue
+        _loaded_entry_points.add(ident)
+        try:
+            _register_loaded(ep.load())
+        except Exception as exc:
+            _load_errors[(ep.name, 0)] = f"entry point {ep.name} = {ep.value}: {exc}"
+
+
+def _known_names() -> set[str]:
+    names = {n for n, _ in _registry} | {n for n, _ in BUILTIN_VERIFIERS}
+    with contextlib.suppress(Exception):  # broken metadata must not hide built-in names
+        names |= {ep.name for ep in _entry_points()}
+    return names
+
+
+def get_verifier(name: str, version: int | None = None) -> VerifierInfo:
+    """Return the registered :class:`VerifierInfo`; ``version=None`` means the highest version.
+
+    Raises :class:`UnknownVerifierError` (with "did you mean ...") for an unknown name or
+    version, :class:`VerifierLoadError` when the verifier's module fails to import.
+
+    Example:
+        >>> sorted(get_verifier("mra").problem_types)
+        [<ProblemType.NUMERICAL: 'numerical'>, <ProblemType.REGRESSION: 'regression'>]
+    """
+    with _lock:
+        _ensure_builtin(name)
+        if not any(n == name for n, _ in _registry):
+            _ensure_entry_points(name)
+        versions = sorted(v for n, v in _registry if n == name)
+        if version is None and versions:
+            return _registry[(name, versions[-1])]
+        if version is not None and (name, version) in _registry:
+            return _registry[(name, version)]
+        load_error = _load_errors.get((name, version or 1)) or _load_errors.get((name, 0))
+        if load_error:
+            raise VerifierLoadError(f"verifier {name!r} failed to load: {load_error}")
+        if versions:
+            raise UnknownVerifierError(
+                f"verifier {name!r} has no version {version}; "
+                f"available versions: {', '.join(map(str, versions))}"
+            )
+        known = sorted(_known_names())
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+        raise UnknownVerifierError(
+            f"unknown verifier {name!r}; {hint}available: {', '.join(known)}"
+        )
+
+
+def default_verifier_name(problem_type: ProblemType | str) -> str:
+    """Name of the verifier a problem type uses by default (aliases accepted).
+
+    Example:
+        >>> default_verifier_name("multiple choice")
+        'choice'
+    """
+    return DEFAULT_VERIFIERS[canonical_problem_type(str(problem_type))]
+
+
+def verifier_infos() -> list[VerifierInfo]:
+    """Every loadable verifier (built-ins and entry points), sorted by name and version.
+
+    Verifiers whose module fails to import are left out; :func:`load_errors` says why.
+
+    Example:
+        >>> [(i.name, i.version) for i in verifier_infos() if i.name == "mra"]
+        [('mra', 1)]
+    """
+    with _lock:
+        for bname, _ in BUILTIN_VERIFIERS:
+            _ensure_builtin(bname)
+        _ensure_entry_points(None)
+        return [_registry[k] for k in sorted(_registry)]
+
+
+def available_verifiers() -> dict[str, list[int]]:
+    """Loadable verifier names mapped to their versions (``name in available_verifiers()``).
+
+    Example:
+        >>> available_verifiers()["numeric"]
+        [1]
+        >>> "numeric" in available_verifiers()
+        True
+    """
+    names: dict[str, list[int]] = {}
+    for info in verifier_infos():
+        names.setdefault(info.name, []).append(info.version)
+    return names
+
+
+def load_errors() -> dict[str, str]:
+    """Why verifiers failed to load, as ``{"name vN": message}`` (``v0``: an entry point)."""
+    with _lock:
+        return {f"{n} v{v}": msg for (n, v), msg in sorted(_load_errors.items())}

@@ -1,0 +1,70 @@
+"""The outcome of scoring one response: :class:`RewardResult`.
+
+Example:
+    >>> r = RewardResult(accuracy=1.0, format=0.0, overall=0.9, status="ok", details={})
+    >>> r.to_dict()["overall"]
+    0.9
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from videorl_kit.rewards.base import STATUS_OK, STATUS_UNVERIFIABLE, Status, clamp01
+
+
+@dataclass(frozen=True, slots=True)
+class RewardResult:
+    """Accuracy, format and combined reward of one response, plus an explanation.
+
+    * ``accuracy``, ``format``, ``overall``: floats in [0, 1];
+      ``overall = w_acc * accuracy + w_fmt * format``.
+    * ``status``: ``"ok"`` (graded) or ``"unverifiable"`` (the ground truth could not be read;
+      accuracy and overall are then 0 and the sample carries no training signal: mask it).
+    * ``details``: the extracted answer, parsed prediction and gold, ``reason`` for a 0,
+      ``error`` when something unexpected happened, the verifier name and version.
+
+    Example:
+        >>> RewardResult.unverifiable("gold is not a number", format=1.0).overall
+        0.0
+    """
+
+    accuracy: float
+    format: float
+    overall: float
+    status: Status = STATUS_OK
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not (
+            0.0 <= self.accuracy <= 1.0 and 0.0 <= self.format <= 1.0 and 0.0 <= self.overall <= 1.0
+        ):
+            raise ValueError(
+                "RewardResult accuracy, format and overall must be in [0, 1], got "
+                f"{self.accuracy!r}, {self.format!r}, {self.overall!r}"
+            )
+        if self.status not in (STATUS_OK, STATUS_UNVERIFIABLE):
+            raise ValueError(f"RewardResult.status must be 'ok' or 'unverifiable': {self.status}")
+        if self.status == STATUS_UNVERIFIABLE and self.accuracy != 0.0:
+            raise ValueError("an unverifiable RewardResult must have accuracy 0")
+
+    @classmethod
+    def unverifiable(cls, reason: str, *, format: float = 0.0, **details: Any) -> RewardResult:
+        """An unverifiable result (accuracy 0, overall 0) with ``details["reason"]``."""
+        return cls(0.0, clamp01(format), 0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict for JSON output (``details`` copied shallowly).
+
+        Example:
+            >>> sorted(RewardResult(1.0, 1.0, 1.0).to_dict())
+            ['accuracy', 'details', 'format', 'overall', 'status']
+        """
+        return {
+            "accuracy": self.accuracy,
+            "format": self.format,
+            "overall": self.overall,
+            "status": self.status,
+            "details": dict(self.details),
+        }

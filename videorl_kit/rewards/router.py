@@ -1,0 +1,310 @@
+"""From a problem type (or a spec) to a reward function: extraction → verifier → RewardResult.
+
+A :class:`RewardFunction` is picklable (plain attributes), thread-safe (no mutable state) and
+deterministic. It never raises on model output: a verifier bug on a response becomes accuracy 0
+with ``details["error"]``; an unreadable ground truth becomes status ``unverifiable``.
+
+Example:
+    >>> fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
+    >>> r = fn("<think>3 cats and 2 dogs</think><answer>5.4</answer>", "5")
+    >>> r.accuracy, r.format, r.overall, r.status
+    (1.0, 1.0, 1.0, 'ok')
+    >>> fn("<answer>5</answer>", "five or six").status
+    'unverifiable'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from pydantic import BaseModel
+
+from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
+from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
+from videorl_kit.rewards.format import FORMAT_RULES, check_format
+from videorl_kit.rewards.registry import default_verifier_name, get_verifier
+from videorl_kit.rewards.result import RewardResult
+
+VerifierArg = str | Sequence[Any] | None
+
+
+def _as_text(value: Any) -> str:
+    """Model output or ground truth as text (JSON for dicts/lists, "" for None)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, dict | list | tuple):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+def _as_options(options: Any) -> list[str] | None:
+    if options is None:
+        return None
+    if isinstance(options, str):
+        try:
+            decoded = json.loads(options)
+        except ValueError:
+            return None
+        options = decoded
+    if isinstance(options, list | tuple):
+        return [_as_text(o) for o in options] or None
+    return None
+
+
+def _check_weights(weights: Sequence[float]) -> tuple[float, float]:
+    if len(weights) != 2:
+        raise ValueError(f"weights must be (accuracy, format), got {weights!r}")
+    w_acc, w_fmt = float(weights[0]), float(weights[1])
+    if not (math.isfinite(w_acc) and math.isfinite(w_fmt)) or w_acc < 0 or w_fmt < 0:
+        raise ValueError(f"weights must be finite and >= 0, got {weights!r}")
+    if w_acc + w_fmt <= 0 or w_acc + w_fmt > 1 + 1e-9:
+        raise ValueError(f"weights must sum to a value in (0, 1], got {w_acc + w_fmt:g}")
+    return w_acc, w_fmt
+
+
+class RewardFunction:
+    """Scores responses for one problem type with one verifier, format rule and weights.
+
+    Build it with :func:`reward_function_for` or :func:`reward_function_from_spec`.
+
+    Example:
+        >>> fn = reward_function_for("boolean")
+        >>> fn("<answer>Yes, it is.</answer>", "yes").overall
+        1.0
+        >>> items = [("<answer>no</answer>", "yes"), {"response": "yes", "answer": "yes"}]
+        >>> [r.overall for r in fn.score_batch(items)]
+        [0.1, 0.9]
+    """
+
+    def __init__(
+        self,
+        problem_type: ProblemType,
+        verifier_name: str,
+        verifier_version: int,
+        params: BaseModel,
+        format_rule: str,
+        weights: tuple[float, float],
+    ) -> None:
+        info = get_verifier(verifier_name, verifier_version)
+        self.problem_type = problem_type
+        self.verifier_name = info.name
+        self.verifier_version = info.version
+        self.params = info.validate_params(params)
+        self.format_rule = format_rule
+        self.weights = weights
+        self._verifier = info.create(self.params)
+        self._tag = f"{info.name}@{info.version}"
+
+    def __repr__(self) -> str:
+        return (
+            f"RewardFunction({self.problem_type.value!r}, verifier={self._tag!r}, "
+            f"params={self.params.model_dump()!r}, format={self.format_rule!r}, "
+            f"weights={self.weights!r})"
+        )
+
+    # ------------------------------------------------------------------ scoring
+
+    def _verify(self, ex: Extraction, gold: str, options: list[str] | None) -> VerifyOutcome:
+        answer = ex.answer if ex.answer else ""
+        try:
+            outcome = self._verifier.score(answer, gold, options)
+        except Exception as exc:  # a verifier bug must not kill a training step
+            return VerifyOutcome(0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]})
+        if not isinstance(outcome, VerifyOutcome):
+            return VerifyOutcome(
+                0.0, "ok", {"error": f"verifier returned {type(outcome).__name__}"}
+            )
+        acc = outcome.accuracy
+        if not (type(acc) is float and 0.0 <= acc <= 1.0) and not (
+            isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1
+        ):
+            return VerifyOutcome(0.0, "ok", {"error": f"verifier returned accuracy {acc!r}"})
+        if outcome.status == STATUS_UNVERIFIABLE:
+            return outcome
+        if not ex.answer:  # hedge, empty answer block, empty response: never credit
+            reason = ex.reason or "no answer"
+            return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
+        return outcome
+
+    def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
+        """Score one response against its ground truth (``options`` for multiple choice)."""
+        try:
+            return self._score(response, answer, options)
+        except Exception as exc:  # defensive: extraction or formatting bug
+            return RewardResult(
+                0.0, 0.0, 0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]}
+            )
+
+    def _score(self, response: Any, answer: Any, options: Any) -> RewardResult:
+        ex = extract_answer(response if type(response) is str else _as_text(response))
+        fmt = check_format(ex, self.format_rule)
+        outcome = self._verify(
+            ex,
+            answer if type(answer) is str else _as_text(answer),
+            None if options is None else _as_options(options),
+        )
+        extracted = ex.answer
+        if extracted is not None and len(extracted) > 200:
+            extracted = shorten(extracted, 200)
+        details: dict[str, Any] = {
+            "verifier": self._tag,
+            "extracted": extracted,
+            "source": ex.source,
+        }
+        if fmt.reason:
+            details["format_reason"] = fmt.reason
+        if outcome.details:
+            details.update(outcome.details)
+        if outcome.status == STATUS_UNVERIFIABLE:
+            return RewardResult(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
+        w_acc, w_fmt = self.weights
+        overall = w_acc * outcome.accuracy + w_fmt * fmt.score
+        if not 0.0 <= overall <= 1.0:
+            overall = clamp01(overall)
+        return RewardResult(outcome.accuracy, fmt.score, overall, "ok", details)
+
+    def score_batch(
+        self, items: Iterable[Mapping[str, Any] | Sequence[Any]], *, max_workers: int = 1
+    ) -> list[RewardResult]:
+        """Score many items, results in input order.
+
+        Items are mappings with ``response``, ``answer`` and optional ``options``, or tuples
+        ``(response, answer[, options])``. ``max_workers > 1`` scores in a thread pool (useful
+        for ``code_exec`` and ``math``, whose work happens outside the GIL or in subprocesses).
+
+        Example:
+            >>> fn = reward_function_for("multiple_choice")
+            >>> [r.accuracy for r in fn.score_batch([("<answer>B</answer>", "B"), ("A or B", "B")])]
+            [1.0, 0.0]
+        """
+        rows = [self._unpack(item) for item in items]
+        if max_workers <= 1 or len(rows) <= 1:
+            return [self(*row) for row in rows]
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:
+            return list(pool.map(lambda row: self(*row), rows))
+
+    @staticmethod
+    def _unpack(item: Mapping[str, Any] | Sequence[Any]) -> tuple[Any, Any, Any]:
+        if isinstance(item, Mapping):
+            return item.get("response"), item.get("answer"), item.get("options")
+        if isinstance(item, Sequence) and not isinstance(item, str) and 2 <= len(item) <= 3:
+            return item[0], item[1], item[2] if len(item) == 3 else None
+        return None, None, None
+
+    # ------------------------------------------------------------------ explanation
+
+    def explain(self, response: Any, answer: Any, options: Any = None) -> dict[str, Any]:
+        """Every step for one input: extraction, format check, verifier outcome, scores.
+
+        Example:
+            >>> steps = reward_function_for("mcq").explain("A man enters. The answer is (C).", "C")
+            >>> steps["extraction"]["answer"], steps["result"]["accuracy"]
+            ('(C)', 1.0)
+        """
+        text = _as_text(response)
+        ex = extract_answer(text)
+        fmt = check_format(ex, self.format_rule)
+        result = self(response, answer, options)
+        return {
+            "problem_type": self.problem_type.value,
+            "verifier": self._tag,
+            "params": self.params.model_dump(),
+            "format_rule": self.format_rule,
+            "weights": {"accuracy": self.weights[0], "format": self.weights[1]},
+            "raw": shorten(text, 2000),
+            "extraction": ex.steps(),
+            "format": {"score": fmt.score, "reason": fmt.reason},
+            "gold": shorten(_as_text(answer), 500),
+            "options": _as_options(options),
+            "result": result.to_dict(),
+        }
+
+
+def _verifier_triple(
+    problem_type: ProblemType, verifier: VerifierArg
+) -> tuple[str, int | None, Any]:
+    if verifier is None:
+        return default_verifier_name(problem_type), None, None
+    if isinstance(verifier, str):
+        return verifier, None, None
+    parts = list(verifier)
+    if not 1 <= len(parts) <= 3 or not isinstance(parts[0], str):
+        raise ValueError(f"verifier must be (name, version, params), got {verifier!r}")
+    parts += [None] * (3 - len(parts))
+    return parts[0], parts[1], parts[2]
+
+
+def reward_function_for(
+    problem_type: ProblemType | str,
+    verifier: VerifierArg = None,
+    format_rule: str = "answer_tag",
+    weights: Sequence[float] = (0.9, 0.1),
+) -> RewardFunction:
+    """Build the reward function for a problem type (aliases accepted).
+
+    ``verifier`` is ``(name, version, params)`` (version None = latest, params a dict or the
+    verifier's params model), a bare name, or None for the type's default verifier.
+    Configuration errors (unknown type/verifier/format rule, bad params or weights, a verifier
+    that does not handle the type) raise ``ValueError`` (``UnknownVerifierError`` is a
+    ``LookupError``) at build time, never while scoring.
+
+    Example:
+        >>> reward_function_for("regression").verifier_name
+        'mra'
+        >>> reward_function_for("ocr", format_rule="none")("Hello world", "hello world").overall
+        1.0
+    """
+    ptype = canonical_problem_type(str(problem_type))
+    name, version, params = _verifier_triple(ptype, verifier)
+    info = get_verifier(name, version)
+    if ptype not in info.problem_types:
+        handled = ", ".join(sorted(t.value for t in info.problem_types))
+        raise ValueError(
+            f"verifier {info.name!r} does not handle problem type {ptype.value!r} "
+            f"(it handles: {handled})"
+        )
+    if format_rule not in FORMAT_RULES:
+        raise ValueError(
+            f"unknown format rule {format_rule!r}; valid rules: {', '.join(FORMAT_RULES)}"
+        )
+    return RewardFunction(
+        ptype,
+        info.name,
+        info.version,
+        info.validate_params(params),
+        format_rule,
+        _check_weights(weights),
+    )
+
+
+def reward_function_from_spec(spec: Any) -> RewardFunction:
+    """Build the reward function a task spec declares (attribute access only).
+
+    Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params``, ``spec.reward.format``
+    and ``spec.reward.weights.accuracy/.format``; a missing ``verifier`` or ``reward`` means the
+    defaults.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> spec = NS(problem_type="numerical",
+        ...           verifier=NS(name="numeric", version=1, params={"abs_tol": 1}),
+        ...           reward=NS(format="none", weights=NS(accuracy=1.0, format=0.0)))
+        >>> reward_function_from_spec(spec)("about 11", "12").overall
+        1.0
+    """
+    ref = getattr(spec, "verifier", None)
+    verifier = None if ref is None else (ref.name, ref.version, getattr(ref, "params", None))
+    reward = getattr(spec, "reward", None)
+    format_rule = "answer_tag" if reward is None else reward.format
+    weights = (0.9, 0.1) if reward is None else (reward.weights.accuracy, reward.weights.format)
+    return reward_function_for(spec.problem_type, verifier, format_rule, weights)
