@@ -24,6 +24,8 @@ run: install
 	$(KIT) build-cache task_specs/*.yaml --store $(STORE)
 
 test: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	CI=$${CI:-true} $(PY) -m pytest -q
 
 lint: install

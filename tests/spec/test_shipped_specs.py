@@ -52,7 +52,9 @@ def test_prompt_snapshot(path, synth_dir):
     snapshot = SNAPSHOTS / f"{spec.id}.txt"
     if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not snapshot.exists():
         if os.environ.get("CI") and not snapshot.exists():
-            pytest.fail(f"missing snapshot {snapshot}; run UPDATE_SNAPSHOTS=1 locally and commit it")
+            pytest.fail(
+                f"missing snapshot {snapshot}; run UPDATE_SNAPSHOTS=1 locally and commit it"
+            )
         SNAPSHOTS.mkdir(exist_ok=True)
         snapshot.write_text(prompt)
     assert prompt == snapshot.read_text()
