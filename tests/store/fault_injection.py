@@ -14,6 +14,7 @@ from videorl_kit.store.worker import DecodeResult, DecodeTask, decode_task, run_
 
 CRASH_MARKER = "crash"
 RAISE_MARKER = "raise"
+HANG_MARKER = "hang"
 
 
 def segfault_on_marker(task: DecodeTask) -> DecodeResult:
@@ -37,4 +38,15 @@ def raise_on_marker(task: DecodeTask) -> DecodeResult:
 def slow_decode(task: DecodeTask) -> DecodeResult:
     """The real decode, 0.4 s slower (gives a crash test time to kill a build mid-way)."""
     time.sleep(0.4)
+    return decode_task(task)
+
+
+def hang_on_marker(task: DecodeTask) -> DecodeResult:
+    """Never return (sleep forever) when decoding a file whose name contains ``hang``.
+
+    Models a decoder stuck in a loop or on a read: the process stays alive and silent.
+    """
+    if HANG_MARKER in os.path.basename(task.source_uri):
+        while True:
+            time.sleep(3600)
     return decode_task(task)

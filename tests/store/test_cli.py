@@ -37,11 +37,12 @@ def test_build_cache_json_summary(spec_dir: Path, tmp_path: Path) -> None:
     assert (summary["n_input"], summary["n_ok"], summary["n_failed"]) == (2, 1, 1)
     assert summary["n_input"] == summary["n_ok"] + summary["n_failed"] + summary["n_skipped"]
     assert summary["invariant_holds"] is True
+    assert summary["item_timeout_s"] == 300.0  # the default per-item decode limit
 
-    again = json.loads(
-        runner.invoke(app, ["build-cache", str(spec), "--store", str(store), "--json"]).stdout
-    )
+    command = ["build-cache", str(spec), "--store", str(store), "--json", "--item-timeout", "0"]
+    again = json.loads(runner.invoke(app, command).stdout)
     assert again["n_already_cached"] == 1 and again["n_failed"] == 1
+    assert again["item_timeout_s"] is None  # 0: no limit
 
 
 def test_build_cache_human_output_prints_the_invariant(spec_dir: Path, tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.fault_injection import hang_on_marker
+from tests.store.media_factory import make_video, video_rows, write_spec
 from videorl_kit.store import build_cache
 from videorl_kit.store.tables import StoreTables
 
@@ -31,15 +32,17 @@ def table_content(store: Path) -> dict[str, list]:
 def test_ray_engine_builds_the_same_tables(spec_dir: Path, tmp_path: Path) -> None:
     import ray
 
-    spec = write_spec(
-        spec_dir, "ray-task", video_rows(["a.mp4", "b.mp4", "c.mp4", "a_copy.mp4", "zero.mp4"])
-    )
-    via_ray = build_cache([spec], tmp_path / "ray", workers=2, engine="ray")
+    make_video(spec_dir / "hang_me.mp4", seed=40, frames=8)  # its decoder never returns
+    names = ["a.mp4", "b.mp4", "c.mp4", "a_copy.mp4", "zero.mp4", "hang_me.mp4"]
+    spec = write_spec(spec_dir, "ray-task", video_rows(names))
+    options = {"workers": 2, "decode_fn": hang_on_marker, "item_timeout_s": 2}
+    via_ray = build_cache([spec], tmp_path / "ray", engine="ray", **options)
     assert not ray.is_initialized()  # the instance started for the build was shut down
-    local = build_cache([spec], tmp_path / "local", workers=2, engine="local")
+    local = build_cache([spec], tmp_path / "local", engine="local", **options)
     for name in ("n_input", "n_ok", "n_failed", "n_skipped", "n_decoded"):
         assert getattr(via_ray, name) == getattr(local, name), name
     assert via_ray.invariant_holds and via_ray.engine == "ray"
+    assert via_ray.failed_by_class == {"EmptyFileError": 1, "DecodeTimeoutError": 1}
     assert table_content(tmp_path / "ray") == table_content(tmp_path / "local")
 
     again = build_cache([spec], tmp_path / "ray", workers=2, engine="ray")

@@ -135,6 +135,50 @@ def test_store_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     assert "videorl-kit build-cache" in message
 
 
+PROVENANCE_COLUMNS = (
+    "spec_file", "spec_sha256", "spec_hub_files", "data_repo", "data_revision", "data_file",
+    "data_sha256",
+)  # fmt: skip
+
+
+def write_version_1_store(root: Path) -> None:
+    """A store as the first layout wrote it: version 1, samples without provenance columns."""
+    schemas = {
+        "frames": FRAMES_SCHEMA, "failures": FAILURES_SCHEMA, "trajectories": TRAJECTORIES_SCHEMA,
+        "samples": pa.schema([f for f in SAMPLES_SCHEMA if f.name not in PROVENANCE_COLUMNS]),
+    }  # fmt: skip
+    for name, schema in schemas.items():
+        schema = schema.with_metadata({CONFIG_SCHEMA_VERSION: "1"})
+        empty = pa.Table.from_batches([], schema=schema)
+        dataset = lance.write_dataset(empty, str(root / f"{name}.lance"), schema=schema)
+        dataset.update_config({CONFIG_SCHEMA_VERSION: "1"})
+
+
+def test_samples_record_provenance_since_version_2() -> None:
+    assert CACHE_SCHEMA_VERSION == 2
+    assert set(PROVENANCE_COLUMNS) <= set(SAMPLES_SCHEMA.names)
+    assert not SAMPLES_SCHEMA.field("spec_sha256").nullable
+
+
+def test_a_version_1_store_is_refused_for_reading_and_building(
+    tmp_path: Path, good_spec: Path
+) -> None:
+    from videorl_kit.store import FrameStore, build_cache
+
+    write_version_1_store(tmp_path / "old")
+    for attempt in (
+        lambda: FrameStore.open(tmp_path / "old"),
+        lambda: build_cache([good_spec], tmp_path / "old", workers=1),
+    ):
+        with pytest.raises(StoreMismatchError) as err:
+            attempt()
+        message = str(err.value)
+        assert "written with cache schema version 1" in message
+        assert "this videorl-kit reads version 2" in message
+        assert f"move {tmp_path / 'old'} away (or delete it) and rebuild" in message
+    assert not (tmp_path / "old" / "frames.lance" / "data").exists()  # nothing was written
+
+
 def test_missing_store_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreNotFoundError, match="not a videorl-kit store"):
         StoreTables.open(tmp_path / "nothing")

@@ -10,7 +10,9 @@ The build, step by step:
    inputs − cached keys − recorded failures (unless ``retry_failed``).
 4. Decode the to-do items (one task per distinct cache key) in N worker processes
    (``engine="local"``) or through Ray Data (``engine="ray"``), committing in bounded
-   batches (:mod:`videorl_kit.store.commit`). A worker crash fails only its own item.
+   batches (:mod:`videorl_kit.store.commit`). A worker crash fails only its own item; a
+   decode that hangs past ``item_timeout_s`` is killed with its worker (which is replaced)
+   and fails only its own item.
 5. Write the ``samples`` table, then return a :class:`BuildSummary` whose invariant
    ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
 
@@ -43,6 +45,7 @@ from videorl_kit.store.commit import (
     BatchCommitter,
     CommitEvent,
 )
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
 from videorl_kit.store.errors import BuildInvariantError
 from videorl_kit.store.inputs import (
     RULE_MALFORMED_ROW,
@@ -116,6 +119,7 @@ class BuildSummary:
     store: str = ""
     engine: str = "local"
     workers: int = 1
+    item_timeout_s: float | None = None
     n_commits: int = 0
     bytes_committed: int = 0
     frames_version: int = 0
@@ -149,6 +153,7 @@ class BuildSummary:
             "store": self.store,
             "engine": self.engine,
             "workers": self.workers,
+            "item_timeout_s": self.item_timeout_s,
             "n_commits": self.n_commits,
             "bytes_committed": self.bytes_committed,
             "frames_version": self.frames_version,
@@ -219,15 +224,22 @@ def _run_engine(
     workers: int,
     decode_fn: DecodeFn,
     mp_context: str,
+    item_timeout_s: float | None,
 ) -> Iterator[DecodeResult]:
     if engine == "local":
         from videorl_kit.store.engine_local import run_local
 
-        return run_local(tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context)
+        return run_local(
+            tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context,
+            item_timeout_s=item_timeout_s,
+        )  # fmt: skip
     if engine == "ray":
         from videorl_kit.store.engine_ray import run_ray
 
-        return run_ray(tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context)
+        return run_ray(
+            tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context,
+            item_timeout_s=item_timeout_s,
+        )  # fmt: skip
     raise UserError(f"unknown engine {engine!r}; use 'local' or 'ray'")
 
 
@@ -393,6 +405,7 @@ def build_cache(
     mp_context: str = "forkserver",
     on_commit: Callable[[CommitEvent], None] | None = None,
     rehash: bool = False,
+    item_timeout_s: float | None = DEFAULT_ITEM_TIMEOUT_S,
 ) -> BuildSummary:
     """Decode every distinct (media file, budget) of ``specs`` once into the store at ``store_dir``.
 
@@ -416,6 +429,10 @@ def build_cache(
         on_commit: called after each batch commit.
         rehash: hash every file again even when its size and mtime match a stored row (by
             default a stored content hash is reused while both are unchanged).
+        item_timeout_s: wall-clock limit for decoding one media item (None or 0: none).
+            A decoder that hangs past it is killed with its worker process, which is
+            replaced; the item fails with ``DecodeTimeoutError`` ("decode timed out after
+            S s") and, like every failure, is retried only with ``retry_failed``.
 
     Returns:
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
@@ -431,6 +448,9 @@ def build_cache(
             "mp_context 'fork' is unsafe with decoder and Lance threads; use forkserver or spawn"
         )
     workers = max(1, workers or os.cpu_count() or 1)
+    if item_timeout_s is not None and item_timeout_s < 0:
+        raise UserError(f"item timeout must be >= 0 seconds (0: no limit), not {item_timeout_s}")
+    item_timeout_s = float(item_timeout_s) if item_timeout_s else None
     inputs = collect_inputs(_load_specs(specs))
     tables = StoreTables.create(store_dir)
     build = _Build(
@@ -500,7 +520,7 @@ def build_cache(
     # decode what is left
     results = _run_engine(
         engine, list(tasks.values()), workers=workers, decode_fn=decode_fn or decode_task,
-        mp_context=mp_context,
+        mp_context=mp_context, item_timeout_s=item_timeout_s,
     )  # fmt: skip
     for result in results:
         task = result.task
@@ -566,6 +586,7 @@ def build_cache(
     summary.store = str(tables.root)
     summary.engine = engine
     summary.workers = workers
+    summary.item_timeout_s = item_timeout_s
     summary.n_commits = committer.n_commits
     summary.bytes_committed = committer.bytes_committed
     summary.frames_version = int(tables.table(FRAMES_TABLE).version)

@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from videorl_kit.errors import UserError
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -79,13 +80,24 @@ def build_cache_command(
         int,
         typer.Option("--batch-items", min=1, help="Items per commit (crash loses at most one)."),
     ] = 16,
+    item_timeout: Annotated[
+        float,
+        typer.Option(
+            "--item-timeout",
+            min=0,
+            metavar="S",
+            help="Seconds one item may take to decode; a hung decoder is killed and the "
+            "item fails (0: no limit).",
+        ),
+    ] = DEFAULT_ITEM_TIMEOUT_S,
 ) -> None:
     """Decode every distinct video/image of the specs once into a Lance store.
 
     Every input ends as ok (a frames row), failed (a failures row with the reason) or
     skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed.
     Re-running adds nothing; an interrupted build resumes where its last commit ended.
-    Failed items are retried only with --retry-failed.
+    Failed items are retried only with --retry-failed. A decode that hangs longer than
+    --item-timeout seconds is killed (its worker is replaced) and the item fails.
 
     Examples:
 
@@ -94,6 +106,8 @@ def build_cache_command(
       videorl-kit build-cache task_specs/synth-count.yaml --store cache/ --workers 4 --json
 
       videorl-kit build-cache task_specs/ --store cache/ --engine ray --retry-failed
+
+      videorl-kit build-cache task_specs/*.yaml --store cache/ --item-timeout 60
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import BuildProgress, build_cache
@@ -106,7 +120,7 @@ def build_cache_command(
     kwargs: dict[str, Any] = dict(
         workers=workers, retry_failed=retry_failed, engine=engine,
         max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
-        batch_items=batch_items, rehash=rehash,
+        batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout,
     )  # fmt: skip
     if as_json:
         summary = build_cache(paths, store, **kwargs)
@@ -175,7 +189,10 @@ def _print_summary(summary: Any) -> None:
 
 @cache_app.command("status")
 def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
-    """Show what a store holds: rows and versions per table, budgets, failures, samples.
+    """Show what a store holds: tables, budgets, failures, samples and the specs they came from.
+
+    The specs section lists each task's spec file, version and content hash, the Hub files
+    (repo, commit) it was built from and, for Hub data, the commit its rows were read at.
 
     Examples:
 
@@ -213,16 +230,41 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 task_id, *(str(counts.get(k, 0)) for k in ("ready", "media_failed", "skipped"))
             )
         console.print(samples)
+    if info["specs"]:
+        specs = Table("task", "version", "spec sha256", title="specs")
+        specs.add_column("spec from", overflow="fold")  # paths and revisions in full
+        specs.add_column("data from", overflow="fold")
+        for source in info["specs"]:
+            specs.add_row(
+                source["task_id"], str(source["spec_version"]), source["spec_sha256"][:12],
+                _spec_origin(source), _data_origin(source["data"]),
+            )  # fmt: skip
+        console.print(specs)
     failures = info["failures"]
     if failures["rows"]:
-        listing = Table(
-            "source", "error", "message", "attempts", title=f"failures ({failures['rows']})"
-        )
+        listing = Table(title=f"failures ({failures['rows']})")
+        listing.add_column("source", overflow="fold")
+        listing.add_column("error")
+        listing.add_column("message", overflow="fold")
+        listing.add_column("attempts")
         for item in failures["items"]:
             listing.add_row(
                 item["source_uri"], item["error_class"], item["message"], str(item["attempts"])
             )
         console.print(listing)
+
+
+def _spec_origin(source: dict[str, Any]) -> str:
+    """The spec file, plus each Hub file it came from as ``repo@commit:path``."""
+    hub = [f"{f.get('repo')}@{str(f.get('revision'))[:12]}:{f.get('path')}" for f in
+           source["hub_files"]]  # fmt: skip
+    return "\n".join([source["spec_file"] or "(in code)", *hub])
+
+
+def _data_origin(data: dict[str, Any] | None) -> str:
+    if data is None:
+        return "local file"
+    return f"{data['repo']}@{str(data['revision'])[:12]}:{data['file']}"
 
 
 @cache_app.command("verify")

@@ -1,16 +1,17 @@
 """Run decode tasks through Ray Data (``engine="ray"``).
 
-The tasks become a Ray Dataset (``ray.data.from_items``), decoding is a ``map`` over it
-(one CPU per task, spread over the Ray cluster), and the driver streams the results back
-with ``iter_rows`` into the same batch committer as the local engine. The driver, not Ray,
+The tasks become a Ray Dataset (``ray.data.from_items``) and decoding is a ``map_batches``
+over its blocks (one CPU per block task, spread over the Ray cluster). Each block task
+decodes its items in a supervised child process, with the same per-item time limit and
+crash isolation as the local engine. The driver streams the results back with
+``iter_rows`` into the same batch committer as the local engine. The driver, not Ray,
 writes Lance: ``Dataset.write_lance`` only appends, so a retried Ray task could duplicate
 rows, while the committer's ``merge_insert`` keeps every commit idempotent. The tables are
 therefore identical to a local build.
 
 When no Ray instance is running, one is started for the build (``ray.init(num_cpus=workers)``)
-and shut down afterwards. If the Ray pipeline itself fails (a task crashed more often than
-Ray retries it), the items without a result are finished by the local engine, which
-isolates crashing items.
+and shut down afterwards. If the Ray pipeline itself fails (e.g. a Ray worker died), the
+items without a result are finished by the local engine.
 
 Example:
     >>> from videorl_kit.store.worker import DecodeTask, decode_task
@@ -32,20 +33,33 @@ from videorl_kit.errors import UserError
 from videorl_kit.store.worker import DecodeFn, DecodeResult, DecodeTask
 
 
-class _DecodeRow:
-    """Ray ``map`` function: one task record in, one pickled result out."""
+class _DecodeBlock:
+    """Ray ``map_batches`` function: decode one block of task records, one result row each.
 
-    def __init__(self, decode_fn: DecodeFn):
+    The decoding runs in a supervised child process (:func:`run_local` with one worker),
+    so a decoder that hangs is killed after ``item_timeout_s`` and one that crashes fails
+    only its own item, exactly as in a local build; the Ray task itself never hangs.
+    """
+
+    def __init__(self, decode_fn: DecodeFn, item_timeout_s: float | None, mp_context: str):
         self.decode_fn = decode_fn
+        self.item_timeout_s = item_timeout_s
+        self.mp_context = mp_context
 
-    def __call__(self, record: dict[str, Any]) -> dict[str, Any]:
-        task: DecodeTask = pickle.loads(record["task"])
-        result = self.decode_fn(task)
-        return {
-            "cache_key": task.cache_key,
-            "status": result.status,
-            "result": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
-        }
+    def __call__(self, batch: dict[str, Any]) -> Iterator[dict[str, list[Any]]]:
+        from videorl_kit.store.engine_local import run_local
+
+        tasks: list[DecodeTask] = [pickle.loads(raw) for raw in batch["task"]]
+        results = run_local(
+            tasks, workers=1, decode_fn=self.decode_fn, mp_context=self.mp_context,
+            item_timeout_s=self.item_timeout_s,
+        )  # fmt: skip
+        for result in results:  # one small batch per result: frames stream out as they come
+            yield {
+                "cache_key": [result.task.cache_key],
+                "status": [result.status],
+                "result": [pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)],
+            }
 
 
 def _start_ray(workers: int) -> bool:
@@ -79,8 +93,12 @@ def run_ray(
     workers: int,
     decode_fn: DecodeFn,
     mp_context: str = "forkserver",
+    item_timeout_s: float | None = None,
 ) -> Iterator[DecodeResult]:
-    """Yield one :class:`DecodeResult` per task, decoded by Ray Data ``map`` tasks.
+    """Yield one :class:`DecodeResult` per task, decoded by Ray Data ``map_batches`` tasks.
+
+    Each Ray task decodes one block of tasks in a supervised child process, so
+    ``item_timeout_s`` bounds every item as in a local build.
 
     Example:
         >>> results = list(run_ray(tasks, workers=2, decode_fn=decode_task))  # doctest: +SKIP
@@ -104,7 +122,12 @@ def run_ray(
         records = [{"task": pickle.dumps(t, protocol=pickle.HIGHEST_PROTOCOL)} for t in tasks]
         dataset = ray.data.from_items(
             records, override_num_blocks=min(len(records), max(1, 4 * workers))
-        ).map(_DecodeRow(decode_fn), num_cpus=1)
+        ).map_batches(
+            _DecodeBlock(decode_fn, item_timeout_s, mp_context),
+            batch_size=None,  # one block = one batch = one supervised decode process
+            batch_format="numpy",
+            num_cpus=1,
+        )
         try:
             for row in dataset.iter_rows():
                 result: DecodeResult = pickle.loads(row["result"])
@@ -115,8 +138,9 @@ def run_ray(
 
             remaining = [t for t in tasks if t.cache_key not in done]
             yield from run_local(
-                remaining, workers=workers, decode_fn=decode_fn, mp_context=mp_context
-            )
+                remaining, workers=workers, decode_fn=decode_fn, mp_context=mp_context,
+                item_timeout_s=item_timeout_s,
+            )  # fmt: skip
     finally:
         ray_data_logger.setLevel(level)
         if started_here:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from videorl_kit.errors import UserError
+from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash
 
 if TYPE_CHECKING:
@@ -69,13 +70,14 @@ class MediaItem:
 
 @dataclass(frozen=True)
 class RowRef:
-    """One data row of one spec, with the media items it references."""
+    """One data row of one spec, with the media items it references and the spec's source."""
 
     spec: TaskSpec
     sample: Sample
     videos: tuple[MediaItem, ...]
     images: tuple[MediaItem, ...]
     malformed_reason: str | None = None
+    source: SpecSource | None = None
 
 
 @dataclass
@@ -105,7 +107,9 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
 
     Raises :class:`UserError` when two different spec files share one task id (their
     samples would collide in the ``samples`` table). The same spec file given twice is
-    read once.
+    read once. Hub data is read at the commit its revision resolves to now
+    (:func:`~videorl_kit.store.provenance.pin_hub_data`), and every row carries its spec's
+    :class:`~videorl_kit.store.provenance.SpecSource`.
 
     Example:
         >>> collect_inputs([]).n_input
@@ -125,8 +129,10 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
                 f"{spec.source_file}); task ids must be unique within one build"
             )
         seen_specs[spec.id] = spec.source_file
+        pinned, data_record = pin_hub_data(spec)
+        source = SpecSource.of(spec, data_record)
         first_row_of: dict[str, int] = {}
-        for sample in iter_samples(spec):
+        for sample in iter_samples(pinned):
             reason = sample.skip_reason
             if reason is None and sample.sample_id in first_row_of:
                 reason = (
@@ -134,7 +140,7 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
                     f"(first used by row {first_row_of[sample.sample_id]})"
                 )
             if reason is not None:
-                rows.append(RowRef(spec, sample, (), (), malformed_reason=reason))
+                rows.append(RowRef(pinned, sample, (), (), reason, source))
                 continue
             first_row_of[sample.sample_id] = sample.row_index
             videos = tuple(
@@ -145,5 +151,5 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
                 items.setdefault(m, m)
                 for m in (MediaItem.image(p, spec.budget.image) for p in sample.images)
             )
-            rows.append(RowRef(spec, sample, videos, images))
+            rows.append(RowRef(pinned, sample, videos, images, source=source))
     return BuildInputs(items=list(items), rows=rows)

@@ -9,6 +9,10 @@ rendered prompt, the cache keys of its media and a prompt-token estimate, plus a
                    field 'problem'``), a duplicate id, a prompt that does not render, a media
                    item skipped by rule, or a prompt over ``max_prompt_tokens``
 
+Every row also records where its spec came from (file, version, content hash, the Hub
+files and commits it was built from, and the commit of Hub data; see
+:mod:`videorl_kit.store.provenance`).
+
 The sample ledger ``n_samples == n_ready + n_failed + n_skipped`` is reported next to the
 media ledger of the build. Writes are upserts keyed on (``task_id``, ``sample_id``) and only
 touch rows whose content changed (``row_hash``), so an unchanged rebuild adds no version.
@@ -32,6 +36,7 @@ import pyarrow as pa
 from videorl_kit.errors import UserError
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
+from videorl_kit.store.provenance import SpecSource
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     SAMPLES_SCHEMA,
@@ -187,6 +192,7 @@ def sample_row(
         "prompt_tokens_estimate": total,
         "status": status,
         "skip_reason": reason,
+        **(ref.source or SpecSource.of(spec)).columns(),
         "cache_schema_version": CACHE_SCHEMA_VERSION,
     }
     row["row_hash"] = sha256_text(canonical_json(row))

@@ -40,8 +40,13 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-CACHE_SCHEMA_VERSION: Final[int] = 1
-"""Version of the table layout and key recipe; bump on any change of meaning."""
+CACHE_SCHEMA_VERSION: Final[int] = 2
+"""Version of the table layout and key recipe; bump on any change of meaning.
+
+History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
+``spec_sha256``, ``spec_hub_files``, ``data_repo``, ``data_revision``, ``data_file``,
+``data_sha256``). A store of another version is refused with a rebuild hint.
+"""
 
 SAMPLER_VERSION: Final[str] = "qwen-vl-utils-0.0.14/1"
 """Version of the frame-sampling and resize arithmetic (media.geometry follows qwen-vl-utils)."""
@@ -265,6 +270,14 @@ SAMPLES_SCHEMA: Final[pa.Schema] = pa.schema(
         pa.field("prompt_tokens_estimate", pa.int64(), nullable=True),
         pa.field("status", pa.string(), nullable=False),  # see videorl_kit.store.samples
         pa.field("skip_reason", pa.string(), nullable=True),
+        # provenance of the spec (videorl_kit.store.provenance)
+        pa.field("spec_file", pa.string(), nullable=True),
+        pa.field("spec_sha256", pa.string(), nullable=False),
+        pa.field("spec_hub_files", pa.string(), nullable=False),  # JSON list of Hub files
+        pa.field("data_repo", pa.string(), nullable=True),  # Hub data only
+        pa.field("data_revision", pa.string(), nullable=True),  # the commit the rows came from
+        pa.field("data_file", pa.string(), nullable=True),
+        pa.field("data_sha256", pa.string(), nullable=True),
         pa.field("row_hash", pa.string(), nullable=False),
         pa.field("cache_schema_version", pa.int32(), nullable=False),
         pa.field("updated_at", _TS, nullable=False),

@@ -1,4 +1,5 @@
-"""Inspecting a store: ``status`` (what is in it), ``verify`` (re-decode and compare) and
+"""Inspecting a store: ``status`` (what is in it, including the specs and Hub revisions its
+samples were built from), ``verify`` (re-decode and compare) and
 ``export`` (frames as image files plus a JSONL manifest, for trainers that need paths).
 
 Example:
@@ -23,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.errors import UserError
+from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -95,7 +97,56 @@ def store_status(store_dir: str | Path, *, max_failures: int = 20) -> dict[str, 
     ):
         by_task.setdefault(task_id, Counter())[status] += 1
     info[SAMPLES_TABLE]["by_task"] = {t: dict(c) for t, c in sorted(by_task.items())}
+    info["specs"] = spec_sources(tables)
     return info
+
+
+_SOURCE_COLUMNS = [
+    "task_id", "spec_version", "spec_file", "spec_sha256", "spec_hub_files", "data_repo",
+    "data_revision", "data_file", "data_sha256",
+]  # fmt: skip
+
+
+def spec_sources(tables: StoreTables) -> list[dict[str, Any]]:
+    """The specs the ``samples`` rows were built from, with the Hub revisions they used.
+
+    One entry per distinct (task, spec content, data revision), sorted by task id:
+    ``task_id``, ``spec_version``, ``spec_file``, ``spec_sha256``, ``hub_files`` (the Hub
+    files of the spec with their commit revisions), ``data`` (Hub data: repo, commit
+    revision, file, sha256; None for local data) and ``rows``.
+
+    Example:
+        >>> import tempfile
+        >>> spec_sources(StoreTables.create(tempfile.mkdtemp()))
+        []
+    """
+    table = tables.table(SAMPLES_TABLE).to_table(columns=_SOURCE_COLUMNS)
+    groups: Counter[tuple[Any, ...]] = Counter(
+        tuple(row[c] for c in _SOURCE_COLUMNS) for row in table.to_pylist()
+    )
+    found = []
+    for values, rows in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        row = dict(zip(_SOURCE_COLUMNS, values, strict=True))
+        data = None
+        if row["data_repo"] is not None:
+            data = {
+                "repo": row["data_repo"],
+                "revision": row["data_revision"],
+                "file": row["data_file"],
+                "sha256": row["data_sha256"],
+            }
+        found.append(
+            {
+                "task_id": row["task_id"],
+                "spec_version": row["spec_version"],
+                "spec_file": row["spec_file"],
+                "spec_sha256": row["spec_sha256"],
+                "hub_files": hub_files_of(row["spec_hub_files"]),
+                "data": data,
+                "rows": rows,
+            }
+        )
+    return found
 
 
 # -- verify ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -38,6 +39,10 @@ class SourceChangedError(Exception):
 
 class WorkerCrashError(Exception):
     """The worker process died (signal, out of memory) while decoding this item."""
+
+
+class DecodeTimeoutError(Exception):
+    """Decoding this item ran past the per-item time limit; its worker process was killed."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +193,20 @@ def decode_media(task: DecodeTask) -> Any:
     if task.modality == "video":
         return decode_video(task.source_uri, task.budget)
     return decode_image(task.source_uri, task.budget)
+
+
+def warm_up() -> None:
+    """Import the decoders (PyAV, NumPy, Pillow) now, so a worker's first item is timed fairly.
+
+    Called once when a worker process starts, before it takes tasks: the per-item time
+    limit then measures decoding, not interpreter start-up. A missing optional decoder is
+    not an error here (the item that needs it fails with the reason).
+
+    Example:
+        >>> warm_up()
+    """
+    with contextlib.suppress(ImportError):
+        import videorl_kit.media.decode  # noqa: F401
 
 
 def run_task(task: DecodeTask, decode: Callable[[DecodeTask], Any]) -> DecodeResult:
