@@ -81,7 +81,7 @@ def make_video(
     stream.pix_fmt = "yuv420p"
     codec_options = {"crf": "12", "preset": "ultrafast" if width * height > 2e6 else "fast"}
     if not bframes:
-        codec_options["bframes"] = "0"
+        codec_options["bf"] = "0"  # FFmpeg's max_b_frames; libx264 has no "bframes" option
     if gop is not None:
         codec_options["g"] = str(gop)
         codec_options["keyint_min"] = str(gop)

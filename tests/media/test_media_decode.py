@@ -224,8 +224,8 @@ def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
     counts = {"frames": 0}
     real = decode_module._decoded_frames
 
-    def counting(container, stream, errors):
-        for frame in real(container, stream, errors):
+    def counting(container, stream, errors, keep_pts=None):
+        for frame in real(container, stream, errors, keep_pts):
             counts["frames"] += 1
             yield frame
 
@@ -237,6 +237,77 @@ def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
     decode_video(videos.long_gop10.path, budget, seek=False)
     assert counts["frames"] == 600
     assert sought <= 4 * 10 + 4, sought  # at most one GOP per target (plus decoder delay)
+
+
+def _count_decoded_frames(monkeypatch):
+    """Count the frames the decoder outputs (through the real ``_decoded_frames``)."""
+    from videorl_kit.media import decode as decode_module
+
+    counts = {"frames": 0}
+    real = decode_module._decoded_frames
+
+    def counting(container, stream, errors, keep_pts=None):
+        for frame in real(container, stream, errors, keep_pts):
+            counts["frames"] += 1
+            yield frame
+
+    monkeypatch.setattr(decode_module, "_decoded_frames", counting)
+    return counts
+
+
+@pytest.mark.parametrize("budget", [QWEN25, {**QWEN25, "max_frames": 4}])
+def test_skipping_non_reference_pictures_keeps_every_frame_identical(
+    videos, video_factory, budget, monkeypatch
+):
+    """skip_frame=NONREF on unsampled packets: same frames and indices as a full decode,
+    with B-frames (libx264 default) and without, VFR, rotation and frame threads."""
+    no_bframes = video_factory("nob.mp4", 90, 30, (96, 64), bframes=False, gop=30)
+    bframes_gop = video_factory("bgop.mp4", 240, 30, (96, 64), gop=24)
+    clips = [
+        videos.cfr,
+        videos.long_gop10,
+        videos.vfr,
+        videos.rotated90,
+        videos.faststart,
+        videos.mkv,
+        videos.odd_fps,
+        no_bframes,
+        bframes_gop,
+    ]
+    counts = _count_decoded_frames(monkeypatch)
+    for made in clips:
+        full = decode_video(made.path, budget, seek=False)
+        for threads in (1, 0):
+            counts["frames"] = 0
+            skipped = decode_video(made.path, budget, threads=threads)
+            decoded_with_skip = counts["frames"]
+            counts["frames"] = 0
+            plain = decode_video(made.path, budget, threads=threads, skip_nonreference=False)
+            for video in (skipped, plain):
+                assert video.frame_indices == full.frame_indices, made.path.name
+                assert video.timestamps_s == full.timestamps_s, made.path.name
+                np.testing.assert_array_equal(video.frames, full.frames, err_msg=made.path.name)
+                assert video.warnings == full.warnings, made.path.name
+            assert decoded_with_skip <= counts["frames"], made.path.name
+            assert_right_frames(skipped)
+
+
+def test_non_reference_pictures_are_skipped_only_with_b_frames(video_factory, monkeypatch):
+    """libx264's non-reference B-frames are not decoded on the way to sparse targets; a clip
+    without B-frames has none to skip (every picture is a reference)."""
+    budget = {**QWEN25, "max_frames": 4}
+    with_b = video_factory("b.mp4", 300, 30, (96, 64))
+    without_b = video_factory("p.mp4", 300, 30, (96, 64), bframes=False)
+    counts = _count_decoded_frames(monkeypatch)
+    decoded = {}
+    for made in (with_b, without_b):
+        for skip in (True, False):
+            counts["frames"] = 0
+            video = decode_video(made.path, budget, skip_nonreference=skip)
+            assert_right_frames(video)
+            decoded[made.path.stem, skip] = counts["frames"]
+    assert decoded["b", True] < decoded["b", False] * 0.8, decoded
+    assert decoded["p", True] == decoded["p", False], decoded
 
 
 # ------------------------------------------------------------ rotation
