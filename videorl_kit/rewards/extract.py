@@ -53,6 +53,18 @@ _SPECIAL_NAME_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
 #: Used when the text has few ``<`` (one attempt per ``<``); floods use str.find instead.
 _TAG_RE = re.compile(r"<(/?)(answer|think|thought)>", re.IGNORECASE)
 _TAG_REGEX_MAX_LT = 2048
+#: Up to this many ``<``, each one is looked at directly (str.find from one to the next).
+_TAG_FIND_MAX_LT = 32
+#: The tags as usually written (lower case): looked up without a regex.
+_LOWER_TAGS: dict[str, tuple[str, bool]] = {
+    "<answer>": ("answer", False),
+    "</answer>": ("answer", True),
+    "<think>": ("think", False),
+    "</think>": ("think", True),
+    "<thought>": ("think", False),
+    "</thought>": ("think", True),
+}
+_new_tuple = tuple.__new__
 #: Tag literals (matched case-insensitively): (literal, kind, closing).
 TAG_LITERALS: tuple[tuple[str, str, bool], ...] = (
     ("<answer>", "answer", False),
@@ -181,7 +193,7 @@ def strip_special_tokens(text: str) -> tuple[str, int]:
         >>> strip_special_tokens("<|video_pad|><answer>B</answer><|im_end|>")
         ('<answer>B</answer>', 2)
     """
-    if "<|" not in text:
+    if "|" not in text or "<|" not in text:  # one-character search first: memchr-fast
         return text, 0
     n_close = text.count("|>")
     if n_close == 0:
@@ -219,9 +231,15 @@ def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
         >>> [(t.kind, t.closing) for t in scan_tags("<think>a</think><ANSWER>b</Answer>")]
         [('think', False), ('think', True), ('answer', False), ('answer', True)]
     """
-    n_lt = text.count("<")
+    pos, n_lt = text.find("<"), 0  # count up to _TAG_FIND_MAX_LT + 1 by memchr-fast hops
+    while pos >= 0 and n_lt <= _TAG_FIND_MAX_LT:
+        n_lt += 1
+        pos = text.find("<", pos + 1)
     if not n_lt:
         return ()
+    if n_lt <= _TAG_FIND_MAX_LT:
+        return _scan_few_tags(text, limit)
+    n_lt = text.count("<")
     tags: list[Tag] = []
     if n_lt <= _TAG_REGEX_MAX_LT:
         for m in _TAG_RE.finditer(text):
@@ -243,6 +261,31 @@ def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
                 return tuple(sorted(tags))
             pos = low.find(literal, pos + size)
     return tuple(sorted(tags))
+
+
+def _scan_few_tags(text: str, limit: int) -> tuple[Tag, ...]:
+    """:func:`scan_tags` for a text with few ``<``: each ``<`` is checked where it stands."""
+    tags: list[Tag] = []
+    pos = text.find("<")
+    while pos >= 0:
+        close = text.find(">", pos + 1, pos + 10)  # "</thought>" is the longest tag
+        if close > 0:
+            end = close + 1
+            kind_closing = _LOWER_TAGS.get(text[pos:end])
+            if kind_closing is None:  # upper or mixed case
+                m = _TAG_RE.match(text, pos)
+                if m is not None:
+                    slash, name = m.group(1, 2)
+                    kind_closing = ("answer" if name[0] in "aA" else "think", slash == "/")
+                    end = m.end()
+            if kind_closing is not None:
+                tags.append(_new_tuple(Tag, (pos, end, *kind_closing)))
+                if len(tags) > limit:
+                    break
+                pos = text.find("<", end)
+                continue
+        pos = text.find("<", pos + 1)
+    return tuple(tags)
 
 
 def clean_answer(text: str) -> str:
@@ -378,6 +421,47 @@ def _norm_block(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _well_formed_tags(text: str) -> tuple[Tag, ...] | None:
+    """The tags of ``<think>…</think><answer>…</answer>`` or ``<answer>…</answer>`` written in
+    lower case, when they are the only ``<`` in the text (what :func:`scan_tags` returns then),
+    else None. Such a text has no special token (each ``<`` starts a tag) either.
+
+    Each ``<`` is found with a one-character search (memchr-fast) and checked in place.
+    """
+    first = text.find("<")
+    if first < 0:
+        return None
+    if text.startswith("<think>", first):
+        t_close = text.find("<", first + 7)
+        if t_close < 0 or not text.startswith("</think>", t_close):
+            return None
+        a_open = text.find("<", t_close + 8)
+        if a_open < 0 or not text.startswith("<answer>", a_open):
+            return None
+        a_close = text.find("<", a_open + 8)
+        if a_close < 0 or not text.startswith("</answer>", a_close):
+            return None
+        if text.find("<", a_close + 9) >= 0:
+            return None
+        return (
+            _new_tuple(Tag, (first, first + 7, "think", False)),
+            _new_tuple(Tag, (t_close, t_close + 8, "think", True)),
+            _new_tuple(Tag, (a_open, a_open + 8, "answer", False)),
+            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
+        )
+    if text.startswith("<answer>", first):
+        a_close = text.find("<", first + 8)
+        if a_close < 0 or not text.startswith("</answer>", a_close):
+            return None
+        if text.find("<", a_close + 9) >= 0:
+            return None
+        return (
+            _new_tuple(Tag, (first, first + 8, "answer", False)),
+            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
+        )
+    return None
+
+
 def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> Extraction | None:
     """Fast path for ``<answer>…</answer>`` and ``<think>…</think><answer>…</answer>``."""
     n = len(tags)
@@ -404,19 +488,22 @@ def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> E
     if not a_close.closing:
         return None
     block = text[a_open.end : a_close.start].strip()
-    return Extraction(
-        text=text,
-        special_tokens_removed=n_special,
-        tags=tags,
-        think_blocks=think_blocks,
-        unterminated_think=False,
-        answer_blocks=(block,),
-        outside_think=outside,
-        final_statement=None,
-        answer=block,
-        source="answer_tag",
-        hedge=False,
-        reason=None if block else "empty <answer> block",
+    return _new_tuple(  # Extraction(...) by position: this is the hot path
+        Extraction,
+        (
+            text,  # text
+            n_special,  # special_tokens_removed
+            tags,  # tags
+            think_blocks,  # think_blocks
+            False,  # unterminated_think
+            (block,),  # answer_blocks
+            outside,  # outside_think
+            None,  # final_statement
+            block,  # answer
+            "answer_tag",  # source
+            False,  # hedge
+            None if block else "empty <answer> block",  # reason
+        ),
     )
 
 
@@ -431,6 +518,10 @@ def extract_answer(response: str) -> Extraction:
         >>> extract_answer("reasoning...</think>Final answer: 12 m").answer
         '12 m'
     """
+    if type(response) is str:
+        tags = _well_formed_tags(response)
+        if tags is not None:
+            return _canonical_extraction(response, 0, tags)  # type: ignore[return-value]
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:

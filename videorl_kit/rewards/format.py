@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from videorl_kit.rewards.extract import Extraction, extract_answer
+from videorl_kit.rewards.extract import Extraction, Tag, extract_answer
 
 FORMAT_RULES: tuple[str, ...] = ("answer_tag", "none")
 
-_WITH_THINK = (("think", False), ("think", True), ("answer", False), ("answer", True))
-_ANSWER_ONLY = (("answer", False), ("answer", True))
+#: (kind, closing) of each tag, flattened, of the two allowed shapes.
+_WITH_THINK = ("think", False, "think", True, "answer", False, "answer", True)
+_ANSWER_ONLY = ("answer", False, "answer", True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +45,13 @@ class FormatCheck:
 
 
 _PASS = FormatCheck(1.0)
-
-
-def _blank(text: str, start: int, end: int) -> bool:
-    return start >= end or text[start:end].isspace()
+#: The fixed-reason failures (immutable, so shared).
+_TEXT_BEFORE = FormatCheck(0.0, "text before the first tag")
+_TEXT_BETWEEN = FormatCheck(0.0, "text between </think> and <answer>")
+_TEXT_AFTER = FormatCheck(0.0, "text after </answer>")
+_EMPTY_ANSWER = FormatCheck(0.0, "empty <answer> block")
+_NO_ANSWER = FormatCheck(0.0, "no <answer> block")
+_OUT_OF_ORDER = FormatCheck(0.0, "tags out of order or unbalanced")
 
 
 def check_format(response: str | Extraction, rule: str = "answer_tag") -> FormatCheck:
@@ -66,27 +70,45 @@ def check_format(response: str | Extraction, rule: str = "answer_tag") -> Format
     ex = response if isinstance(response, Extraction) else extract_answer(response)
     tags, text = ex.tags, ex.text
     n = len(tags)
-    shape = tuple((t.kind, t.closing) for t in tags) if n in (2, 4) else ()
-    if shape not in (_WITH_THINK, _ANSWER_ONLY):
-        n_answer = sum(1 for t in tags if t.kind == "answer" and not t.closing)
-        n_think = sum(1 for t in tags if t.kind == "think" and not t.closing)
-        if n_answer == 0:
-            return FormatCheck(0.0, "no <answer> block")
-        if n_answer > 1:
-            return FormatCheck(0.0, f"{n_answer} <answer> blocks (exactly one allowed)")
-        if n_think > 1:
-            return FormatCheck(0.0, f"{n_think} <think> blocks (at most one allowed)")
-        return FormatCheck(0.0, "tags out of order or unbalanced")
-    if not _blank(text, 0, tags[0].start):
-        return FormatCheck(0.0, "text before the first tag")
-    a_open, a_close = tags[-2], tags[-1]
-    if len(tags) == 4 and not _blank(text, tags[1].end, a_open.start):
-        return FormatCheck(0.0, "text between </think> and <answer>")
-    if not _blank(text, a_close.end, len(text)):
-        return FormatCheck(0.0, "text after </answer>")
-    if _blank(text, a_open.end, a_close.start):
-        return FormatCheck(0.0, "empty <answer> block")
+    if n == 4:
+        first, t_close, a_open, a_close = tags
+        kinds = (first[2], first[3], t_close[2], t_close[3])
+        if (*kinds, a_open[2], a_open[3], a_close[2], a_close[3]) != _WITH_THINK:
+            return _bad_shape(tags)
+        if t_close.end < a_open.start and not text[t_close.end : a_open.start].isspace():
+            between = True
+        else:
+            between = False
+    elif n == 2:
+        first = a_open = tags[0]
+        a_close = tags[1]
+        if (a_open[2], a_open[3], a_close[2], a_close[3]) != _ANSWER_ONLY:
+            return _bad_shape(tags)
+        between = False
+    else:
+        return _bad_shape(tags)
+    if first.start and not text[: first.start].isspace():
+        return _TEXT_BEFORE
+    if between:
+        return _TEXT_BETWEEN
+    if a_close.end < len(text) and not text[a_close.end :].isspace():
+        return _TEXT_AFTER
+    if a_open.end >= a_close.start or text[a_open.end : a_close.start].isspace():
+        return _EMPTY_ANSWER
     return _PASS
+
+
+def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
+    """Why tags that are not one of the two allowed shapes fail."""
+    n_answer = sum(1 for t in tags if t.kind == "answer" and not t.closing)
+    n_think = sum(1 for t in tags if t.kind == "think" and not t.closing)
+    if n_answer == 0:
+        return _NO_ANSWER
+    if n_answer > 1:
+        return FormatCheck(0.0, f"{n_answer} <answer> blocks (exactly one allowed)")
+    if n_think > 1:
+        return FormatCheck(0.0, f"{n_think} <think> blocks (at most one allowed)")
+    return _OUT_OF_ORDER
 
 
 def format_score(response: str | Extraction, rule: str = "answer_tag") -> float:

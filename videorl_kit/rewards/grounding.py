@@ -41,7 +41,7 @@ import json
 import math
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from videorl_kit.rewards.base import NoParams, VerifyOutcome
 from videorl_kit.rewards.registry import register_verifier
@@ -91,9 +91,11 @@ def parse_time(value: Any) -> float:
         >>> parse_time("1:02:03"), parse_time("01:05"), parse_time(7), parse_time("3.5s")
         (3723.0, 65.0, 7.0, 3.5)
     """
-    if isinstance(value, bool):
+    if type(value) is float or type(value) is int:  # JSON numbers (bool is neither)
+        seconds = float(value)
+    elif isinstance(value, bool):
         raise GroundingError(f"not a time: {value!r}")
-    if isinstance(value, int | float):
+    elif isinstance(value, int | float):
         seconds = float(value)
     elif isinstance(value, str) and _TIME_STR_RE.fullmatch(value):
         text = _SECONDS_SUFFIX_RE.sub("", value.strip())
@@ -133,7 +135,7 @@ def to_interval(value: Any) -> Interval:
         ...
         videorl_kit.rewards.grounding.GroundingError: reversed interval [20.0, 10.0]
     """
-    if not isinstance(value, list | tuple) or len(value) != 2:
+    if not (type(value) is list or isinstance(value, list | tuple)) or len(value) != 2:
         raise GroundingError(f"a time interval must be [start, end], got {_short(value)}")
     start, end = parse_time(value[0]), parse_time(value[1])
     if start > end:
@@ -194,9 +196,98 @@ def second_key(key: Any) -> float:
     return parse_time(key)
 
 
+class _BoxTable(NamedTuple):
+    """Plainly valid ``{"<sec>": [x1, y1, x2, y2]}`` entries (see :func:`_box_table`)."""
+
+    boxes: dict[float, list[Any]]  # second -> the JSON list itself (never modified)
+    zero_area: bool  # some box has x1 == x2 or y1 == y2
+
+
+#: ``float(key)`` of ``boxes`` keys seen before ("1", "2.5", ...), for valid seconds only:
+#: the same few keys come back in every answer, and float() parsing is slow. Bounded.
+_SECOND_OF_KEY: dict[str, float] = {}
+_SECOND_OF_KEY_MAX = 65_536
+
+
+def _box_table(value: Any) -> _BoxTable | None:
+    """The boxes of a ``boxes`` dict whose every entry is plainly valid, else None.
+
+    Plainly valid: string keys that ``float()`` reads as distinct finite seconds >= 0, and
+    values that are lists of four JSON numbers (int/float) with x1 <= x2, y1 <= y2 and a finite
+    sum: exactly the entries :func:`second_key` and :func:`to_box` accept on their fast paths,
+    with the same values, so :func:`parse_boxes_by_second` would return these seconds with
+    these boxes (as tuples; filtered to ``wanted``). Anything else (a bad or duplicate entry,
+    ``mm:ss`` keys, nested or string boxes) returns None and takes that general path.
+    One tight loop, without the per-entry calls of the general path.
+    """
+    if type(value) is not dict or not value:
+        return None
+    out: dict[float, list[Any]] = {}
+    zero_area = False
+    known = _SECOND_OF_KEY.get
+    for key, box in value.items():
+        if type(key) is not str:
+            return None
+        second = known(key)
+        if second is None:
+            try:
+                second = float(key)
+            except ValueError:
+                return None
+            if not (math.isfinite(second) and second >= 0):
+                return None
+            if len(_SECOND_OF_KEY) < _SECOND_OF_KEY_MAX:
+                _SECOND_OF_KEY[key] = second
+        if type(box) is not list or len(box) != 4:
+            return None
+        x1, y1, x2, y2 = box
+        if not (type(x1) is int and type(y1) is int and type(x2) is int and type(y2) is int):
+            if not (
+                type(x1) in _JSON_NUMBERS
+                and type(y1) in _JSON_NUMBERS
+                and type(x2) in _JSON_NUMBERS
+                and type(y2) in _JSON_NUMBERS
+            ):
+                return None
+            try:
+                total = x1 + y1 + x2 + y2
+            except OverflowError:  # a huge int with a float: the general path decides
+                return None
+            if total - total != 0:  # inf or nan
+                return None
+        if x2 < x1 or y2 < y1:
+            return None
+        if x1 == x2 or y1 == y2:
+            zero_area = True
+        out[second] = box
+    if len(out) != len(value):  # two keys name the same second
+        return None
+    return _BoxTable(out, zero_area)
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:80] + "…"
+
+
+#: One shared decoder (stateless between calls, like the one json.loads uses).
+_DECODER = json.JSONDecoder()
+_scan_json = _DECODER.scan_once
+
+
+def _loads_stripped(text: str) -> Any:
+    """``json.loads(text)`` for a ``str.strip()``-ed text, without its Python-level layers.
+
+    json.loads skips JSON whitespace around the value (there is none in a stripped text) and
+    raises a ValueError for no value or extra data; so does this, in one call to the C scanner.
+    """
+    try:
+        value, end = _scan_json(text, 0)
+    except StopIteration:
+        raise ValueError("Expecting value") from None
+    if end != len(text):
+        raise ValueError("Extra data")
+    return value
 
 
 def _json_candidates(text: str) -> list[Any]:
@@ -204,7 +295,7 @@ def _json_candidates(text: str) -> list[Any]:
     stripped = text.strip()
     if stripped[:1] in "{[":
         try:
-            return [json.loads(stripped)]
+            return [_loads_stripped(stripped)]
         except (ValueError, RecursionError):
             pass
     found: list[Any] = []
@@ -216,7 +307,7 @@ def _json_candidates(text: str) -> list[Any]:
                 continue
         if found:
             return found
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     pos, tries = 0, 0
     while tries < MAX_JSON_STARTS:
         start = stripped.find("{", pos)
@@ -467,10 +558,16 @@ def _gold_box(gold: str) -> Box | str:
     return box
 
 
+class _GoldTrack(NamedTuple):
+    """A valid spatio-temporal/tracking ground truth."""
+
+    interval: Interval | None
+    boxes: dict[float, Any]  # Box, or the JSON list of one (read by _box_table)
+    seconds: frozenset[float]
+
+
 @lru_cache(maxsize=8192)
-def _gold_track(
-    gold: str, with_time: bool
-) -> tuple[Interval | None, dict[float, Box | None]] | str:
+def _gold_track(gold: str, with_time: bool) -> _GoldTrack | str:
     try:
         value = _gold_json(gold)
         if not isinstance(value, dict):
@@ -478,14 +575,55 @@ def _gold_track(
         interval = to_interval(value.get("time")) if with_time else None
         if interval is not None and interval[0] == interval[1]:
             raise GroundingError("zero-length interval (IoU undefined)")
+        table = _box_table(value.get("boxes"))
+        if table is not None:  # every entry plainly valid: read in bulk
+            if table.zero_area:
+                raise GroundingError("a zero-area box (IoU undefined)")
+            return _GoldTrack(interval, table.boxes, frozenset(table.boxes))
         boxes = parse_boxes_by_second(value.get("boxes"), strict=True)
         if not boxes:
             raise GroundingError("'boxes' is empty")
         if any(b is not None and (b[0] == b[2] or b[1] == b[3]) for b in boxes.values()):
             raise GroundingError("a zero-area box (IoU undefined)")
-        return interval, boxes
+        return _GoldTrack(interval, boxes, frozenset(boxes))
     except GroundingError as exc:
         return f"ground truth: {exc}"
+
+
+def _iou_over_gold(pred: dict[float, Any], gold: dict[float, Any]) -> tuple[float, int]:
+    """``(mean_iou_over_gold(pred, gold), number of gold seconds with a predicted box)``.
+
+    Boxes may be tuples or (JSON) lists; the arithmetic is :func:`box_iou`'s, operation for
+    operation (``min``/``max`` written as the comparisons they make), inlined.
+    """
+    if not gold:
+        return 0.0, 0
+    total = 0.0
+    matched = 0
+    get = pred.get
+    for second, gold_box in gold.items():
+        pred_box = get(second)
+        if pred_box is None:
+            continue
+        matched += 1
+        if gold_box is None:
+            continue
+        ax1, ay1, ax2, ay2 = pred_box
+        bx1, by1, bx2, by2 = gold_box
+        if ax1 == bx1 and ay1 == by1 and ax2 == bx2 and ay2 == by2:
+            total += 1.0
+            continue
+        # min(a, b) is b if b < a else a; max(a, b) is b if b > a else a
+        iw = (bx2 if bx2 < ax2 else ax2) - (bx1 if bx1 > ax1 else ax1)
+        ih = (by2 if by2 < ay2 else ay2) - (by1 if by1 > ay1 else ay1)
+        if iw <= 0 or ih <= 0:
+            continue
+        inter = iw * ih
+        union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
+        if union > 0:
+            iou = inter / union
+            total += iou if iou < 1.0 else 1.0  # min(1.0, iou)
+    return total / len(gold), matched
 
 
 # ---------------------------------------------------------------- verifiers
@@ -545,9 +683,13 @@ def _pred_track(
     if not isinstance(value, dict):
         raise GroundingError(reason or "the answer must be a JSON object")
     boxes = _get(value, "boxes", "bboxes")
-    pred_boxes = (
-        parse_boxes_by_second(boxes, strict=False, wanted=wanted) if boxes is not None else {}
-    )
+    table = _box_table(boxes)
+    if table is not None:  # all plainly valid; seconds outside ``wanted`` are never looked up
+        pred_boxes: dict = table.boxes
+    elif boxes is not None:
+        pred_boxes = parse_boxes_by_second(boxes, strict=False, wanted=wanted)
+    else:
+        pred_boxes = {}
     if not with_time:
         return None, pred_boxes, None
     try:
@@ -573,18 +715,18 @@ class SpatioTemporalIouVerifier:
         parsed_gold = _gold_track(gold, True)
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
-        gold_iv, gold_boxes = parsed_gold
+        gold_iv, gold_boxes, gold_seconds = parsed_gold
         try:
-            pred_iv, pred_boxes, time_reason = _pred_track(answer_text, True, frozenset(gold_boxes))
+            pred_iv, pred_boxes, time_reason = _pred_track(answer_text, True, gold_seconds)
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
         t_iou = interval_iou(pred_iv, gold_iv) if pred_iv and gold_iv else 0.0
-        m_iou = mean_iou_over_gold(pred_boxes, gold_boxes)
+        m_iou, matched = _iou_over_gold(pred_boxes, gold_boxes)
         details: dict[str, Any] = {
             "t_iou": t_iou,
             "mean_box_iou": m_iou,
             "gold_seconds": len(gold_boxes),
-            "matched_seconds": sum(1 for s in gold_boxes if pred_boxes.get(s) is not None),
+            "matched_seconds": matched,
         }
         if time_reason:
             details["time_reason"] = time_reason
@@ -605,14 +747,10 @@ class TrackingIouVerifier:
         parsed_gold = _gold_track(gold, False)
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
-        _, gold_boxes = parsed_gold
+        _, gold_boxes, gold_seconds = parsed_gold
         try:
-            _, pred_boxes, _ = _pred_track(answer_text, False, frozenset(gold_boxes))
+            _, pred_boxes, _ = _pred_track(answer_text, False, gold_seconds)
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
-        m_iou = mean_iou_over_gold(pred_boxes, gold_boxes)
-        return VerifyOutcome.ok(
-            m_iou,
-            gold_seconds=len(gold_boxes),
-            matched_seconds=sum(1 for s in gold_boxes if pred_boxes.get(s) is not None),
-        )
+        m_iou, matched = _iou_over_gold(pred_boxes, gold_boxes)
+        return VerifyOutcome.ok(m_iou, gold_seconds=len(gold_boxes), matched_seconds=matched)

@@ -201,7 +201,8 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
                 found.append(Number(-value if m.group("neg") else value, False, m.start()))
             if len(found) >= limit:
                 break
-    found.sort(key=lambda n: n.start)
+    if len(found) > 1:
+        found.sort(key=lambda n: n.start)
     return found[:limit]
 
 
@@ -212,7 +213,13 @@ _WORD_HINT_RE = re.compile(
 )
 
 
+#: The same hint on lower-cased ASCII text (equivalent there, and far faster than IGNORECASE).
+_WORD_HINT_LOWER_RE = re.compile(_WORD_HINT_RE.pattern)
+
+
 def _has_number_word(text: str) -> bool:
+    if text.isascii():
+        return _WORD_HINT_LOWER_RE.search(text.lower()) is not None
     return _WORD_HINT_RE.search(text) is not None
 
 
@@ -276,12 +283,7 @@ def read_single_number(text: str) -> Reading:
     """
     plain = _PLAIN_NUMBER_RE.fullmatch(text)
     if plain:  # the common case, without the full scan
-        whole, frac = plain.group(1, 2)
-        value = (
-            _decimal_fraction(whole, None)
-            if frac is None
-            else _decimal_fraction(f"{whole}.{frac}", None)
-        )
+        value = _plain_value(plain)
         if value is not None:
             return Reading(Number(value, False, 0), None)
     if _ZERO_WORDS_RE.fullmatch(text):  # "none" answers a count of zero
@@ -291,11 +293,47 @@ def read_single_number(text: str) -> Reading:
     numbers = find_numbers(text, limit=16)
     if not numbers:
         return Reading(None, "no number found")
-    distinct = {(n.value, n.percent) for n in numbers}
-    if len(distinct) > 1:
+    if len(numbers) > 1 and len({(n.value, n.percent) for n in numbers}) > 1:
         shown = ", ".join(_fmt(n.value) + ("%" if n.percent else "") for n in numbers[:4])
         return Reading(None, f"several different numbers ({shown})")
     return Reading(numbers[0], None)
+
+
+def _plain_value(plain: re.Match[str]) -> Fraction | None:
+    """Value of a :data:`_PLAIN_NUMBER_RE` match."""
+    whole, frac = plain.group(1, 2)
+    if frac is None:
+        return _decimal_fraction(whole, None)
+    return _decimal_fraction(f"{whole}.{frac}", None)
+
+
+#: A number with thousands separators and nothing else (``1,234``, ``-12,000.5``).
+_THOUSANDS_RE = re.compile(r"\s{0,4}(-?)(\d{1,3}(?:,\d{3}){1,12})(\.\d{1,30})?\s{0,4}")
+
+
+_NO_NUMBER = Reading(None, "no number found")
+
+
+def _answer_number(answer_text: str) -> Reading:
+    """``read_single_number(refine_answer(answer_text))``, without the scans for plain numbers.
+
+    A text made of one number (digits, sign, point, thousands commas, spaces) holds no final
+    statement, and :func:`find_numbers` reads exactly that one number from it.
+    """
+    if not answer_text:
+        return _NO_NUMBER
+    plain = _PLAIN_NUMBER_RE.fullmatch(answer_text)
+    if plain is not None:
+        value = _plain_value(plain)
+        if value is not None:
+            return Reading(Number(value, False, 0), None)
+    grouped = _THOUSANDS_RE.fullmatch(answer_text)
+    if grouped is not None:
+        sign, digits, frac = grouped.group(1, 2, 3)
+        value = _decimal_fraction(digits.replace(",", "") + (frac or ""), None)
+        if value is not None:
+            return Reading(Number(-value if sign else value, False, grouped.start(1)), None)
+    return read_single_number(refine_answer(answer_text))
 
 
 def _fmt(value: Fraction) -> str:
@@ -304,25 +342,38 @@ def _fmt(value: Fraction) -> str:
     return f"{float(value):.10g}"
 
 
+class _Gold(NamedTuple):
+    """A parsed numeric ground truth with what scoring needs from it (cached per gold)."""
+
+    number: Number | None
+    reason: str | None
+    readings: tuple[Fraction, ...]
+    places: int | None
+    shown: str  # the value as the details show it
+    shown_pct: str  # the same with "%" for a percentage
+
+
 @lru_cache(maxsize=16384)
-def _gold_number(gold: str) -> Reading:
+def _gold_info(gold: str) -> _Gold:
     text = clean_gold(gold)
     if not text:
-        return Reading(None, "empty ground truth")
+        return _Gold(None, "empty ground truth", (), None, "", "")
     reading = read_single_number(text)
-    if reading.number is None:
-        return Reading(None, f"ground truth is not a single number: {reading.reason}")
-    return reading
+    number = reading.number
+    if number is None:
+        reason = f"ground truth is not a single number: {reading.reason}"
+        return _Gold(None, reason, (), None, "", "")
+    shown = _fmt(number.value)
+    pct = shown + "%" if number.percent else shown
+    return _Gold(number, None, _readings(number), _decimals(text), shown, pct)
 
 
-@lru_cache(maxsize=16384)
-def _gold_places(gold: str) -> int | None:
-    return _decimals(clean_gold(gold))
+_DECIMALS_RE = re.compile(r"\s*[-+−]?\d[\d,]*\.(\d{1,30})\s*")
 
 
 def _decimals(text: str) -> int | None:
     """Number of decimal places written in a plain decimal ground truth (None otherwise)."""
-    m = re.fullmatch(r"\s*[-+−]?\d[\d,]*\.(\d{1,30})\s*", text)
+    m = _DECIMALS_RE.fullmatch(text)
     return len(m.group(1)) if m else None
 
 
@@ -362,10 +413,16 @@ class NumericVerifier:
         self._rel_tol = Fraction(params.rel_tol)
 
     def _close(self, pred: Fraction, gold: Fraction, gold_places: int | None) -> bool:
-        if pred == gold:
+        # Exact, in integers: with p = pn/pd and g = gn/gd, |p − g|·pd·gd = |pn·gd − gn·pd|.
+        pn, pd, gn, gd = pred.numerator, pred.denominator, gold.numerator, gold.denominator
+        if pn == gn and pd == gd:  # both in lowest terms
             return True
-        diff = abs(pred - gold)
-        if diff <= self._abs_tol or diff <= self._rel_tol * abs(gold):
+        cross = abs(pn * gd - gn * pd)
+        abs_tol, rel_tol = self._abs_tol, self._rel_tol
+        # |p − g| <= abs_tol  and  |p − g| <= rel_tol·|g|, cross-multiplied
+        if cross * abs_tol.denominator <= abs_tol.numerator * pd * gd:
+            return True
+        if cross * rel_tol.denominator <= rel_tol.numerator * abs(gn) * pd:
             return True
         return bool(
             self.params.match_gold_precision
@@ -375,24 +432,27 @@ class NumericVerifier:
 
     def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
         """Grade the extracted answer's single number against the gold number."""
-        gold_reading = _gold_number(gold)
-        if gold_reading.number is None:
-            return VerifyOutcome.unverifiable(gold_reading.reason or "unreadable ground truth")
-        pred_reading = read_single_number(refine_answer(answer_text))
-        gold_num = gold_reading.number
-        if pred_reading.number is None:
-            return VerifyOutcome.wrong(
-                pred_reading.reason or "no number", gold=_fmt(gold_num.value)
-            )
+        info = _gold_info(gold)
+        if info.number is None:
+            return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
+        pred_reading = _answer_number(answer_text)
         pred_num = pred_reading.number
-        places = _gold_places(gold)
-        hit = any(
-            self._close(p, g, places) for p in _readings(pred_num) for g in _readings(gold_num)
-        )
+        if pred_num is None:
+            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=info.shown)
+        places = info.places
+        hit = False
+        for p in _readings(pred_num):
+            for g in info.readings:
+                if self._close(p, g, places):
+                    hit = True
+                    break
+            if hit:
+                break
+        pred_shown = _fmt(pred_num.value)
         return VerifyOutcome.ok(
             1.0 if hit else 0.0,
-            pred=_fmt(pred_num.value) + ("%" if pred_num.percent else ""),
-            gold=_fmt(gold_num.value) + ("%" if gold_num.percent else ""),
+            pred=pred_shown + "%" if pred_num.percent else pred_shown,
+            gold=info.shown_pct,
         )
 
 
@@ -406,6 +466,9 @@ class MraParams(BaseModel):
     #: does); ``False`` uses the strict ``<`` of the paper's formula.
     inclusive: bool = True
 
+
+#: Exact rationals whose numerator/denominator the integer fast paths use.
+_RATIONAL_TYPES = (int, Fraction)
 
 #: 1 - θ for θ in {0.50, 0.55, ..., 0.95}, as exact fractions.
 MRA_MARGINS: tuple[Fraction, ...] = tuple(Fraction(50 - 5 * k, 100) for k in range(10))
@@ -430,9 +493,17 @@ def mean_relative_accuracy(pred: Fraction, gold: Fraction, *, inclusive: bool = 
     if pred == gold:
         return 1.0
     # θ_k = 0.50 + 0.05·k passes when rel < 1 − θ_k, i.e. k < 10 − 20·rel: count those k
-    # in 0..9 in closed form, exactly (Fraction floor/ceil), instead of ten comparisons.
-    x = 10 - 20 * (abs(Fraction(pred) - gold) / abs(Fraction(gold)))
-    passed = math.floor(x) + 1 if inclusive else math.ceil(x)
+    # in 0..9 in closed form, exactly, instead of ten comparisons.
+    if type(pred) in _RATIONAL_TYPES and type(gold) in _RATIONAL_TYPES:
+        # x = 10 − y with y = 20·|p − g| / |g| = num / den in integers (p = pn/pd, g = gn/gd)
+        pn, pd, gn, gd = pred.numerator, pred.denominator, gold.numerator, gold.denominator
+        num = 20 * abs(pn * gd - gn * pd)
+        den = pd * abs(gn)
+        # floor(x) + 1 = 11 − ceil(y); ceil(x) = 10 − floor(y)
+        passed = 11 + (-num // den) if inclusive else 10 - num // den
+    else:
+        x = 10 - 20 * (abs(Fraction(pred) - gold) / abs(Fraction(gold)))
+        passed = math.floor(x) + 1 if inclusive else math.ceil(x)
     return max(0, min(len(MRA_MARGINS), passed)) / len(MRA_MARGINS)
 
 
@@ -450,16 +521,15 @@ class MraVerifier:
 
     def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
         """Grade the extracted answer's single number by relative error to the gold."""
-        gold_reading = _gold_number(gold)
-        if gold_reading.number is None:
-            return VerifyOutcome.unverifiable(gold_reading.reason or "unreadable ground truth")
-        pred_reading = read_single_number(refine_answer(answer_text))
-        gold_value = gold_reading.number.value
+        info = _gold_info(gold)
+        if info.number is None:
+            return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
+        pred_reading = _answer_number(answer_text)
         if pred_reading.number is None:
-            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=_fmt(gold_value))
+            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=info.shown)
         pred_value = pred_reading.number.value
         return VerifyOutcome.ok(
-            mean_relative_accuracy(pred_value, gold_value, inclusive=self.params.inclusive),
+            mean_relative_accuracy(pred_value, info.number.value, inclusive=self.params.inclusive),
             pred=_fmt(pred_value),
-            gold=_fmt(gold_value),
+            gold=info.shown,
         )

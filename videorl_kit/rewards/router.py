@@ -28,7 +28,7 @@ from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import FORMAT_RULES, check_format
 from videorl_kit.rewards.registry import default_verifier_name, get_verifier
-from videorl_kit.rewards.result import RewardResult
+from videorl_kit.rewards.result import RewardResult, checked_result
 
 VerifierArg = str | Sequence[Any] | None
 
@@ -50,6 +50,13 @@ def _as_text(value: Any) -> str:
 def _as_options(options: Any) -> list[str] | None:
     if options is None:
         return None
+    if type(options) is list and options:  # the common case: a list of strings
+        try:
+            "".join(options)  # raises TypeError unless every item is a str (checked in C)
+        except TypeError:
+            pass
+        else:
+            return options[:]  # what the general path below returns for it (a copy)
     if isinstance(options, str):
         try:
             decoded = json.loads(options)
@@ -115,12 +122,12 @@ class RewardFunction:
     # ------------------------------------------------------------------ scoring
 
     def _verify(self, ex: Extraction, gold: str, options: list[str] | None) -> VerifyOutcome:
-        answer = ex.answer if ex.answer else ""
+        answer = ex.answer
         try:
-            outcome = self._verifier.score(answer, gold, options)
+            outcome = self._verifier.score(answer if answer else "", gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]})
-        if not isinstance(outcome, VerifyOutcome):
+        if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):
             return VerifyOutcome(
                 0.0, "ok", {"error": f"verifier returned {type(outcome).__name__}"}
             )
@@ -131,7 +138,7 @@ class RewardFunction:
             return VerifyOutcome(0.0, "ok", {"error": f"verifier returned accuracy {acc!r}"})
         if outcome.status == STATUS_UNVERIFIABLE:
             return outcome
-        if not ex.answer:  # hedge, empty answer block, empty response: never credit
+        if not answer:  # hedge, empty answer block, empty response: never credit
             reason = ex.reason or "no answer"
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
         return outcome
@@ -165,13 +172,16 @@ class RewardFunction:
             details["format_reason"] = fmt.reason
         if outcome.details:
             details.update(outcome.details)
+        # _verify checked the accuracy (a number in [0, 1]) and fmt.score is 0.0 or 1.0, so the
+        # result is valid: build it without re-checking.
         if outcome.status == STATUS_UNVERIFIABLE:
-            return RewardResult(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
+            return checked_result(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
         w_acc, w_fmt = self.weights
-        overall = w_acc * outcome.accuracy + w_fmt * fmt.score
+        accuracy = outcome.accuracy
+        overall = w_acc * accuracy + w_fmt * fmt.score
         if not 0.0 <= overall <= 1.0:
             overall = clamp01(overall)
-        return RewardResult(outcome.accuracy, fmt.score, overall, "ok", details)
+        return checked_result(accuracy, fmt.score, overall, "ok", details)
 
     def score_batch(
         self, items: Iterable[Mapping[str, Any] | Sequence[Any]], *, max_workers: int = 1
