@@ -21,7 +21,7 @@ import random
 from videorl_kit.synth.item import SynthItem, clip_scene, pick_kind, random_interval
 from videorl_kit.synth.layout import Canvas, place
 from videorl_kit.synth.palette import COLOUR_NAMES
-from videorl_kit.synth.scene import ShapeTrack
+from videorl_kit.synth.scene import Scene, ShapeTrack
 from videorl_kit.synth.wording import format_number, format_seconds, json_answer
 
 
@@ -43,6 +43,17 @@ def _frame_size(canvas: Canvas) -> str:
     return f"{canvas.width}x{canvas.height}"
 
 
+def _target_scene(
+    rng: random.Random, canvas: Canvas, seconds: int, **placement: object
+) -> tuple[ShapeTrack, Scene]:
+    """Place one target shape of random kind and colour, then 1-3 distractors around it."""
+    target = place(
+        rng, canvas, [], kind=pick_kind(rng), colour=rng.choice(COLOUR_NAMES), **placement
+    )
+    shapes = _with_distractors(rng, canvas, seconds, target, rng.randint(1, 3))
+    return target, clip_scene(canvas, seconds, shapes)
+
+
 def build_temporal(rng: random.Random, canvas: Canvas, index: int) -> SynthItem:
     """When is a shape visible? Answer ``{"time": [s, e]}`` (seconds, end exclusive).
 
@@ -54,17 +65,7 @@ def build_temporal(rng: random.Random, canvas: Canvas, index: int) -> SynthItem:
     """
     seconds = rng.randint(4, 6)
     start, stop = random_interval(rng, canvas, seconds, from_start=index % 3 == 2 or None)
-    target = place(
-        rng,
-        canvas,
-        [],
-        kind=pick_kind(rng),
-        colour=rng.choice(COLOUR_NAMES),
-        start=start,
-        stop=stop,
-    )
-    shapes = _with_distractors(rng, canvas, seconds, target, rng.randint(1, 3))
-    scene = clip_scene(canvas, seconds, shapes)
+    target, scene = _target_scene(rng, canvas, seconds, start=start, stop=stop)
     span = [float(t) for t in scene.span_s(target)]
     return SynthItem(
         problem=(
@@ -87,17 +88,7 @@ def build_spatial(rng: random.Random, canvas: Canvas, index: int) -> SynthItem:
     """
     seconds = rng.randint(3, 5)
     start, stop = random_interval(rng, canvas, seconds, min_frames=2 * canvas.fps)
-    target = place(
-        rng,
-        canvas,
-        [],
-        kind=pick_kind(rng),
-        colour=rng.choice(COLOUR_NAMES),
-        start=start,
-        stop=stop,
-    )
-    shapes = _with_distractors(rng, canvas, seconds, target, rng.randint(1, 3))
-    scene = clip_scene(canvas, seconds, shapes)
+    target, scene = _target_scene(rng, canvas, seconds, start=start, stop=stop)
     second = rng.choice(scene.whole_seconds(target))
     box = target.box_at(second * canvas.fps)
     return SynthItem(
@@ -158,19 +149,9 @@ def build_tracking(rng: random.Random, canvas: Canvas, index: int) -> SynthItem:
     """
     seconds = rng.randint(3, 5)
     n_frames = canvas.frames(seconds)
-    target = place(
-        rng,
-        canvas,
-        [],
-        kind=pick_kind(rng),
-        colour=rng.choice(COLOUR_NAMES),
-        start=0,
-        stop=n_frames,
-        motion="moving",
-        min_travel=40,
+    target, scene = _target_scene(
+        rng, canvas, seconds, start=0, stop=n_frames, motion="moving", min_travel=40
     )
-    shapes = _with_distractors(rng, canvas, seconds, target, rng.randint(1, 3))
-    scene = clip_scene(canvas, seconds, shapes)
     boxes = {str(k): target.box_at(k * canvas.fps).as_list() for k in range(seconds)}
     return SynthItem(
         problem=(
