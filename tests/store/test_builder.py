@@ -66,7 +66,6 @@ def test_cached_frames_equal_a_direct_decode(
     good_spec: Path, spec_dir: Path, tmp_path: Path
 ) -> None:
     from videorl_kit.media.decode import decode_video
-
     from videorl_kit.spec.models import VideoBudget
 
     store = tmp_path / "store"
