@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
 #: Special tokens removed (by plain C-speed replacement) when a response is flooded with them.
@@ -101,7 +102,7 @@ FINAL_STATEMENT_RE = re.compile(
 #: The same statements on lower-cased text, tried only where a keyword occurs (str.find is
 #: far faster than running the regex at every position of a long reasoning text).
 _STATEMENT_AT_RE = re.compile(FINAL_STATEMENT_RE.pattern.replace(r"\bI\s", r"\bi\s"))
-_STATEMENT_KEYWORDS = (
+STATEMENT_KEYWORDS = (
     "\\boxed",
     "final",
     "correct",
@@ -231,14 +232,11 @@ def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
         >>> [(t.kind, t.closing) for t in scan_tags("<think>a</think><ANSWER>b</Answer>")]
         [('think', False), ('think', True), ('answer', False), ('answer', True)]
     """
-    pos, n_lt = text.find("<"), 0  # count up to _TAG_FIND_MAX_LT + 1 by memchr-fast hops
-    while pos >= 0 and n_lt <= _TAG_FIND_MAX_LT:
-        n_lt += 1
-        pos = text.find("<", pos + 1)
-    if not n_lt:
+    if "<" not in text:
         return ()
-    if n_lt <= _TAG_FIND_MAX_LT:
-        return _scan_few_tags(text, limit)
+    few = _scan_few_tags(text, limit)  # None: more than _TAG_FIND_MAX_LT "<"
+    if few is not None:
+        return few
     n_lt = text.count("<")
     tags: list[Tag] = []
     if n_lt <= _TAG_REGEX_MAX_LT:
@@ -263,11 +261,18 @@ def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
     return tuple(sorted(tags))
 
 
-def _scan_few_tags(text: str, limit: int) -> tuple[Tag, ...]:
-    """:func:`scan_tags` for a text with few ``<``: each ``<`` is checked where it stands."""
+def _scan_few_tags(text: str, limit: int) -> tuple[Tag, ...] | None:
+    """:func:`scan_tags` for a text with few ``<``: each ``<`` is checked where it stands.
+
+    Returns None as soon as the text turns out to have more than :data:`_TAG_FIND_MAX_LT`.
+    """
     tags: list[Tag] = []
+    n_lt = 0
     pos = text.find("<")
     while pos >= 0:
+        n_lt += 1
+        if n_lt > _TAG_FIND_MAX_LT:
+            return None
         close = text.find(">", pos + 1, pos + 10)  # "</thought>" is the longest tag
         if close > 0:
             end = close + 1
@@ -344,6 +349,41 @@ def _phrase_value(text: str, end: int) -> str:
     return clean_answer(value)
 
 
+#: Keyword positions visited one by one from the end before collecting the rest at once.
+_LAZY_STARTS = 8
+
+
+def _keyword_starts(low: str, keywords: list[str]) -> Iterator[int]:
+    """Every position where one of ``keywords`` starts in ``low``, from the last one backwards.
+
+    Usually the last one or two are all a caller needs, so they are found lazily (``rfind``);
+    after :data:`_LAZY_STARTS` of them (a flood of keywords), the rest are collected at once.
+    """
+    last = {keyword: low.rfind(keyword) for keyword in keywords}
+    last = {keyword: pos for keyword, pos in last.items() if pos >= 0}
+    for _ in range(_LAZY_STARTS):
+        if not last:
+            return
+        start = max(last.values())
+        yield start
+        for keyword in [k for k, pos in last.items() if pos == start]:
+            before = low.rfind(keyword, 0, start + len(keyword) - 1)  # starts before ``start``
+            if before >= 0:
+                last[keyword] = before
+            else:
+                del last[keyword]
+    if not last:
+        return
+    bound = max(last.values())  # every start still to visit is <= bound
+    starts: set[int] = set()
+    for keyword in last:
+        pos = low.find(keyword)
+        while 0 <= pos <= bound:
+            starts.add(pos)
+            pos = low.find(keyword, pos + 1)
+    yield from sorted(starts, reverse=True)
+
+
 def find_final_statement(text: str) -> str | None:
     """The last final statement in the tail of ``text`` (see the module docstring).
 
@@ -360,16 +400,19 @@ def find_final_statement(text: str) -> str | None:
     low = tail.lower()
     if len(low) != len(tail):  # only U+0130 changes length when lower-cased
         low = tail.replace("\u0130", "I").lower()
-    starts: set[int] = set()
-    for keyword in _STATEMENT_KEYWORDS:
-        pos = low.find(keyword)
-        while pos >= 0:
-            starts.add(pos)
-            pos = low.find(keyword, pos + 1)
-    if not starts:
+    present = [keyword for keyword in STATEMENT_KEYWORDS if keyword in low]
+    if not present:
         return None
+    # The last statement with a value wins. Most often that is at the last keyword: try it
+    # first, then walk all keyword positions backwards.
+    last = max(map(low.rfind, present))
+    m = _STATEMENT_AT_RE.match(low, last)
+    if m is not None and m.group("boxed") is None:
+        value = _phrase_value(tail, m.end())
+        if value:
+            return value
     braces: dict[int, int] | None = None
-    for start in sorted(starts, reverse=True):  # the last statement with a value wins
+    for start in _keyword_starts(low, present):
         m = _STATEMENT_AT_RE.match(low, start)
         if m is None:
             continue
@@ -380,6 +423,8 @@ def find_final_statement(text: str) -> str | None:
             if close is None or close - m.end() > MAX_BOXED_CHARS:
                 continue
             value = clean_answer(tail[m.end() : close])
+        elif start == last:
+            continue  # tried above
         else:
             value = _phrase_value(tail, m.end())
         if value:
@@ -421,45 +466,97 @@ def _norm_block(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _well_formed_tags(text: str) -> tuple[Tag, ...] | None:
-    """The tags of ``<think>…</think><answer>…</answer>`` or ``<answer>…</answer>`` written in
-    lower case, when they are the only ``<`` in the text (what :func:`scan_tags` returns then),
-    else None. Such a text has no special token (each ``<`` starts a tag) either.
+def well_formed_extraction(text: str) -> tuple[Extraction, str | None] | None:
+    """The extraction of a well-formed response and its ``answer_tag`` format failure (None:
+    the format is right), or None for any other response.
 
-    Each ``<`` is found with a one-character search (memchr-fast) and checked in place.
+    Well-formed: ``…<think>…</think>…<answer>…</answer>…`` or ``…<answer>…</answer>…`` with
+    the tags in lower case and no other ``<`` in the text. Then the tags are exactly the ones
+    :func:`scan_tags` finds (every ``<`` starts one), there is no special token (no ``<|``),
+    and :func:`_canonical_extraction` applies: a few C-speed partitions replace those steps.
+    The format reason is the one :func:`~videorl_kit.rewards.format.check_format` gives for
+    these tags, computed from the same pieces.
+
+    Example:
+        >>> ex, reason = well_formed_extraction("<think>hmm</think> <answer>B</answer>")
+        >>> ex.answer, reason
+        ('B', None)
+        >>> well_formed_extraction("Sure! <answer>B</answer>")[1]
+        'text before the first tag'
+        >>> well_formed_extraction("The answer is B") is None
+        True
     """
-    first = text.find("<")
-    if first < 0:
+    before, sep, rest = text.partition("<think>")
+    if sep:
+        if "<" in before:
+            return None
+        thought, sep, rest = rest.partition("</think>")
+        if not sep or "<" in thought:
+            return None
+        think_blocks = 1
+    elif "<" in before:  # no <think>: ``before`` is the whole text
+        before, sep, rest = text.partition("<answer>")
+        if not sep or "<" in before:
+            return None
+        thought = None
+        think_blocks = 0
+    else:
         return None
-    if text.startswith("<think>", first):
-        t_close = text.find("<", first + 7)
-        if t_close < 0 or not text.startswith("</think>", t_close):
+    if thought is not None:
+        between, sep, rest = rest.partition("<answer>")
+        if not sep or "<" in between:
             return None
-        a_open = text.find("<", t_close + 8)
-        if a_open < 0 or not text.startswith("<answer>", a_open):
-            return None
-        a_close = text.find("<", a_open + 8)
-        if a_close < 0 or not text.startswith("</answer>", a_close):
-            return None
-        if text.find("<", a_close + 9) >= 0:
-            return None
-        return (
+    block, sep, after = rest.partition("</answer>")
+    if not sep or "<" in block or "<" in after:
+        return None
+    first = len(before)
+    if thought is None:
+        a_close = first + 8 + len(block)
+        tags: tuple[Tag, ...] = (
+            _new_tuple(Tag, (first, first + 8, "answer", False)),
+            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
+        )
+        outside = text
+    else:
+        t_close = first + 7 + len(thought)
+        a_open = t_close + 8 + len(between)
+        a_close = a_open + 8 + len(block)
+        tags = (
             _new_tuple(Tag, (first, first + 7, "think", False)),
             _new_tuple(Tag, (t_close, t_close + 8, "think", True)),
             _new_tuple(Tag, (a_open, a_open + 8, "answer", False)),
             _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
         )
-    if text.startswith("<answer>", first):
-        a_close = text.find("<", first + 8)
-        if a_close < 0 or not text.startswith("</answer>", a_close):
-            return None
-        if text.find("<", a_close + 9) >= 0:
-            return None
-        return (
-            _new_tuple(Tag, (first, first + 8, "answer", False)),
-            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
-        )
-    return None
+        outside = f"{before} {text[t_close + 8 :]}"
+    if before and not before.isspace():
+        format_reason: str | None = "text before the first tag"
+    elif thought is not None and between and not between.isspace():
+        format_reason = "text between </think> and <answer>"
+    elif after and not after.isspace():
+        format_reason = "text after </answer>"
+    else:
+        format_reason = None
+    block = block.strip()
+    if not block and format_reason is None:
+        format_reason = "empty <answer> block"
+    extraction = _new_tuple(  # Extraction(...) by position: this is the hot path
+        Extraction,
+        (
+            text,  # text
+            0,  # special_tokens_removed
+            tags,  # tags
+            think_blocks,  # think_blocks
+            False,  # unterminated_think
+            (block,),  # answer_blocks
+            outside,  # outside_think
+            None,  # final_statement
+            block,  # answer
+            "answer_tag",  # source
+            False,  # hedge
+            None if block else "empty <answer> block",  # reason
+        ),
+    )
+    return extraction, format_reason
 
 
 def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> Extraction | None:
@@ -519,9 +616,9 @@ def extract_answer(response: str) -> Extraction:
         '12 m'
     """
     if type(response) is str:
-        tags = _well_formed_tags(response)
-        if tags is not None:
-            return _canonical_extraction(response, 0, tags)  # type: ignore[return-value]
+        quick = well_formed_extraction(response)
+        if quick is not None:
+            return quick[0]
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
@@ -540,6 +637,18 @@ def extract_answer(response: str) -> Extraction:
             reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
         )
 
+    if not tags:  # no tags at all: a final statement, else the whole text
+        final = find_final_statement(text)
+        if final:
+            answer, source, reason = final, "final_statement", None
+        else:
+            answer = text.strip() or None
+            source = "body" if answer else "none"
+            reason = None if answer else "empty response"
+        return _new_tuple(
+            Extraction,
+            (text, n_special, (), 0, False, (), text, final or None, answer, source, False, reason),
+        )
     fast = _canonical_extraction(text, n_special, tags)
     if fast is not None:
         return fast
@@ -616,17 +725,20 @@ def extract_answer(response: str) -> Extraction:
                     )
             else:
                 reason = "empty response"
-    return Extraction(
-        text=text,
-        special_tokens_removed=n_special,
-        tags=tags,
-        think_blocks=think_count,
-        unterminated_think=unterminated,
-        answer_blocks=blocks_t,
-        outside_think=outside,
-        final_statement=final,
-        answer=answer,
-        source=source,
-        hedge=hedge,
-        reason=reason,
+    return _new_tuple(  # Extraction(...) by position
+        Extraction,
+        (
+            text,
+            n_special,
+            tags,
+            think_count,
+            unterminated,
+            blocks_t,
+            outside,
+            final,
+            answer,
+            source,
+            hedge,
+            reason,
+        ),
     )

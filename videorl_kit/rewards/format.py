@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from videorl_kit.rewards.extract import Extraction, Tag, extract_answer
+from videorl_kit.rewards.extract import Extraction, Tag, extract_answer, well_formed_extraction
 
 FORMAT_RULES: tuple[str, ...] = ("answer_tag", "none")
 
@@ -109,6 +109,34 @@ def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
     if n_think > 1:
         return FormatCheck(0.0, f"{n_think} <think> blocks (at most one allowed)")
     return _OUT_OF_ORDER
+
+
+_BY_REASON: dict[str | None, FormatCheck] = {
+    None: _PASS,
+    _TEXT_BEFORE.reason: _TEXT_BEFORE,
+    _TEXT_BETWEEN.reason: _TEXT_BETWEEN,
+    _TEXT_AFTER.reason: _TEXT_AFTER,
+    _EMPTY_ANSWER.reason: _EMPTY_ANSWER,
+}
+
+
+def extract_with_format(response: str, rule: str = "answer_tag") -> tuple[Extraction, FormatCheck]:
+    """``(extract_answer(response), check_format(that, rule))`` in one pass when it can.
+
+    A well-formed response (see :func:`~videorl_kit.rewards.extract.well_formed_extraction`)
+    gets both from the same few string operations; any other goes through the two steps.
+
+    Example:
+        >>> ex, fmt = extract_with_format("<think>x</think><answer>7</answer> ok")
+        >>> ex.answer, fmt.reason
+        ('7', 'text after </answer>')
+    """
+    if rule == "answer_tag" and type(response) is str:
+        quick = well_formed_extraction(response)
+        if quick is not None:
+            return quick[0], _BY_REASON[quick[1]]
+    ex = extract_answer(response)
+    return ex, check_format(ex, rule)
 
 
 def format_score(response: str | Extraction, rule: str = "answer_tag") -> float:

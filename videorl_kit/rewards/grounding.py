@@ -135,6 +135,14 @@ def to_interval(value: Any) -> Interval:
         ...
         videorl_kit.rewards.grounding.GroundingError: reversed interval [20.0, 10.0]
     """
+    if type(value) is list and len(value) == 2:  # fast path: two JSON numbers, a valid interval
+        start, end = value
+        if (type(start) is float or type(start) is int) and (
+            type(end) is float or type(end) is int
+        ):
+            start, end = float(start), float(end)
+            if 0 <= start <= end and end - end == 0:  # end finite (so start is too)
+                return start, end
     if not (type(value) is list or isinstance(value, list | tuple)) or len(value) != 2:
         raise GroundingError(f"a time interval must be [start, end], got {_short(value)}")
     start, end = parse_time(value[0]), parse_time(value[1])
@@ -348,6 +356,8 @@ def _single_json(text: str) -> tuple[Any, str | None]:
     if len(text) > MAX_GROUNDING_CHARS:
         return None, f"answer too long ({len(text)} chars)"
     found = _json_candidates(text)
+    if len(found) == 1:
+        return found[0], None
     if not found:
         return None, "no JSON answer found"
     first = found[0]

@@ -31,8 +31,10 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -42,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
+from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -67,12 +70,13 @@ _HUGE_RE = re.compile(
     r"|\d{7,}\s{0,4}(?:\\times|\*|\\cdot)\s{0,4}\d{7,}\s{0,4}\^"  # big bases raised
 )
 
-_GOLD_CACHE_SIZE = 4096
+_GOLD_CACHE_SIZE = 16384
 #: A math gold that is an option letter (upper-case A–Z, optional brackets/period).
 _GOLD_LETTER_RE = re.compile(r"[(\[]?([A-Z])[)\]]?\.?")
 _lock = threading.Lock()
 _math_verify: tuple[Callable[..., Any], Callable[..., Any]] | None = None
-_gold_cache: dict[str, list[Any]] = {}
+_gold_cache: OrderedDict[str, list[Any]] = OrderedDict()
+_gold_lock = threading.Lock()
 
 
 def _load_math_verify() -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -87,6 +91,10 @@ def _load_math_verify() -> tuple[Callable[..., Any], Callable[..., Any]]:
             parser.TIMEOUT_WARNING_SHOWN = True
             grader.TIMEOUT_WARNING_SHOWN = True
             _math_verify = (parser.parse, grader.verify)
+            # The import creates ~60k long-lived objects (sympy, antlr). Settle them now, in
+            # one full collection during a call that is slow anyway, instead of leaving a
+            # backlog that makes a later, unrelated call pay a full collection (~70 ms).
+            gc.collect()
         return _math_verify
 
 
@@ -189,50 +197,32 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     return text, None
 
 
-_RATIONAL_RE = re.compile(
-    r"\s{0,4}\$?\s{0,4}(?P<neg>-)?\s{0,4}(?:"
-    r"(?P<int>\d{1,30})(?:\.(?P<dec>\d{1,30}))?"
-    r"|\\[dt]?frac\s{0,4}\{\s{0,4}(?P<fn>\d{1,30})\s{0,4}\}\s{0,4}\{\s{0,4}(?P<fd>\d{1,30})\s{0,4}\}"
-    r"|(?P<sn>\d{1,30})\s{0,4}/\s{0,4}(?P<sd>\d{1,30})"
-    r")\s{0,4}\$?\s{0,4}"
-)
-
-
 def simple_rational(text: str) -> Fraction | None:
     """Exact value of a plain rational (``-3``, ``0.25``, ``3/4``, ``\\frac{3}{4}``), else None.
 
-    Used to settle equal rationals without math-verify (unequal ones still go through it,
-    so its comparison rules stay in charge).
+    (The rational family of :mod:`videorl_kit.rewards.math_exact`.)
 
     Example:
         >>> simple_rational(r"\\frac{6}{8}"), simple_rational("0.75"), simple_rational("x")
         (Fraction(3, 4), Fraction(3, 4), None)
     """
-    m = _RATIONAL_RE.fullmatch(text)
-    if m is None:
-        return None
-    if m.group("int") is not None:
-        dec = m.group("dec") or ""
-        value = Fraction(int(m.group("int") + dec), 10 ** len(dec))
-    else:
-        num, den = (
-            (m.group("fn"), m.group("fd")) if m.group("fn") else (m.group("sn"), m.group("sd"))
-        )
-        if int(den) == 0:
-            return None
-        value = Fraction(int(num), int(den))
-    return -value if m.group("neg") else value
+    return rational_value(text)
 
 
 def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
-    cached = _gold_cache.get(gold_text)
-    if cached is not None:
-        return cached
+    """math-verify's parse of a ground truth, from a bounded LRU cache (all rollouts of a
+    prompt share their gold)."""
+    with _gold_lock:
+        cached = _gold_cache.get(gold_text)
+        if cached is not None:
+            _gold_cache.move_to_end(gold_text)
+            return cached
     parse, _ = _load_math_verify()
     parsed = run_with_timeout(lambda: _parse_both_ways(parse, gold_text), timeout_s)
-    if len(_gold_cache) >= _GOLD_CACHE_SIZE:
-        _gold_cache.clear()
-    _gold_cache[gold_text] = parsed
+    with _gold_lock:
+        _gold_cache[gold_text] = parsed
+        while len(_gold_cache) > _GOLD_CACHE_SIZE:
+            _gold_cache.popitem(last=False)
     return parsed
 
 
@@ -268,12 +258,15 @@ class MathVerifier:
                 1.0 if pred_letter == gold_letter else 0.0, pred=pred_letter, gold=gold_letter
             )
         timeout_s = self.params.timeout_s
-        gold_value = simple_rational(gold_text)
-        if gold_value is not None:
-            candidate, _ = math_candidate(answer_text, self.params.max_answer_chars)
-            pred_value = None if candidate is None else simple_rational(candidate)
-            if pred_value is not None and pred_value == gold_value:
-                return VerifyOutcome.ok(1.0, pred=candidate, gold=gold_text, fast_path=True)
+        answer, why = math_candidate(answer_text, self.params.max_answer_chars)
+        if answer is not None:
+            verdict = exact_verdict(gold_text, answer)  # plain answers: no sympy needed
+            if verdict is not None:
+                return VerifyOutcome.ok(
+                    1.0 if verdict else 0.0, pred=answer, gold=gold_text, fast_path=True
+                )
+        elif in_exact_family(gold_text):  # a gold math-verify reads; nothing to compare
+            return VerifyOutcome.wrong(why or "no answer", gold=gold_text, fast_path=True)
         try:
             gold_parsed = _parsed_gold(gold_text[:10_000], timeout_s)
         except MathTimeout:
@@ -288,9 +281,13 @@ class MathVerifier:
             return VerifyOutcome.unverifiable(
                 f"math-verify cannot parse the ground truth {gold_text[:80]!r}"
             )
-        answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is None:
             return VerifyOutcome.wrong(why or "no answer", gold=str(gold_parsed[-1]))
+        shown = gold_parsed[-1]
+        if answer == gold_text and isinstance(shown, str) and shown.strip():
+            # The answer parses exactly as the gold did, and verify() compares the two parsed
+            # strings too (equal, non-empty): it would say True.
+            return VerifyOutcome.ok(1.0, pred=shown, gold=shown)
         parse, verify = _load_math_verify()
 
         def check() -> tuple[list[Any], bool]:

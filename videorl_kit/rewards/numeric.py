@@ -31,6 +31,7 @@ from typing import Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -300,10 +301,13 @@ def read_single_number(text: str) -> Reading:
 
 
 def _plain_value(plain: re.Match[str]) -> Fraction | None:
-    """Value of a :data:`_PLAIN_NUMBER_RE` match."""
+    """Value of a :data:`_PLAIN_NUMBER_RE` match (the sign applies to the whole number)."""
     whole, frac = plain.group(1, 2)
     if frac is None:
         return _decimal_fraction(whole, None)
+    if whole.startswith("-"):  # "-5.5" is -(5.5), not -5 + 0.5
+        value = _decimal_fraction(f"{whole[1:]}.{frac}", None)
+        return None if value is None else -value
     return _decimal_fraction(f"{whole}.{frac}", None)
 
 
@@ -311,35 +315,90 @@ def _plain_value(plain: re.Match[str]) -> Fraction | None:
 _THOUSANDS_RE = re.compile(r"\s{0,4}(-?)(\d{1,3}(?:,\d{3}){1,12})(\.\d{1,30})?\s{0,4}")
 
 
-_NO_NUMBER = Reading(None, "no number found")
+#: One number with at most one plain word on each side (``about 12 items``, ``3.5 m``), ASCII.
+_WORDY_NUMBER_RE = re.compile(
+    r"(?:(?P<before>[A-Za-z]{1,20}) )?(?P<sign>-?)(?P<num>[0-9]{1,30}(?:\.[0-9]{1,30})?)"
+    r"(?: (?P<after>[A-Za-z]{1,20}))?"
+)
+#: Words that would add a number (``twelve``), scale or mark a percentage next to a number.
+_NUMBER_WORDS = frozenset([*_UNITS, *_TENS, "hundred", *_SCALES, "percent"])
 
 
-def _answer_number(answer_text: str) -> Reading:
+def _wordy_number(text: str) -> Fraction | int | None:
+    """The value :func:`find_numbers` reads from ``word number word`` text, or None.
+
+    With plain words that are not number/scale/percent words, :data:`_NUM_RE` matches only the
+    number (a letter before it blocks a match at the space; after it, no exponent, ``× 10^``,
+    scale or percent can follow), :data:`_WORDS_RE` matches no word, and there is no Chinese
+    numeral; and with no final-statement keyword in the text, ``refine_answer`` leaves it as it is.
+    """
+    m = _WORDY_NUMBER_RE.fullmatch(text)
+    if m is None:
+        return None
+    before, after = m.group("before", "after")
+    if before is None and after is None:
+        return None
+    if before is not None and before.lower() in _NUMBER_WORDS:
+        return None
+    if after is not None and after.lower() in _NUMBER_WORDS:
+        return None
+    low = text.lower()
+    for keyword in STATEMENT_KEYWORDS:
+        if keyword in low:
+            return None
+    value = _exact(m.group("num"))
+    return -value if value is not None and m.group("sign") else value
+
+
+def _exact(digits: str) -> Fraction | int | None:
+    """``_decimal_fraction(digits, None)`` as a value; an integer stays an ``int`` (cheaper)."""
+    if "." not in digits:
+        return int(digits)
+    return _decimal_fraction(digits, None)
+
+
+#: ``(value, percent, reason)`` of the one number an answer states; value None: no number.
+AnswerValue = tuple[Fraction | int | None, bool, str | None]
+_NO_VALUE: AnswerValue = (None, False, "no number found")
+
+
+def _answer_number(answer_text: str) -> AnswerValue:
     """``read_single_number(refine_answer(answer_text))``, without the scans for plain numbers.
 
-    A text made of one number (digits, sign, point, thousands commas, spaces) holds no final
-    statement, and :func:`find_numbers` reads exactly that one number from it.
+    A text made of one number (digits, sign, point, thousands commas, spaces, or one plain word
+    on either side, see :func:`_wordy_number`) holds no final statement, and
+    :func:`find_numbers` reads exactly that one number from it. Integers come back as ``int``
+    (equal to the ``Fraction`` the general path gives).
     """
     if not answer_text:
-        return _NO_NUMBER
+        return _NO_VALUE
     plain = _PLAIN_NUMBER_RE.fullmatch(answer_text)
     if plain is not None:
+        if plain.group(2) is None:
+            return int(plain.group(1)), False, None
         value = _plain_value(plain)
         if value is not None:
-            return Reading(Number(value, False, 0), None)
+            return value, False, None
     grouped = _THOUSANDS_RE.fullmatch(answer_text)
     if grouped is not None:
         sign, digits, frac = grouped.group(1, 2, 3)
-        value = _decimal_fraction(digits.replace(",", "") + (frac or ""), None)
+        value = _exact(digits.replace(",", "") + (frac or ""))
         if value is not None:
-            return Reading(Number(-value if sign else value, False, grouped.start(1)), None)
-    return read_single_number(refine_answer(answer_text))
+            return (-value if sign else value), False, None
+    value = _wordy_number(answer_text)
+    if value is not None:
+        return value, False, None
+    reading = read_single_number(refine_answer(answer_text))
+    number = reading.number
+    if number is None:
+        return None, False, reading.reason
+    return number.value, number.percent, None
 
 
 def _fmt(value: Fraction) -> str:
     if value.denominator == 1:
         return str(value.numerator)
-    return f"{float(value):.10g}"
+    return f"{value.numerator / value.denominator:.10g}"  # float(value), without its layers
 
 
 class _Gold(NamedTuple):
@@ -347,7 +406,7 @@ class _Gold(NamedTuple):
 
     number: Number | None
     reason: str | None
-    readings: tuple[Fraction, ...]
+    readings: tuple[tuple[Fraction, int, int], ...]  # (value, numerator, denominator)
     places: int | None
     shown: str  # the value as the details show it
     shown_pct: str  # the same with "%" for a percentage
@@ -365,7 +424,8 @@ def _gold_info(gold: str) -> _Gold:
         return _Gold(None, reason, (), None, "", "")
     shown = _fmt(number.value)
     pct = shown + "%" if number.percent else shown
-    return _Gold(number, None, _readings(number), _decimals(text), shown, pct)
+    readings = tuple((r, r.numerator, r.denominator) for r in _readings(number))
+    return _Gold(number, None, readings, _decimals(text), shown, pct)
 
 
 _DECIMALS_RE = re.compile(r"\s*[-+−]?\d[\d,]*\.(\d{1,30})\s*")
@@ -412,9 +472,11 @@ class NumericVerifier:
         self._abs_tol = Fraction(params.abs_tol)
         self._rel_tol = Fraction(params.rel_tol)
 
-    def _close(self, pred: Fraction, gold: Fraction, gold_places: int | None) -> bool:
+    def _close(
+        self, pred: Fraction | int, gold: Fraction, gn: int, gd: int, gold_places: int | None
+    ) -> bool:
         # Exact, in integers: with p = pn/pd and g = gn/gd, |p − g|·pd·gd = |pn·gd − gn·pd|.
-        pn, pd, gn, gd = pred.numerator, pred.denominator, gold.numerator, gold.denominator
+        pn, pd = pred.numerator, pred.denominator
         if pn == gn and pd == gd:  # both in lowest terms
             return True
         cross = abs(pn * gd - gn * pd)
@@ -427,7 +489,7 @@ class NumericVerifier:
         return bool(
             self.params.match_gold_precision
             and gold_places
-            and _round_to(pred, gold_places) == gold
+            and _round_to(pred, gold_places) == gold  # type: ignore[arg-type]
         )
 
     def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
@@ -435,23 +497,22 @@ class NumericVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        pred_reading = _answer_number(answer_text)
-        pred_num = pred_reading.number
-        if pred_num is None:
-            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=info.shown)
+        value, percent, reason = _answer_number(answer_text)
+        if value is None:
+            return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         places = info.places
         hit = False
-        for p in _readings(pred_num):
-            for g in info.readings:
-                if self._close(p, g, places):
+        for p in (value, value / 100) if percent else (value,):
+            for g, gn, gd in info.readings:
+                if self._close(p, g, gn, gd, places):
                     hit = True
                     break
             if hit:
                 break
-        pred_shown = _fmt(pred_num.value)
+        pred_shown = _fmt(value)  # type: ignore[arg-type]
         return VerifyOutcome.ok(
             1.0 if hit else 0.0,
-            pred=pred_shown + "%" if pred_num.percent else pred_shown,
+            pred=pred_shown + "%" if percent else pred_shown,
             gold=info.shown_pct,
         )
 
@@ -488,20 +549,25 @@ def mean_relative_accuracy(pred: Fraction, gold: Fraction, *, inclusive: bool = 
         >>> [mean_relative_accuracy(Fraction(p), Fraction(10), inclusive=True) for p in (11, 15)]
         [0.9, 0.1]
     """
-    if gold == 0:
-        return 1.0 if pred == 0 else 0.0
-    if pred == gold:
-        return 1.0
     # θ_k = 0.50 + 0.05·k passes when rel < 1 − θ_k, i.e. k < 10 − 20·rel: count those k
     # in 0..9 in closed form, exactly, instead of ten comparisons.
     if type(pred) in _RATIONAL_TYPES and type(gold) in _RATIONAL_TYPES:
-        # x = 10 − y with y = 20·|p − g| / |g| = num / den in integers (p = pn/pd, g = gn/gd)
+        # in lowest terms: zero has numerator 0, equal values have equal terms
         pn, pd, gn, gd = pred.numerator, pred.denominator, gold.numerator, gold.denominator
+        if gn == 0:
+            return 1.0 if pn == 0 else 0.0
+        if pn == gn and pd == gd:
+            return 1.0
+        # x = 10 − y with y = 20·|p − g| / |g| = num / den in integers (p = pn/pd, g = gn/gd)
         num = 20 * abs(pn * gd - gn * pd)
         den = pd * abs(gn)
         # floor(x) + 1 = 11 − ceil(y); ceil(x) = 10 − floor(y)
         passed = 11 + (-num // den) if inclusive else 10 - num // den
     else:
+        if gold == 0:
+            return 1.0 if pred == 0 else 0.0
+        if pred == gold:
+            return 1.0
         x = 10 - 20 * (abs(Fraction(pred) - gold) / abs(Fraction(gold)))
         passed = math.floor(x) + 1 if inclusive else math.ceil(x)
     return max(0, min(len(MRA_MARGINS), passed)) / len(MRA_MARGINS)
@@ -524,12 +590,11 @@ class MraVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        pred_reading = _answer_number(answer_text)
-        if pred_reading.number is None:
-            return VerifyOutcome.wrong(pred_reading.reason or "no number", gold=info.shown)
-        pred_value = pred_reading.number.value
+        value, _, reason = _answer_number(answer_text)
+        if value is None:
+            return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         return VerifyOutcome.ok(
-            mean_relative_accuracy(pred_value, info.number.value, inclusive=self.params.inclusive),
-            pred=_fmt(pred_value),
+            mean_relative_accuracy(value, info.number.value, inclusive=self.params.inclusive),
+            pred=_fmt(value),  # type: ignore[arg-type]
             gold=info.shown,
         )

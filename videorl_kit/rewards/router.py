@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
-from videorl_kit.rewards.format import FORMAT_RULES, check_format
+from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
 from videorl_kit.rewards.registry import default_verifier_name, get_verifier
 from videorl_kit.rewards.result import RewardResult, checked_result
 
@@ -145,43 +145,41 @@ class RewardFunction:
 
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
-        try:
-            return self._score(response, answer, options)
+        try:  # the whole pipeline in one frame: this runs once per response
+            ex, fmt = extract_with_format(
+                response if type(response) is str else _as_text(response), self.format_rule
+            )
+            outcome = self._verify(
+                ex,
+                answer if type(answer) is str else _as_text(answer),
+                None if options is None else _as_options(options),
+            )
+            extracted = ex.answer
+            if extracted is not None and len(extracted) > 200:
+                extracted = shorten(extracted, 200)
+            details: dict[str, Any] = {
+                "verifier": self._tag,
+                "extracted": extracted,
+                "source": ex.source,
+            }
+            if fmt.reason:
+                details["format_reason"] = fmt.reason
+            if outcome.details:
+                details.update(outcome.details)
+            # _verify checked the accuracy (a number in [0, 1]) and fmt.score is 0.0 or 1.0, so
+            # the result is valid: build it without re-checking.
+            if outcome.status == STATUS_UNVERIFIABLE:
+                return checked_result(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
+            w_acc, w_fmt = self.weights
+            accuracy = outcome.accuracy
+            overall = w_acc * accuracy + w_fmt * fmt.score
+            if not 0.0 <= overall <= 1.0:
+                overall = clamp01(overall)
+            return checked_result(accuracy, fmt.score, overall, "ok", details)
         except Exception as exc:  # defensive: extraction or formatting bug
             return RewardResult(
                 0.0, 0.0, 0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]}
             )
-
-    def _score(self, response: Any, answer: Any, options: Any) -> RewardResult:
-        ex = extract_answer(response if type(response) is str else _as_text(response))
-        fmt = check_format(ex, self.format_rule)
-        outcome = self._verify(
-            ex,
-            answer if type(answer) is str else _as_text(answer),
-            None if options is None else _as_options(options),
-        )
-        extracted = ex.answer
-        if extracted is not None and len(extracted) > 200:
-            extracted = shorten(extracted, 200)
-        details: dict[str, Any] = {
-            "verifier": self._tag,
-            "extracted": extracted,
-            "source": ex.source,
-        }
-        if fmt.reason:
-            details["format_reason"] = fmt.reason
-        if outcome.details:
-            details.update(outcome.details)
-        # _verify checked the accuracy (a number in [0, 1]) and fmt.score is 0.0 or 1.0, so the
-        # result is valid: build it without re-checking.
-        if outcome.status == STATUS_UNVERIFIABLE:
-            return checked_result(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
-        w_acc, w_fmt = self.weights
-        accuracy = outcome.accuracy
-        overall = w_acc * accuracy + w_fmt * fmt.score
-        if not 0.0 <= overall <= 1.0:
-            overall = clamp01(overall)
-        return checked_result(accuracy, fmt.score, overall, "ok", details)
 
     def score_batch(
         self, items: Iterable[Mapping[str, Any] | Sequence[Any]], *, max_workers: int = 1

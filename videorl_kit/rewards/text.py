@@ -52,6 +52,8 @@ def clean_gold(gold: object) -> str:
         >>> clean_gold(5)
         '5'
     """
+    if type(gold) is str and "<" not in gold:  # no special token, no tag: nothing to remove
+        return gold.strip()
     text = gold if isinstance(gold, str) else ("" if gold is None else str(gold))
     text, _ = strip_special_tokens(text)
     last: str | None = None
