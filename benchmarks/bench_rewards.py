@@ -225,14 +225,46 @@ def _gen_open_ended(rng: random.Random) -> Sample:
 
 
 def _gen_math(rng: random.Random) -> Sample:
+    """A MATH-like mix of answer shapes, each with an equivalent form of the gold as the answer.
+
+    Roughly the shapes of competition-math answers: mostly integers, then fractions, radicals,
+    multiples of pi, expressions, intervals, tuples and decimals, and one in ten outside the
+    exact families of ``videorl_kit.rewards.math_exact`` (sums with roots, powers of e, sets,
+    logarithms), which math-verify's symbolic comparison decides.
+    """
     a, b = rng.randint(1, 50), rng.randint(2, 50)
     kind = rng.random()
-    if kind < 0.4:
-        gold, answer = f"\\frac{{{a}}}{{{b}}}", str(round(a / b, 6)) if a % b == 0 else f"{a}/{b}"
-    elif kind < 0.7:
+    if kind < 0.40:
+        gold = str(a * b)
+        answer = rng.choice([gold, f"\\boxed{{{gold}}}", f"{gold}.0", f"${gold}$"])
+    elif kind < 0.55:
+        gold = f"\\frac{{{a}}}{{{b}}}"
+        answer = rng.choice([f"\\dfrac{{{a}}}{{{b}}}", f"{a}/{b}", f"\\frac{{{2 * a}}}{{{2 * b}}}"])
+    elif kind < 0.65:
         gold, answer = f"{a}\\sqrt{{{b}}}", f"\\sqrt{{{a * a * b}}}"
-    else:
-        gold, answer = f"{a}x+{b}", f"{b}+{a}x"
+    elif kind < 0.70:
+        gold = f"\\frac{{{a}\\pi}}{{{b}}}"
+        answer = rng.choice([f"\\frac{{{a}}}{{{b}}}\\pi", f"{a}\\pi/{b}"])
+    elif kind < 0.75:
+        gold = f"{a}x+{b}" if rng.random() < 0.5 else f"x^2-{a * a}"
+        answer = f"{b}+{a}x" if gold.endswith(f"+{b}") else f"(x-{a})(x+{a})"
+    elif kind < 0.80:
+        gold = f"(-\\infty, {a}]"
+        answer = rng.choice([f"(-\\infty,{a}]", f"\\left(-\\infty, {a}\\right]"])
+    elif kind < 0.85:
+        gold, answer = f"({a}, {b})", rng.choice([f"({a},{b})", f"\\left({a}, {b}\\right)"])
+    elif kind < 0.90:
+        gold, answer = f"{a}.25", rng.choice([f"{a}.250", f"\\frac{{{4 * a + 1}}}{{4}}"])
+    else:  # shapes outside the exact families: math-verify's symbolic comparison decides
+        gold, answer = rng.choice(
+            [
+                (f"\\frac{{\\sqrt{{{b}}}}}{{{a}}}", f"\\frac{{1}}{{{a}}}\\sqrt{{{b}}}"),
+                (f"{a}+\\sqrt{{{b}}}", f"\\sqrt{{{b}}}+{a}"),
+                (f"e^{{{b}}}", f"e^{b}"),
+                (f"\\{{{a}, {a + b}\\}}", f"\\{{{a + b}, {a}\\}}"),
+                (f"\\log_{{2}} {2 ** (b % 10)}", str(b % 10)),
+            ]
+        )
     return _wrap(rng, answer, str(a + b)), gold, None
 
 

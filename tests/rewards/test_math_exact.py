@@ -55,7 +55,39 @@ polynomials = st.builds(
     st.one_of(_term, _int(0, 9), _term.map(lambda t: "-" + t)),
     st.lists(st.tuples(st.sampled_from(["+", "-"]), st.one_of(_term, _int(0, 9))), max_size=3),
 )
-family = st.one_of(rationals, radicals, polynomials)
+pi_multiples = st.builds(
+    lambda neg, form, num, den: neg + form.format(n=num, d=den),
+    st.sampled_from(["", "-"]),
+    st.sampled_from(
+        ["\\frac{{{n}\\pi}}{{{d}}}", "\\frac{{{n}}}{{{d}}}\\pi", "{n}\\pi/{d}", "{n}\\pi", "\\pi"]
+    ),
+    st.integers(1, 12),
+    st.integers(1, 8),
+)
+_item = st.one_of(_int(-9, 9), _fraction, st.sampled_from(["\\infty", "-\\infty", "2.5"]))
+sequences = st.builds(
+    lambda left, items, right, spaced, sized: (
+        ("\\left" if sized else "")
+        + left
+        + (", " if spaced else ",").join(items)
+        + ("\\right" if sized else "")
+        + right
+    ),
+    st.sampled_from(["(", "["]),
+    st.lists(_item, min_size=2, max_size=3),
+    st.sampled_from([")", "]"]),
+    st.booleans(),
+    st.booleans(),
+)
+_linear = st.builds(
+    lambda var, sign, c: f"{var}{sign}{c}", st.just("x"), st.sampled_from(["+", "-"]), _int(1, 5)
+)
+products = st.builds(
+    lambda coef, factors: coef + "".join(f"({f})" for f in factors),
+    st.sampled_from(["", "2", "-1"]),
+    st.lists(_linear, min_size=1, max_size=3),
+)
+family = st.one_of(rationals, radicals, polynomials, pi_multiples, sequences, products)
 
 
 def _equivalent(text: str, draw_index: int) -> str:
@@ -109,6 +141,17 @@ def test_golds_of_the_families_are_read_by_math_verify(gold: str) -> None:
         ("x + 1", "1 + x", None),  # spaces: left to math-verify
         ("\\pi", "3.14159", None),
         ("$5", "7", None),  # a stray dollar in the gold: math-verify decides if it is readable
+        ("\\frac{3\\pi}{4}", "\\frac{3}{4}\\pi", True),
+        ("\\frac{3\\pi}{4}", "3\\pi/4", True),
+        ("\\frac{3\\pi}{4}", "2", False),
+        ("\\pi", "\\frac{355}{113}", None),  # equal to 6 decimals: math-verify decides
+        ("(-\\infty, 4]", "\\left(-\\infty, 4\\right]", True),
+        ("(3, 4)", "(4,3)", False),
+        ("(3, 4)", "7", False),
+        ("(3, 4)", "[3, 4]", None),  # other brackets: tuple or interval is math-verify's call
+        ("x^2-9", "(x-3)(x+3)", True),
+        ("x^2-9", "(x-3)(x+4)", False),
+        ("2x+2", "2(x+1)", True),
     ],
 )
 def test_examples(gold: str, pred: str, expected: bool | None) -> None:
