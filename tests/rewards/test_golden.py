@@ -5,8 +5,16 @@ expectations were written by hand from the reward contract (DESIGN.md "Problem t
 independently of the implementation; a failing case means the implementation and the grader
 disagree, and the expectation must not be edited to make it pass without a reason.
 
-``heldout_adversarial.jsonl`` holds model-output-like adversarial cases of every type; there the
-bar is an agreement rate of at least 97 % (the peer's two implementations reach 76 % and 73 %).
+The held-out files hold model-output-like adversarial cases of every type; there the bar is an
+agreement rate of at least 97 % (the peer's two implementations reach 76 % and 73 %):
+
+- ``heldout_adversarial.jsonl`` (106 cases): graded by a second engineer who had seen the
+  implementation's first disagreements, so no longer blind;
+- ``heldout_blind.jsonl`` (431 cases, all 13 types): written and graded by a third engineer who
+  never saw the implementation nor ran the scorer. On its first run the router agreed on 426
+  (98.8 %); four of the five disagreements were then fixed (``3 + 4 = 7``, ``{"start", "end"}``,
+  ``回答1更好``, ``Response 1, because ...``). The one left is a grader's ``DISAGREE-DOC``: an
+  open-ended answer that negates the gold scores its ROUGE (0.58), the documented metric.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 HELDOUT_FILE = GOLDEN_DIR / "heldout_adversarial.jsonl"
+BLIND_FILE = GOLDEN_DIR / "heldout_blind.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
 MIN_CASES_PER_TYPE = 20
 MIN_CASES_TOTAL = 400
@@ -82,7 +91,7 @@ def load_cases(path: Path) -> list[GoldenCase]:
 
 
 def golden_files() -> list[Path]:
-    return sorted(p for p in GOLDEN_DIR.glob("*.jsonl") if p != HELDOUT_FILE)
+    return sorted(p for p in GOLDEN_DIR.glob("*.jsonl") if p not in (HELDOUT_FILE, BLIND_FILE))
 
 
 @cache
@@ -175,11 +184,13 @@ def test_golden_case(case: GoldenCase) -> None:
     assert not problems, f"{case.id} ({case.reason}): " + "; ".join(problems)
 
 
-def test_heldout_adversarial_agreement_is_at_least_97_percent() -> None:
-    cases = load_cases(HELDOUT_FILE)
+@pytest.mark.parametrize(("path", "min_cases"), [(HELDOUT_FILE, 100), (BLIND_FILE, 400)])
+def test_heldout_agreement_is_at_least_97_percent(path: Path, min_cases: int) -> None:
+    cases = load_cases(path)
     per_type = Counter(case.problem_type for case in cases)
     assert set(per_type) == {t.value for t in ProblemType}, f"types covered: {sorted(per_type)}"
-    assert len(cases) >= 100
+    assert len(cases) >= min_cases
+    assert len({case.id for case in cases}) == len(cases), "duplicate ids"
     disagreements = []
     for case in cases:
         problems = grade(case)
@@ -187,7 +198,8 @@ def test_heldout_adversarial_agreement_is_at_least_97_percent() -> None:
             disagreements.append(f"{case.id} [{case.reason}] " + "; ".join(problems))
     agreement = 1 - len(disagreements) / len(cases)
     assert agreement >= HELDOUT_MIN_AGREEMENT, (
-        f"agreement {agreement:.1%} < {HELDOUT_MIN_AGREEMENT:.0%} on {len(cases)} held-out cases; "
+        f"agreement {agreement:.1%} < {HELDOUT_MIN_AGREEMENT:.0%} on {len(cases)} cases of "
+        f"{path.name}; "
         "disagreements:\n" + "\n".join(disagreements)
     )
 

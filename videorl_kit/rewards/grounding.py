@@ -43,6 +43,8 @@ import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+import orjson
+
 from videorl_kit.rewards.base import NoParams, VerifyOutcome
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
@@ -233,11 +235,11 @@ def _box_table(value: Any) -> _BoxTable | None:
     out: dict[float, list[Any]] = {}
     zero_area = False
     known = _SECOND_OF_KEY.get
-    for key, box in value.items():
-        if type(key) is not str:
-            return None
+    for key, box in value.items():  # JSON object keys are always strings
         second = known(key)
         if second is None:
+            if type(key) is not str:
+                return None
             try:
                 second = float(key)
             except ValueError:
@@ -246,9 +248,12 @@ def _box_table(value: Any) -> _BoxTable | None:
                 return None
             if len(_SECOND_OF_KEY) < _SECOND_OF_KEY_MAX:
                 _SECOND_OF_KEY[key] = second
-        if type(box) is not list or len(box) != 4:
+        if type(box) is not list:
             return None
-        x1, y1, x2, y2 = box
+        try:
+            x1, y1, x2, y2 = box
+        except ValueError:  # not four items
+            return None
         if not (type(x1) is int and type(y1) is int and type(x2) is int and type(y2) is int):
             if not (
                 type(x1) in _JSON_NUMBERS
@@ -284,11 +289,17 @@ _scan_json = _DECODER.scan_once
 
 
 def _loads_stripped(text: str) -> Any:
-    """``json.loads(text)`` for a ``str.strip()``-ed text, without its Python-level layers.
+    """``json.loads(text)`` for a ``str.strip()``-ed text, faster.
 
-    json.loads skips JSON whitespace around the value (there is none in a stripped text) and
-    raises a ValueError for no value or extra data; so does this, in one call to the C scanner.
+    orjson reads strict JSON about twice as fast, to the same values except that an integer
+    beyond 64 bits becomes a float (no coordinate or second is that large); what it refuses
+    (NaN, Infinity, out-of-range floats, lone surrogates, deep nesting, extra data) goes to the
+    json scanner, which decides as json.loads would (no value or extra data: ValueError).
     """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         value, end = _scan_json(text, 0)
     except StopIteration:
@@ -397,13 +408,24 @@ def parse_interval_answer(text: str) -> Interval:
     return _parse_interval_text(text)
 
 
+def _start_end(value: dict[str, Any]) -> list[Any] | None:
+    """``[start, end]`` of ``{"start": s, "end": e}`` (or ``start_time``/``end_time``)."""
+    for start_key, end_key in (("start", "end"), ("start_time", "end_time")):
+        if start_key in value and end_key in value:
+            return [value[start_key], value[end_key]]
+    return None
+
+
 def _parse_interval_text(text: str) -> Interval:
     value, reason = _single_json(text)
     if value is not None:
         if isinstance(value, dict):
-            value = _get(value, "time", "timestamps", "segment", "interval")
-            if value is None:
-                raise GroundingError("JSON answer has no 'time' key")
+            found = _get(value, "time", "timestamps", "segment", "interval")
+            if found is None:
+                found = _start_end(value)
+            if found is None:
+                raise GroundingError("JSON answer has no 'time' key (nor 'start' and 'end')")
+            value = found
         return to_interval(value)
     if reason and "hedge" in reason:
         raise GroundingError(reason)
@@ -545,7 +567,8 @@ def _gold_interval(gold: str) -> Interval | str:
     try:
         value = _gold_json(gold)
         if isinstance(value, dict):
-            value = _get(value, "time", "timestamps", "segment", "interval")
+            found = _get(value, "time", "timestamps", "segment", "interval")
+            value = _start_end(value) if found is None else found
         interval = to_interval(value)
     except GroundingError as exc:
         return f"ground truth: {exc}"

@@ -274,13 +274,16 @@ _ZERO_WORDS_RE = re.compile(
 
 
 def read_single_number(text: str) -> Reading:
-    """The one distinct number ``text`` states; several different numbers are a hedge.
+    """The one distinct number ``text`` states; several different numbers are a hedge,
+    unless the text is a worked equation whose result (after the last ``=``) is one number.
 
     Example:
         >>> read_single_number("3 (three) apples").number.value
         Fraction(3, 1)
         >>> read_single_number("3 or 4").reason
         'several different numbers (3, 4)'
+        >>> read_single_number("3 + 4 = 7").number.value
+        Fraction(7, 1)
     """
     plain = _PLAIN_NUMBER_RE.fullmatch(text)
     if plain:  # the common case, without the full scan
@@ -295,6 +298,10 @@ def read_single_number(text: str) -> Reading:
     if not numbers:
         return Reading(None, "no number found")
     if len(numbers) > 1 and len({(n.value, n.percent) for n in numbers}) > 1:
+        if "=" in text:  # a worked equation, "3 + 4 = 7": its result is the answer
+            result = find_numbers(text.rpartition("=")[2], limit=2)
+            if len(result) == 1:
+                return Reading(result[0], None)
         shown = ", ".join(_fmt(n.value) + ("%" if n.percent else "") for n in numbers[:4])
         return Reading(None, f"several different numbers ({shown})")
     return Reading(numbers[0], None)

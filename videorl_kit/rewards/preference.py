@@ -1,20 +1,21 @@
 """Critic / preference: the ``preference`` verifier (``Response 1`` / ``Response 2`` / ``Tie``).
 
 Labels: ``Response 1`` (also ``Response A``, ``Response one``, ``the first response``, ``1``,
-``A``), ``Response 2`` (``B``, ``second``), ``Tie`` (``tie``, ``a tie``, ``draw``, ``equally
-good``, ``both are equally ...``, ``equal quality``, ``neither is better``).
+``A``, ``回答1``), ``Response 2`` (``B``, ``second``, ``回答2``), ``Tie`` (``tie``, ``a tie``,
+``draw``, ``equally good``, ``both are equally ...``, ``equal quality``, ``neither is better``).
 
 Reading a judgement (after the final-statement refinement):
 
 1. The whole answer is a label: that label.
 2. Otherwise *claims* are collected: preferences (``Response 1 is better``, ``I prefer
-   Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2) and tie statements.
-   Exactly one preferred response and no tie statement: that response. Only tie statements:
-   ``Tie`` (``Response 1 and Response 2 are equally good`` is an unambiguous tie).
-3. No claims: a leading label ending its sentence (``Response 1. Response 2 has errors.``)
-   counts; anything else that mentions both responses without a clear choice
-   (``Response 1 and Response 2``, ``Response 1, Response 2``) is a hedge and scores 0, as are
-   contradicting claims.
+   Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2, ``回答1更好``) and
+   tie statements. Exactly one preferred response and no tie statement: that response. Only
+   tie statements: ``Tie`` (``Response 1 and Response 2 are equally good`` is an unambiguous
+   tie).
+3. No claims: a leading label ending its sentence (``Response 1. Response 2 has errors.``) or
+   followed by its reason (``Response 1, because Response 2 ...``) counts; anything else that
+   mentions both responses without a clear choice (``Response 1 and Response 2``,
+   ``Response 1, Response 2``) is a hedge and scores 0, as are contradicting claims.
 
 Example:
     >>> v = PreferenceVerifier(PreferenceParams())
@@ -47,11 +48,13 @@ _R1 = (
     r"(?:response|assistant)\s{0,3}(?:#\s{0,2})?(?:1|a|one)\b"
     r"|(?:answer|output|candidate)\s{0,3}(?:#\s{0,2})?(?:1|one)\b"
     r"|(?:the\s{1,3})?first\s{1,3}(?:response|answer|one)\b"
+    r"|(?:回答|响应|答案)\s{0,2}(?:1|一|A)(?![0-9A-Za-z])|第一个(?:回答|响应)"
 )
 _R2 = (
     r"(?:response|assistant)\s{0,3}(?:#\s{0,2})?(?:2|b|two)\b"
     r"|(?:answer|output|candidate)\s{0,3}(?:#\s{0,2})?(?:2|two)\b"
     r"|(?:the\s{1,3})?second\s{1,3}(?:response|answer|one)\b"
+    r"|(?:回答|响应|答案)\s{0,2}(?:2|二|B)(?![0-9A-Za-z])|第二个(?:回答|响应)"
 )
 _R1_RE = re.compile(_R1, re.IGNORECASE)
 _MENTION_RE = re.compile(rf"(?P<r1>{_R1})|(?P<r2>{_R2})", re.IGNORECASE)
@@ -60,6 +63,7 @@ _BETTER = (
     r"(?:better|superior|preferred|preferable|stronger"
     r"|the\s{1,3}better(?:\s{1,3}(?:one|response))?)"
     r"|wins\b|is\s{1,3}the\s{1,3}winner"
+    r"|更(?:好|准确|优|佳|合适)"
 )
 _WORSE = (
     r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
@@ -83,6 +87,7 @@ _EXACT_LABELS = {
 _LEADING_RE = re.compile(
     rf"\s{{0,3}}(?:(?P<r1>{_R1})|(?P<r2>{_R2})|(?P<tie>tie\b))(?P<rest>.*)", re.I | re.S
 )
+_REASON_CLAUSE_RE = re.compile(r"[,;]?\s{0,3}(?:because|since|as|given\s{1,3}that)\b", re.I)
 _NON_WORD_RE = re.compile(r"[^\w\s]")
 _LABEL_PREFIX_RE = re.compile(r"^(?:response|answer|option|assistant)\s{1,3}")
 
@@ -129,7 +134,12 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     if lead and not lead.group("tie"):
         side = "1" if lead.group("r1") else "2"
         rest = lead.group("rest").lstrip(" \t*")
-        if not rest or rest[0] in ".:;!\n)" or (len(mentioned) == 1 and not rest[0].isalnum()):
+        if (
+            not rest
+            or rest[0] in ".:;!\n)"
+            or (len(mentioned) == 1 and not rest[0].isalnum())
+            or _REASON_CLAUSE_RE.match(rest)  # "Response 1, because Response 2 ..."
+        ):
             return side, None
     if len(mentioned) > 1:
         return None, "mentions both responses without a clear choice"
