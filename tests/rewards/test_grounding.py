@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from videorl_kit.rewards.base import NoParams
 from videorl_kit.rewards.grounding import (
@@ -13,8 +15,12 @@ from videorl_kit.rewards.grounding import (
     SpatioTemporalIouVerifier,
     TemporalIouVerifier,
     TrackingIouVerifier,
+    _gold_track,
+    _iou_by_gold_keys,
+    _iou_over_gold,
     box_iou,
     interval_iou,
+    parse_boxes_by_second,
     parse_interval_answer,
     parse_time,
 )
@@ -172,3 +178,30 @@ def test_tracking_gold_without_boxes_is_unverifiable() -> None:
 
 def test_tracking_answer_must_be_an_object() -> None:
     assert TRACK.score("[1, 2, 3]", _track(None, {"1": SQUARE})).accuracy == 0.0
+
+
+_BOX = st.lists(st.integers(-5, 40), min_size=4, max_size=4)
+_KEYS = st.sampled_from(["1", "2", "3", "1.0", "2.5", "0:03", "x"])
+
+
+@settings(max_examples=150)
+@given(
+    st.dictionaries(st.sampled_from(["1", "2", "3"]), _BOX, min_size=1),
+    st.dictionaries(_KEYS, st.one_of(_BOX, st.just([1.5, 0, 3, 3]), st.just("0,0,1,1"))),
+)
+def test_tracking_by_gold_keys_agrees_with_the_general_path(gold: dict, pred: dict) -> None:
+    """The bulk path (predicted keys that are the gold's own) scores as the per-second path."""
+    gold = {k: [x, y, x + 1 + abs(w), y + 1 + abs(h)] for k, (x, y, w, h) in gold.items()}
+    gold_text = json.dumps({"boxes": gold})
+    parsed = _gold_track(gold_text, False)
+    assert not isinstance(parsed, str)
+    fast = _iou_by_gold_keys(pred, parsed)
+    general = _iou_over_gold(
+        parse_boxes_by_second(pred, strict=False, wanted=parsed.seconds), parsed.boxes
+    )
+    if fast is not None:
+        assert fast[1] == general[1]
+        assert fast[0] == pytest.approx(general[0], abs=1e-12)
+    assert TRACK.score(json.dumps({"boxes": pred}), gold_text).accuracy == pytest.approx(
+        general[0], abs=1e-12
+    )

@@ -597,6 +597,7 @@ class _GoldTrack(NamedTuple):
     interval: Interval | None
     boxes: dict[float, Any]  # Box, or the JSON list of one (read by _box_table)
     seconds: frozenset[float]
+    by_key: dict[str, Any] | None = None  # its own JSON keys -> boxes, when read in bulk
 
 
 @lru_cache(maxsize=8192)
@@ -612,7 +613,8 @@ def _gold_track(gold: str, with_time: bool) -> _GoldTrack | str:
         if table is not None:  # every entry plainly valid: read in bulk
             if table.zero_area:
                 raise GroundingError("a zero-area box (IoU undefined)")
-            return _GoldTrack(interval, table.boxes, frozenset(table.boxes))
+            by_key = value["boxes"]
+            return _GoldTrack(interval, table.boxes, frozenset(table.boxes), by_key)
         boxes = parse_boxes_by_second(value.get("boxes"), strict=True)
         if not boxes:
             raise GroundingError("'boxes' is empty")
@@ -704,10 +706,44 @@ class BoxIouVerifier:
         return VerifyOutcome.ok(box_iou(pred, gold_box), pred=list(pred), gold=list(gold_box))
 
 
+def _iou_by_gold_keys(pred: Any, gold: _GoldTrack) -> tuple[float, int] | None:
+    """:func:`_iou_over_gold` when every predicted entry is a plain integer box under one of
+    the gold's own keys (the common case), else None (the general path decides).
+
+    Such keys name distinct gold seconds, so each entry matches exactly its gold box and no
+    second-by-second lookup is needed.
+    """
+    by_key = gold.by_key
+    if by_key is None or type(pred) is not dict:
+        return None
+    total = 0.0
+    get = by_key.get
+    for key, box in pred.items():
+        gold_box = get(key)
+        if gold_box is None or type(box) is not list or len(box) != 4:
+            return None
+        ax1, ay1, ax2, ay2 = box
+        if not (type(ax1) is int and type(ay1) is int and type(ax2) is int and type(ay2) is int):
+            return None
+        if ax2 < ax1 or ay2 < ay1:
+            return None
+        bx1, by1, bx2, by2 = gold_box
+        iw = (bx2 if bx2 < ax2 else ax2) - (bx1 if bx1 > ax1 else ax1)
+        ih = (by2 if by2 < ay2 else ay2) - (by1 if by1 > ay1 else ay1)
+        if iw > 0 and ih > 0:
+            inter = iw * ih
+            union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
+            if union > 0:
+                iou = inter / union
+                total += iou if iou < 1.0 else 1.0
+    return total / len(gold.boxes), len(pred)
+
+
 def _pred_track(
-    answer_text: str, with_time: bool, wanted: frozenset[float]
-) -> tuple[Interval | None, dict, str | None]:
-    """Predicted (interval, boxes by second, reason for a 0 time part)."""
+    answer_text: str, with_time: bool, gold: _GoldTrack
+) -> tuple[Interval | None, tuple[float, int], str | None]:
+    """Predicted interval, ``(mean box IoU over the gold, matched seconds)`` and the reason
+    for a 0 time part."""
     value, reason = _single_json(answer_text)
     if not isinstance(value, dict) and len(answer_text) <= MAX_GROUNDING_CHARS:
         refined = refine_answer(answer_text)  # "... so the answer is {...}"
@@ -716,19 +752,22 @@ def _pred_track(
     if not isinstance(value, dict):
         raise GroundingError(reason or "the answer must be a JSON object")
     boxes = _get(value, "boxes", "bboxes")
-    table = _box_table(boxes)
-    if table is not None:  # all plainly valid; seconds outside ``wanted`` are never looked up
-        pred_boxes: dict = table.boxes
-    elif boxes is not None:
-        pred_boxes = parse_boxes_by_second(boxes, strict=False, wanted=wanted)
-    else:
-        pred_boxes = {}
+    box_iou = _iou_by_gold_keys(boxes, gold)
+    if box_iou is None:
+        table = _box_table(boxes)
+        if table is not None:  # all plainly valid; seconds outside the gold's are not looked up
+            pred_boxes: dict = table.boxes
+        elif boxes is not None:
+            pred_boxes = parse_boxes_by_second(boxes, strict=False, wanted=gold.seconds)
+        else:
+            pred_boxes = {}
+        box_iou = _iou_over_gold(pred_boxes, gold.boxes)
     if not with_time:
-        return None, pred_boxes, None
+        return None, box_iou, None
     try:
-        return to_interval(value.get("time")), pred_boxes, None
+        return to_interval(value.get("time")), box_iou, None
     except GroundingError as exc:
-        return None, pred_boxes, str(exc)
+        return None, box_iou, str(exc)
 
 
 @register_verifier(
@@ -748,17 +787,16 @@ class SpatioTemporalIouVerifier:
         parsed_gold = _gold_track(gold, True)
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
-        gold_iv, gold_boxes, gold_seconds = parsed_gold
         try:
-            pred_iv, pred_boxes, time_reason = _pred_track(answer_text, True, gold_seconds)
+            pred_iv, (m_iou, matched), time_reason = _pred_track(answer_text, True, parsed_gold)
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
+        gold_iv = parsed_gold.interval
         t_iou = interval_iou(pred_iv, gold_iv) if pred_iv and gold_iv else 0.0
-        m_iou, matched = _iou_over_gold(pred_boxes, gold_boxes)
         details: dict[str, Any] = {
             "t_iou": t_iou,
             "mean_box_iou": m_iou,
-            "gold_seconds": len(gold_boxes),
+            "gold_seconds": len(parsed_gold.boxes),
             "matched_seconds": matched,
         }
         if time_reason:
@@ -780,10 +818,8 @@ class TrackingIouVerifier:
         parsed_gold = _gold_track(gold, False)
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
-        _, gold_boxes, gold_seconds = parsed_gold
         try:
-            _, pred_boxes, _ = _pred_track(answer_text, False, gold_seconds)
+            _, (m_iou, matched), _ = _pred_track(answer_text, False, parsed_gold)
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
-        m_iou, matched = _iou_over_gold(pred_boxes, gold_boxes)
-        return VerifyOutcome.ok(m_iou, gold_seconds=len(gold_boxes), matched_seconds=matched)
+        return VerifyOutcome.ok(m_iou, gold_seconds=len(parsed_gold.boxes), matched_seconds=matched)
