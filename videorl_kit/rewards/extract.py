@@ -539,24 +539,7 @@ def well_formed_extraction(text: str) -> tuple[Extraction, str | None] | None:
     block = block.strip()
     if not block and format_reason is None:
         format_reason = "empty <answer> block"
-    extraction = _new_tuple(  # Extraction(...) by position: this is the hot path
-        Extraction,
-        (
-            text,  # text
-            0,  # special_tokens_removed
-            tags,  # tags
-            think_blocks,  # think_blocks
-            False,  # unterminated_think
-            (block,),  # answer_blocks
-            outside,  # outside_think
-            None,  # final_statement
-            block,  # answer
-            "answer_tag",  # source
-            False,  # hedge
-            None if block else "empty <answer> block",  # reason
-        ),
-    )
-    return extraction, format_reason
+    return _tagged_extraction(text, 0, tags, think_blocks, outside, block), format_reason
 
 
 def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> Extraction | None:
@@ -585,6 +568,13 @@ def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> E
     if not a_close.closing:
         return None
     block = text[a_open.end : a_close.start].strip()
+    return _tagged_extraction(text, n_special, tags, think_blocks, outside, block)
+
+
+def _tagged_extraction(
+    text: str, n_special: int, tags: tuple[Tag, ...], think_blocks: int, outside: str, block: str
+) -> Extraction:
+    """The Extraction of a well-formed response whose one ``<answer>`` block is ``block``."""
     return _new_tuple(  # Extraction(...) by position: this is the hot path
         Extraction,
         (
