@@ -6,13 +6,15 @@ Usage::
     python benchmarks/bench_rewards.py --n 2000 --json
 
 For every problem type a seeded generator makes ``--n`` mixed responses (correct, wrong, hedged,
-untagged, long reasoning), each with a ground truth drawn on its own (not in GRPO groups that
-share one, so caches of parsed ground truths help only where golds repeat by chance, like
-choice letters). They are scored one by one in this process (pinned to one CPU where the OS
-allows) and the rate is reported in responses per second, the best of ``--repeat`` fresh sets
-(background load on a shared machine only slows a set down). Then every type is fed
-adversarial inputs of ``--adversarial-bytes`` (1 MB by default: repeated ``<answer>``, digits,
-nested braces, ``A or``, unterminated tags, ...) and the worst time per response is reported.
+untagged, long reasoning). By default each has a ground truth drawn on its own, so caches of
+parsed ground truths help only where golds repeat by chance (choice letters);
+``--group-size 8`` draws them in groups of 8 responses sharing a ground truth, as the rollouts
+of one prompt in GRPO training do. They are scored one by one in this process (pinned to one
+CPU where the OS allows) and the rate is reported in responses per second, the best of
+``--repeat`` fresh sets (background load on a shared machine only slows a set down). Then
+every type is fed adversarial inputs of ``--adversarial-bytes`` (1 MB by default: repeated
+``<answer>``, digits, nested braces, ``A or``, unterminated tags, ...) and the worst time per
+response is reported.
 
 Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the IoU types;
 >= 300/s for math; no response over 50 ms except code execution, which runs a subprocess per
@@ -85,6 +87,32 @@ class TypeReport:
 # ------------------------------------------------------------------------------ generators
 
 
+class GroupRandom(random.Random):
+    """The random stream of one response; ``gold`` is its group's stream for the ground truth.
+
+    Generators draw everything about the ground truth from ``rng.gold`` and everything about
+    the response from ``rng`` itself, so responses of one group share their ground truth (and
+    its options) and differ in what the model wrote, as the rollouts of one GRPO prompt do.
+    """
+
+    def __init__(self, seed: str, gold: random.Random) -> None:
+        super().__init__(seed)
+        self.gold = gold
+
+
+def generate(problem_type: ProblemType, n: int, group_size: int, seed: str) -> list[Sample]:
+    """``n`` responses of ``problem_type`` in groups of ``group_size`` sharing a ground truth."""
+    samples: list[Sample] = []
+    group = 0
+    while len(samples) < n:
+        for member in range(min(group_size, n - len(samples))):
+            gold_stream = random.Random(f"{seed}-gold-{group}")  # the same for every member
+            rng = GroupRandom(f"{seed}-{group}-{member}", gold_stream)
+            samples.append(GENERATORS[problem_type](rng))
+        group += 1
+    return samples
+
+
 def _wrap(rng: random.Random, answer: str, wrong: str) -> str:
     """One response around ``answer``: correct/wrong, tagged/untagged, hedged, long."""
     kind = rng.random()
@@ -112,37 +140,37 @@ def _jitter(rng: random.Random, box: list[int]) -> list[int]:
     return [box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy]
 
 
-def _gen_choice(rng: random.Random) -> Sample:
+def _gen_choice(rng: GroupRandom) -> Sample:
     letters = "ABCDE"
-    gold = rng.choice(letters)
+    gold = rng.gold.choice(letters)
     wrong = rng.choice([x for x in letters if x != gold])
     options = [f"{x}. option {x.lower()}" for x in letters]
     answer = rng.choice([gold, f"({gold})", f"{gold}. option {gold.lower()}"])
     return _wrap(rng, answer, wrong), gold, options
 
 
-def _gen_numeric(rng: random.Random) -> Sample:
-    gold = rng.randint(0, 5000)
+def _gen_numeric(rng: GroupRandom) -> Sample:
+    gold = rng.gold.randint(0, 5000)
     answer = rng.choice([str(gold), f"{gold:,}", f"{gold}.0", f"about {gold} items"])
     return _wrap(rng, answer, str(gold + rng.randint(1, 9))), str(gold), None
 
 
-def _gen_regression(rng: random.Random) -> Sample:
-    gold = round(rng.uniform(0.5, 20.0), 2)
+def _gen_regression(rng: GroupRandom) -> Sample:
+    gold = round(rng.gold.uniform(0.5, 20.0), 2)
     pred = round(gold * rng.uniform(0.5, 1.5), 2)
     return _wrap(rng, f"{pred} m", str(round(gold * 3, 2))), str(gold), None
 
 
-def _gen_boolean(rng: random.Random) -> Sample:
-    gold = rng.choice(["yes", "no"])
+def _gen_boolean(rng: GroupRandom) -> Sample:
+    gold = rng.gold.choice(["yes", "no"])
     other = "no" if gold == "yes" else "yes"
     answer = rng.choice([gold, gold.capitalize(), f"{gold.capitalize()}, it is."])
     return _wrap(rng, answer, other), gold, None
 
 
-def _gen_temporal(rng: random.Random) -> Sample:
-    start = round(rng.uniform(0, 100), 1)
-    gold = [start, round(start + rng.uniform(1, 30), 1)]
+def _gen_temporal(rng: GroupRandom) -> Sample:
+    start = round(rng.gold.uniform(0, 100), 1)
+    gold = [start, round(start + rng.gold.uniform(1, 30), 1)]
     pred = [round(gold[0] + rng.uniform(-5, 5), 1), round(gold[1] + rng.uniform(-5, 5), 1)]
     answer = rng.choice(
         [json.dumps({"time": pred}), f"from {pred[0]} to {pred[1]} seconds", json.dumps(pred)]
@@ -151,16 +179,16 @@ def _gen_temporal(rng: random.Random) -> Sample:
     return _wrap(rng, answer, wrong), json.dumps({"time": gold}), None
 
 
-def _gen_spatial(rng: random.Random) -> Sample:
-    gold = _box(rng)
+def _gen_spatial(rng: GroupRandom) -> Sample:
+    gold = _box(rng.gold)
     answer = json.dumps({"boxes": _jitter(rng, gold)})
     return _wrap(rng, answer, json.dumps({"boxes": _box(rng)})), json.dumps({"boxes": gold}), None
 
 
-def _gen_spatiotemporal(rng: random.Random) -> Sample:
-    start = rng.randint(0, 20)
-    end = start + rng.randint(1, 8)
-    boxes = {str(s): _box(rng) for s in range(start, end + 1)}
+def _gen_spatiotemporal(rng: GroupRandom) -> Sample:
+    start = rng.gold.randint(0, 20)
+    end = start + rng.gold.randint(1, 8)
+    boxes = {str(s): _box(rng.gold) for s in range(start, end + 1)}
     pred_boxes = {k: _jitter(rng, v) for k, v in boxes.items() if rng.random() < 0.8}
     gold = {"time": [start, end], "boxes": boxes}
     pred = {"time": [start, end + rng.randint(0, 2)], "boxes": pred_boxes}
@@ -168,9 +196,9 @@ def _gen_spatiotemporal(rng: random.Random) -> Sample:
     return _wrap(rng, json.dumps(pred), json.dumps(wrong)), json.dumps(gold), None
 
 
-def _gen_tracking(rng: random.Random) -> Sample:
-    seconds = rng.randint(2, 32)
-    boxes = {str(s): _box(rng) for s in range(1, seconds + 1)}
+def _gen_tracking(rng: GroupRandom) -> Sample:
+    seconds = rng.gold.randint(2, 32)
+    boxes = {str(s): _box(rng.gold) for s in range(1, seconds + 1)}
     pred = {k: _jitter(rng, v) for k, v in boxes.items() if rng.random() < 0.8}
     answer = json.dumps({"boxes": pred})
     return _wrap(rng, answer, json.dumps({"boxes": {}})), json.dumps({"boxes": boxes}), None
@@ -192,8 +220,8 @@ _WORDS = [
 ]
 
 
-def _gen_ocr(rng: random.Random) -> Sample:
-    gold = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8))).upper()
+def _gen_ocr(rng: GroupRandom) -> Sample:
+    gold = " ".join(rng.gold.choice(_WORDS) for _ in range(rng.gold.randint(1, 8))).upper()
     pred = " ".join(w if rng.random() < 0.8 else rng.choice(_WORDS) for w in gold.split())
     return _wrap(rng, pred.title(), "garbage text"), gold, None
 
@@ -217,16 +245,16 @@ _SENTENCE = [
 ]
 
 
-def _gen_open_ended(rng: random.Random) -> Sample:
-    if rng.random() < 0.5:
-        gold = rng.choice(["kitchen", "red car", "the dog", "paris"])
+def _gen_open_ended(rng: GroupRandom) -> Sample:
+    if rng.gold.random() < 0.5:
+        gold = rng.gold.choice(["kitchen", "red car", "the dog", "paris"])
         return _wrap(rng, gold.title(), "bedroom"), gold, None
-    gold = " ".join(_SENTENCE[: rng.randint(6, len(_SENTENCE))])
+    gold = " ".join(_SENTENCE[: rng.gold.randint(6, len(_SENTENCE))])
     pred = " ".join(w for w in gold.split() if rng.random() < 0.8)
     return _wrap(rng, pred, "something else happens"), gold, None
 
 
-def _gen_math(rng: random.Random) -> Sample:
+def _gen_math(rng: GroupRandom) -> Sample:
     """A MATH-like mix of answer shapes, each with an equivalent form of the gold as the answer.
 
     Roughly the shapes of competition-math answers: mostly integers, then fractions, radicals,
@@ -234,8 +262,8 @@ def _gen_math(rng: random.Random) -> Sample:
     exact families of ``videorl_kit.rewards.math_exact`` (sums with roots, powers of e, sets,
     logarithms), which math-verify's symbolic comparison decides.
     """
-    a, b = rng.randint(1, 50), rng.randint(2, 50)
-    kind = rng.random()
+    a, b = rng.gold.randint(1, 50), rng.gold.randint(2, 50)
+    kind = rng.gold.random()
     if kind < 0.40:
         gold = str(a * b)
         answer = rng.choice([gold, f"\\boxed{{{gold}}}", f"{gold}.0", f"${gold}$"])
@@ -248,7 +276,7 @@ def _gen_math(rng: random.Random) -> Sample:
         gold = f"\\frac{{{a}\\pi}}{{{b}}}"
         answer = rng.choice([f"\\frac{{{a}}}{{{b}}}\\pi", f"{a}\\pi/{b}"])
     elif kind < 0.75:
-        gold = f"{a}x+{b}" if rng.random() < 0.5 else f"x^2-{a * a}"
+        gold = f"{a}x+{b}" if rng.gold.random() < 0.5 else f"x^2-{a * a}"
         answer = f"{b}+{a}x" if gold.endswith(f"+{b}") else f"(x-{a})(x+{a})"
     elif kind < 0.80:
         gold = f"(-\\infty, {a}]"
@@ -258,7 +286,7 @@ def _gen_math(rng: random.Random) -> Sample:
     elif kind < 0.90:
         gold, answer = f"{a}.25", rng.choice([f"{a}.250", f"\\frac{{{4 * a + 1}}}{{4}}"])
     else:  # shapes outside the exact families: math-verify's symbolic comparison decides
-        gold, answer = rng.choice(
+        gold, answer = rng.gold.choice(
             [
                 (f"\\frac{{\\sqrt{{{b}}}}}{{{a}}}", f"\\frac{{1}}{{{a}}}\\sqrt{{{b}}}"),
                 (f"{a}+\\sqrt{{{b}}}", f"\\sqrt{{{b}}}+{a}"),
@@ -270,15 +298,15 @@ def _gen_math(rng: random.Random) -> Sample:
     return _wrap(rng, answer, str(a + b)), gold, None
 
 
-def _gen_critic(rng: random.Random) -> Sample:
-    gold = rng.choice(["Response 1", "Response 2", "Tie"])
+def _gen_critic(rng: GroupRandom) -> Sample:
+    gold = rng.gold.choice(["Response 1", "Response 2", "Tie"])
     other = "Response 2" if gold != "Response 2" else "Response 1"
     answer = rng.choice([gold, f"{gold} is better", gold.lower()]) if gold != "Tie" else "Tie"
     return _wrap(rng, answer, other), gold, None
 
 
-def _gen_code(rng: random.Random) -> Sample:
-    k = rng.randint(1, 9)
+def _gen_code(rng: GroupRandom) -> Sample:
+    k = rng.gold.randint(1, 9)
     gold = json.dumps(
         {"entry_point": "f", "tests": [f"assert f({i}) == {i * k}" for i in range(5)]}
     )
@@ -356,7 +384,12 @@ def one_core() -> Iterator[str]:
 
 
 def measure_type(
-    problem_type: ProblemType, n: int, adversarial_size: int, seed: int, repeat: int = 1
+    problem_type: ProblemType,
+    n: int,
+    adversarial_size: int,
+    seed: int,
+    repeat: int = 1,
+    group_size: int = 1,
 ) -> TypeReport:
     """Throughput over ``n`` generated responses, then the worst adversarial latency.
 
@@ -367,8 +400,7 @@ def measure_type(
     fn = reward_function_for(problem_type)
     seconds, total = float("inf"), 0.0
     for attempt in range(max(1, repeat)):
-        rng = random.Random(f"{seed}-{problem_type.value}-{attempt}")
-        samples = [GENERATORS[problem_type](rng) for _ in range(n)]
+        samples = generate(problem_type, n, group_size, f"{seed}-{problem_type.value}-{attempt}")
         fn(*samples[0])  # warm-up: lazy imports and caches of the verifier module
         accuracy = 0.0
         started = time.perf_counter()
@@ -445,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=3, help="fresh response sets per type; the fastest counts"
     )
     parser.add_argument(
+        "--group-size",
+        type=int,
+        default=1,
+        help="responses sharing one ground truth, as in a GRPO group (1: every gold is new)",
+    )
+    parser.add_argument(
         "--types", nargs="*", default=None, help="problem types to run (default: all)"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -452,12 +490,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     types = [ProblemType(t) for t in args.types] if args.types else list(ProblemType)
     reports = []
-    with one_core() as pinning:
+    with one_core() as pinned:
+        pinning = f"{pinned}; group size {max(1, args.group_size)}; best of {args.repeat}"
         for ptype in types:
             code = ptype is ProblemType.CODE
             n = args.code_n if code else args.n
             repeat = 1 if code else args.repeat
-            reports.append(measure_type(ptype, n, args.adversarial_bytes, args.seed, repeat))
+            reports.append(
+                measure_type(
+                    ptype, n, args.adversarial_bytes, args.seed, repeat, max(1, args.group_size)
+                )
+            )
     if args.json:
         print(json.dumps({"pinning": pinning, "reports": [asdict(r) for r in reports]}, indent=2))
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -44,9 +43,11 @@ def test_benchmark_table_marks_targets(capsys) -> None:
     assert "PASS" in table or "FAIL" in table
 
 
-def test_generators_are_seeded() -> None:
+def test_generators_are_seeded_and_groups_share_their_ground_truth() -> None:
     bench = _load_benchmark()
-    for ptype, generate in bench.GENERATORS.items():
-        first = [generate(random.Random(7)) for _ in range(3)]
-        second = [generate(random.Random(7)) for _ in range(3)]
-        assert first == second, ptype
+    for ptype in bench.GENERATORS:
+        first = bench.generate(ptype, 12, 4, "seed")
+        assert first == bench.generate(ptype, 12, 4, "seed"), ptype
+        golds = [(answer, options) for _, answer, options in first]
+        assert [len(set(map(str, golds[i : i + 4]))) for i in range(0, 12, 4)] == [1, 1, 1], ptype
+        assert len({response for response, _, _ in first[:4]}) > 1, ptype
