@@ -211,10 +211,11 @@ def test_seeking_gives_the_same_frames_as_sequential_decoding(videos, budget):
 def test_seeking_with_frame_threads_gives_the_same_frames(videos):
     budget = {**QWEN25, "max_frames": 6}
     for made in (videos.long_gop10, videos.cfr):
-        threaded = decode_video(made.path, budget, threads=0)  # FFmpeg picks frame threads
         single = decode_video(made.path, budget, threads=1, seek=False)
-        np.testing.assert_array_equal(threaded.frames, single.frames)
-        assert threaded.frame_indices == single.frame_indices
+        for kind in (None, "SLICE", "FRAME"):  # None: FFmpeg picks (frame and slice threads)
+            threaded = decode_video(made.path, budget, threads=0, thread_type=kind)
+            np.testing.assert_array_equal(threaded.frames, single.frames)
+            assert threaded.frame_indices == single.frame_indices
 
 
 def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
@@ -224,8 +225,8 @@ def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
     counts = {"frames": 0}
     real = decode_module._decoded_frames
 
-    def counting(container, stream, errors, keep_pts=None):
-        for frame in real(container, stream, errors, keep_pts):
+    def counting(container, stream, errors, keep_pts=None, drain_after=None):
+        for frame in real(container, stream, errors, keep_pts, drain_after):
             counts["frames"] += 1
             yield frame
 
@@ -246,8 +247,8 @@ def _count_decoded_frames(monkeypatch):
     counts = {"frames": 0}
     real = decode_module._decoded_frames
 
-    def counting(container, stream, errors, keep_pts=None):
-        for frame in real(container, stream, errors, keep_pts):
+    def counting(container, stream, errors, keep_pts=None, drain_after=None):
+        for frame in real(container, stream, errors, keep_pts, drain_after):
             counts["frames"] += 1
             yield frame
 
@@ -308,6 +309,34 @@ def test_non_reference_pictures_are_skipped_only_with_b_frames(video_factory, mo
             decoded[made.path.stem, skip] = counts["frames"]
     assert decoded["b", True] < decoded["b", False] * 0.8, decoded
     assert decoded["p", True] == decoded["p", False], decoded
+
+
+def test_draining_stops_sending_packets_after_the_last_target(video_factory):
+    """After the last wanted picture's packet, the decoder is drained, not fed further
+    packets: with P-frames only, frame 5 is the last picture decoded, bit-identical."""
+    import av
+
+    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.container import scan_frame_index, video_container
+
+    made = video_factory("p_only.mp4", 60, 30, (96, 64), bframes=False, gop=30)
+    with video_container(made.path) as (container, stream):
+        index = scan_frame_index(container, stream)
+    with av.open(str(made.path)) as container:
+        everything = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    with video_container(made.path) as (container, stream):
+        errors: list[str] = []
+        drained = list(
+            decode_module._decoded_frames(
+                container, stream, errors, drain_after=frozenset({index.pts[5]})
+            )
+        )
+    assert [f.pts for f in drained] == list(index.pts[:6]) and not errors
+    for frame, reference in zip(drained, everything, strict=False):
+        np.testing.assert_array_equal(frame.to_ndarray(format="rgb24"), reference)
+    with video_container(made.path) as (container, stream):
+        undrained = sum(1 for _ in decode_module._decoded_frames(container, stream, []))
+    assert undrained == 60
 
 
 # ------------------------------------------------------------ rotation

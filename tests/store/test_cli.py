@@ -100,7 +100,7 @@ def test_cache_verify_ok(built_store: Path) -> None:
 def _replace_frames(store: Path, key: str, frames: bytes, sha: str) -> None:
     dataset = lance.dataset(str(store / "frames.lance"))
     row = dataset.to_table(filter=f"cache_key = '{key}'").to_pylist()[0]
-    row.update(frames=frames, frames_sha256=sha)
+    row.update(frames=frames, frames_codec="none", frames_chunk_sizes=[], frames_sha256=sha)
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)
 

@@ -93,6 +93,7 @@ def test_tables_hold_the_design_columns() -> None:
     frames = {
         "cache_key", "source_uri", "source_content_hash", "modality", "budget_json",
         "decoder", "decoder_version", "cache_schema_version", "frames", "frames_shape",
+        "frames_codec", "frames_chunk_sizes", "frames_sha256",
         "frame_indices", "timestamps_s", "source_fps", "source_frames", "duration_s",
         "height", "width", "visual_tokens", "budget_hash",
     }  # fmt: skip
@@ -155,7 +156,7 @@ def write_version_1_store(root: Path) -> None:
 
 
 def test_samples_record_provenance_since_version_2() -> None:
-    assert CACHE_SCHEMA_VERSION == 2
+    assert CACHE_SCHEMA_VERSION >= 2
     assert set(PROVENANCE_COLUMNS) <= set(SAMPLES_SCHEMA.names)
     assert not SAMPLES_SCHEMA.field("spec_sha256").nullable
 
@@ -174,7 +175,7 @@ def test_a_version_1_store_is_refused_for_reading_and_building(
             attempt()
         message = str(err.value)
         assert "written with cache schema version 1" in message
-        assert "this videorl-kit reads version 2" in message
+        assert f"this videorl-kit reads version {CACHE_SCHEMA_VERSION}" in message
         assert f"move {tmp_path / 'old'} away (or delete it) and rebuild" in message
     assert not (tmp_path / "old" / "frames.lance" / "data").exists()  # nothing was written
 
@@ -195,3 +196,9 @@ def test_budgets_are_recorded_once(tmp_path: Path) -> None:
     assert store.table("frames").version == version
     assert store.budgets() == {digest: {"modality": "video", "budget": {"fps": 2.0}}}
     assert isinstance(lance.dataset(store.uri("frames")).config(), dict)
+
+
+def test_version_3_frames_may_be_compressed() -> None:
+    assert CACHE_SCHEMA_VERSION == 3
+    assert not FRAMES_SCHEMA.field("frames_codec").nullable
+    assert FRAMES_SCHEMA.field("frames_chunk_sizes").type == pa.list_(pa.int64())

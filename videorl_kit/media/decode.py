@@ -11,6 +11,10 @@ the timing metadata Qwen3-VL needs. Decisions, each tested:
   towards a target, the H.264 decoder skips non-reference pictures (``skip_frame=NONREF``)
   except those of the targets themselves: no other picture is predicted from them, so the
   kept frames are bit-identical, and B-frame-heavy files decode about twice as fast.
+  Once the packets of a run's last target are sent, the decoder is drained instead of fed
+  more packets (often the next GOP's keyframe) to push out the pictures it holds back for
+  reordering. The file is opened once for the index and the decoding when the stream
+  starts with a keyframe.
   ``decoder="decord"`` or ``"torchcodec"`` use those libraries when installed.
 * **Variable frame rate.** Frames are chosen by time: position ``p`` of the uniform grid over
   ``N`` frames means the time ``p / (N - 1)`` of the way through the video and picks the
@@ -71,6 +75,7 @@ from videorl_kit.media.budget import (
 )
 from videorl_kit.media.container import (
     FrameIndex,
+    ThreadType,
     check_media_file,
     scan_frame_index,
     video_container,
@@ -203,12 +208,15 @@ def decode_video(
     allow_truncated: bool = False,
     seek: bool = True,
     skip_nonreference: bool = True,
+    thread_type: ThreadType | None = None,
 ) -> DecodedVideo:
     """Decode ``path``, sample frames and resize them by ``budget``; see the module notes.
 
     ``budget`` is a dict or any object with the ``VideoBudget`` attributes (``fps,
     min_frames, max_frames, min_pixels, max_pixels, total_pixels, patch, temporal_patch``).
-    ``threads`` is the decoder thread count (0: FFmpeg decides). ``skip_nonreference=False``
+    ``threads`` is the decoder thread count (0: FFmpeg decides) and ``thread_type`` how
+    PyAV's decoder uses them (see :func:`~videorl_kit.media.container.video_container`;
+    the frames are the same either way). ``skip_nonreference=False``
     decodes every picture on the way to a target (same frames, slower; for checks).
 
     Raises:
@@ -228,7 +236,7 @@ def decode_video(
     params = as_video_budget(budget)
     if decoder == "pyav":
         return _decode_video_pyav(
-            Path(path), params, threads, allow_truncated, seek, skip_nonreference
+            Path(path), params, threads, allow_truncated, seek, skip_nonreference, thread_type
         )
     if decoder in ("decord", "torchcodec"):
         from videorl_kit.media import backends
@@ -316,6 +324,7 @@ def _decoded_frames(
     stream: av.VideoStream,
     errors: list[str],
     keep_pts: frozenset[int] | None = None,
+    drain_after: frozenset[int] | None = None,
 ) -> Iterator[av.VideoFrame]:
     """Yield decoded frames from the current position, skipping packets that fail.
 
@@ -323,10 +332,18 @@ def _decoded_frames(
     not in it are decoded with ``skip_frame=NONREF``: the decoder drops them if no other
     picture references them, so they produce no frame. A packet without pts continues the
     picture before it (e.g. its second field) and keeps that packet's setting.
+
+    With ``drain_after``, once a packet of every pts in it has been sent (plus any pts-less
+    packets that continue the last picture), no further packet is sent: the decoder is
+    drained of the pictures it holds back for reordering, and the generator ends. Those
+    pictures are already complete, so draining yields them bit-identical, without decoding
+    the next packets (often the next GOP's keyframe) just to push them out. The decoder
+    must then be reset by a seek before it decodes again.
     """
     codec = stream.codec_context
     skipping = keep_pts is not None and codec.name in NONREF_SKIP_CODECS
     kept = keep_pts or frozenset()
+    unsent = set(drain_after) if drain_after else None
     mode = "DEFAULT"
     codec.skip_frame = mode  # a previous read may have left NONREF set
     packets = container.demux(stream)
@@ -340,8 +357,16 @@ def _decoded_frames(
             with contextlib.suppress(av.error.FFmpegError):
                 yield from stream.codec_context.decode(None)  # flush buffered frames
             return
+        if unsent is not None and not unsent and packet.pts is not None:
+            try:  # every wanted picture has been sent: drain instead of decoding on
+                yield from codec.decode(None)
+            except av.error.FFmpegError as exc:
+                errors.append(f"decode error while draining: {exc}")
+            return
         if packet.size == 0 and (packet.pts is not None or packet.dts is not None):
             continue  # a null frame (repeat the previous picture); sending it would flush
+        if unsent and packet.pts is not None:
+            unsent.discard(packet.pts)
         if skipping and packet.pts is not None:
             wanted = "DEFAULT" if packet.pts in kept else "NONREF"
             if wanted != mode:
@@ -403,14 +428,20 @@ def _read_with_plan(
     frames: Iterator[av.VideoFrame] | None = None
     floor = 0  # after a seek, frames before the keyframe may reference data we skipped
     done: set[int] = set()
-    for segment in segments:
-        if segment.seek_to is not None:
-            container.seek(index.pts[segment.seek_to], stream=stream, backward=True)
-            floor = segment.seek_to
-            positions.restart()
-            frames = _decoded_frames(container, stream, errors, keep_pts)
-        elif frames is None:
-            frames = _decoded_frames(container, stream, errors, keep_pts)
+    for number, segment in enumerate(segments):
+        if segment.seek_to is not None or frames is None:
+            if segment.seek_to is not None:
+                container.seek(index.pts[segment.seek_to], stream=stream, backward=True)
+                floor = segment.seek_to
+                positions.restart()
+            # the segments decoded by this one run of packets: up to the next seek
+            run = [segment]
+            for later in segments[number + 1 :]:
+                if later.seek_to is not None:
+                    break
+                run.append(later)
+            drain_after = frozenset(index.pts[t] for later in run for t in later.targets)
+            frames = _decoded_frames(container, stream, errors, keep_pts, drain_after)
         remaining = set(segment.targets) - done
         last = max(segment.targets)
         for frame in frames:
@@ -491,54 +522,66 @@ def _decode_video_pyav(
     allow_truncated: bool,
     seek: bool,
     skip_nonreference: bool = True,
+    thread_type: ThreadType | None = None,
 ) -> DecodedVideo:
-    with video_container(path, threads=threads) as (container, stream):
+    # One open serves the index scan and the decoding when the stream starts with a keyframe:
+    # the read plan then begins by seeking back to it. Otherwise the file is opened again so
+    # that its leading pictures are read exactly as from the start.
+    with video_container(path, threads=threads, thread_type=thread_type) as (container, stream):
         index = scan_frame_index(container, stream)
         fps = source_fps(stream, index)
-    warnings = list(index.warnings)
-    if index.frame_count == len(index.null_frames):
-        if index.read_error:
-            raise TruncatedVideoError(path, f"no frame could be read ({index.read_error})")
-        raise NoFramesError(path, "the video stream contains no frames")
-    truncation = _truncation_reason(index, fps)
-    if truncation and not allow_truncated:
-        raise TruncatedVideoError(path, truncation)
-    if truncation:
-        warnings.append(truncation)
-    elif index.missing_frames:
-        warnings.append(
-            f"the header declares {index.declared_frames} frames; {index.frame_count} are "
-            "stored and their timestamps span the whole duration (dropped frames)"
+        warnings = list(index.warnings)
+        if index.frame_count == len(index.null_frames):
+            if index.read_error:
+                raise TruncatedVideoError(path, f"no frame could be read ({index.read_error})")
+            raise NoFramesError(path, "the video stream contains no frames")
+        truncation = _truncation_reason(index, fps)
+        if truncation and not allow_truncated:
+            raise TruncatedVideoError(path, truncation)
+        if truncation:
+            warnings.append(truncation)
+        elif index.missing_frames:
+            warnings.append(
+                f"the header declares {index.declared_frames} frames; {index.frame_count} are "
+                "stored and their timestamps span the whole duration (dropped frames)"
+            )
+        times = (
+            [Fraction(i) / fps for i in range(index.frame_count)]
+            if index.ordinal_only
+            else index.times()
         )
-    times = (
-        [Fraction(i) / fps for i in range(index.frame_count)]
-        if index.ordinal_only
-        else index.times()
-    )
-    n_frames = sample_count(path, index.frame_count, fps, params)
-    chosen = select_frames(times, n_frames)
-    pictures = [index.picture_position(position) for position in chosen]
-    sink = _FrameSink(path, pictures, params)
-    errors: list[str] = []
-    wanted = set(pictures)
-    by_timestamp = not index.ordinal_only
-    with video_container(path, threads=threads) as (container, stream):
+        n_frames = sample_count(path, index.frame_count, fps, params)
+        chosen = select_frames(times, n_frames)
+        pictures = [index.picture_position(position) for position in chosen]
+        sink = _FrameSink(path, pictures, params)
+        errors: list[str] = []
+        wanted = set(pictures)
+        by_timestamp = not index.ordinal_only
 
-        def keep(position: int, frame: av.VideoFrame) -> None:
-            sink.keep(position, frame, stream)
+        def read(container: av.container.InputContainer, stream: av.VideoStream) -> set[int]:
+            def keep(position: int, frame: av.VideoFrame) -> None:
+                sink.keep(position, frame, stream)
 
-        missing = _read_frames(
-            container,
-            stream,
-            index,
-            wanted,
-            keep,
-            errors,
-            warnings,
-            seek,
-            by_timestamp,
-            skip_nonreference,
-        )
+            return _read_frames(
+                container,
+                stream,
+                index,
+                wanted,
+                keep,
+                errors,
+                warnings,
+                seek,
+                by_timestamp,
+                skip_nonreference,
+                at_start=not rewind,
+            )
+
+        rewind = index.keyframes[:1] == (0,)
+        if rewind:
+            missing = read(container, stream)
+    if not rewind:
+        with video_container(path, threads=threads, thread_type=thread_type) as (container, stream):
+            missing = read(container, stream)
     if missing or sink.frames is None:
         detail = f"; errors: {errors[:3]}" if errors else ""
         raise DecodeError(
@@ -579,12 +622,20 @@ def _read_frames(
     seek: bool,
     by_timestamp: bool,
     skip_nonreference: bool = True,
+    *,
+    at_start: bool = True,
 ) -> set[int]:
     """Seek plan (skipping unused non-reference pictures), else sequential by timestamp,
-    else sequential by output order; the sequential reads decode every picture."""
+    else sequential by output order; the sequential reads decode every picture.
+
+    ``at_start=False``: the container was read before (e.g. to index it); the plan then
+    starts by seeking to the first keyframe, which must be position 0.
+    """
     if seek and by_timestamp:
         try:
             segments = plan_reads(sorted(wanted), index.keyframes)
+            if not at_start and segments[0].seek_to is None:
+                segments[0].seek_to = index.keyframes[0]
             _read_with_plan(container, stream, index, segments, keep, errors, skip_nonreference)
             return set()
         except _PlanFailed as exc:

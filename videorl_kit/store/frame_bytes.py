@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass
 from urllib.parse import urlparse
@@ -96,13 +97,47 @@ def blob_locations(
 
 
 class FrameBytesReader:
-    """Reads blob cells by direct ``preadv`` (default) or through Lance's blob reader."""
+    """Reads blob cells by direct ``preadv`` (default) or through Lance's blob reader.
+
+    :meth:`view` instead exposes a cell in place, as a read-only view of a memory map of
+    its data file: the way to feed a decompressor, which then reads the page cache
+    directly instead of a copy of it.
+    """
 
     def __init__(self, dataset: lance.LanceDataset, column: str, *, direct: bool = True):
         self.dataset = dataset
         self.column = column
         self.direct = direct
         self.n_fallbacks = 0
+        self._maps: dict[str, np.ndarray | None] = {}
+
+    def _mapped(self, path: str) -> np.ndarray | None:
+        if path not in self._maps:
+            try:
+                with open(path, "rb") as file:
+                    size = os.fstat(file.fileno()).st_size
+                    mapped = (
+                        mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ) if size else None
+                    )
+            except (OSError, ValueError):
+                mapped = None
+            self._maps[path] = None if mapped is None else np.frombuffer(mapped, np.uint8)
+        return self._maps[path]
+
+    def view(self, location: BlobLocation) -> np.ndarray | None:
+        """The cell's bytes as a read-only view into its mapped data file, or ``None``.
+
+        ``None`` when direct reads are off or impossible (remote data, a range outside the
+        file); then use :meth:`read`. Lance never rewrites a data file, so the view stays
+        valid for as long as it is referenced.
+        """
+        if not self.direct or location.path is None:
+            return None
+        mapped = self._mapped(location.path)
+        end = location.position + location.size
+        if mapped is None or location.position < 0 or end > mapped.size:
+            return None
+        return mapped[location.position : end]
 
     def _read_direct(self, location: BlobLocation) -> np.ndarray | None:
         if not self.direct or location.path is None:

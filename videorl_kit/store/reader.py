@@ -4,8 +4,10 @@
 the cache-schema version (and, when given, the expected budget) and loads a compact index:
 every row's metadata (numpy arrays and Arrow strings, a few hundred bytes a row) and the
 location of its frames bytes. ``get`` then reads one item's bytes with a single ``preadv``
-(:mod:`videorl_kit.store.frame_bytes`); ``get_many`` reads several in file order (sorted,
-as Lance reads are too) and returns them in the order asked.
+(:mod:`videorl_kit.store.frame_bytes`), or, for a compressed cell, decompresses it straight
+from a memory map of its data file (:mod:`videorl_kit.store.frame_codec`: LZ4 per frame, on
+a few threads); ``get_many`` reads several in file order (sorted, as Lance reads are too)
+and returns them in the order asked.
 
 Example:
     >>> store = FrameStore.open("cache/")                 # doctest: +SKIP
@@ -30,6 +32,7 @@ import pyarrow as pa
 
 from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
 from videorl_kit.store.frame_bytes import FrameBytesReader, blob_locations, is_blob_column
+from videorl_kit.store.frame_codec import CODEC_NONE, FrameCodecError, decode_frames
 from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
 from videorl_kit.store.tables import StoreTables
 
@@ -45,6 +48,8 @@ _META_COLUMNS: tuple[str, ...] = (
     "sampler_version",
     "cache_schema_version",
     "frames_shape",
+    "frames_codec",
+    "frames_chunk_sizes",
     "frames_sha256",
     "frame_indices",
     "timestamps_s",
@@ -142,8 +147,9 @@ class _RowIndex:
                 np.asarray(table.column(name).combine_chunks().offsets),
                 np.asarray(table.column(name).combine_chunks().flatten()),
             )
-            for name in ("frame_indices", "timestamps_s")
+            for name in ("frame_indices", "timestamps_s", "frames_chunk_sizes")
         }
+        self.codecs: list[str] = table.column("frames_codec").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
         self.budgets = {
@@ -344,6 +350,21 @@ class FrameStore:
         """
         return self.get_many([key])[0]
 
+    def _cell_bytes(self, positions: list[int]) -> list[np.ndarray]:
+        """Stored bytes of each row: compressed cells as views of the mapped data file (the
+        decompressor reads the page cache in place), raw cells copied by ``preadv``."""
+        index = self._index
+        cells: list[np.ndarray | None] = [
+            None if index.codecs[p] == CODEC_NONE else self._bytes.view(index.locations[p])
+            for p in positions
+        ]
+        todo = [i for i, cell in enumerate(cells) if cell is None]
+        if todo:
+            read = self._bytes.read([index.locations[positions[i]] for i in todo])
+            for i, array in zip(todo, read, strict=True):
+                cells[i] = array
+        return [cell for cell in cells if cell is not None]
+
     def get_many(self, keys: Sequence[str]) -> list[CachedFrames]:
         """Read several items in file order; results follow the order of ``keys``.
 
@@ -362,17 +383,22 @@ class FrameStore:
             set(positions),
             key=lambda p: (index.locations[p].path or "", index.locations[p].position),
         )
-        arrays = self._bytes.read([index.locations[p] for p in unique])
+        arrays = self._cell_bytes(unique)
         by_position: dict[int, CachedFrames] = {}
         for position, array in zip(unique, arrays, strict=True):
             shape = tuple(int(x) for x in index.shapes[position])
-            if array.size != int(np.prod(shape)):
-                raise StoreMismatchError(
-                    f"{self.root}: frames row {index.keys[position]} holds {array.size} bytes "
-                    f"but its shape {shape} needs {int(np.prod(shape))}; the store is damaged, "
-                    "run `videorl-kit cache verify`"
+            try:
+                frames = decode_frames(
+                    array,
+                    shape,
+                    index.codecs[position],
+                    index.list_at("frames_chunk_sizes", position),
                 )
-            frames = array.reshape(shape)
+            except FrameCodecError as exc:
+                raise StoreMismatchError(
+                    f"{self.root}: frames row {index.keys[position]} {exc}; the store is "
+                    "damaged, run `videorl-kit cache verify`"
+                ) from None
             frames.flags.writeable = False  # shared by repeated keys: never modify in place
             by_position[position] = self._check_budget(index.item(position, frames))
         return [by_position[p] for p in positions]

@@ -15,9 +15,10 @@ a one-row ``take`` of a plain binary cell ran at ~2.2 GB/s with Lance's 2.0 file
 ~0.6-0.8 GB/s with 2.1/2.2 (with or without compression); a fixed-size-list column was no
 faster. The column is therefore written in the 2.0 format with Lance's *blob* encoding, which
 keeps each cell contiguous in its data file, so the reader can fetch it with one ``preadv``
-(~6 GB/s, :mod:`videorl_kit.store.frame_bytes`). Frames are not compressed: lossless
-codecs gained 1.0-2x on decoded frames but decompressed at 0.5-1.7 GB/s here, slower than
-reading the raw bytes.
+(~6 GB/s, :mod:`videorl_kit.store.frame_bytes`). Since schema version 3 a cell may be
+LZ4-compressed frame by frame (``frames_codec``, ``frames_chunk_sizes``; see
+:mod:`videorl_kit.store.frame_codec`): frames that LZ4 shrinks by at least 20% are stored
+compressed, the others raw, and a cell with no compressible frame is the plain bytes.
 
 The cache key is ``sha256`` over the canonical JSON (sorted keys, no spaces) of every input
 that changes the pixels: the source's content hash, the modality, the budget parameters,
@@ -40,12 +41,14 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-CACHE_SCHEMA_VERSION: Final[int] = 2
+CACHE_SCHEMA_VERSION: Final[int] = 3
 """Version of the table layout and key recipe; bump on any change of meaning.
 
 History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
 ``spec_sha256``, ``spec_hub_files``, ``data_repo``, ``data_revision``, ``data_file``,
-``data_sha256``). A store of another version is refused with a rebuild hint.
+``data_sha256``); 3 = ``frames`` cells may be LZ4-compressed per frame (``frames_codec``,
+``frames_chunk_sizes``), which a version-2 reader would misread. A store of another version
+is refused with a rebuild hint.
 """
 
 SAMPLER_VERSION: Final[str] = "qwen-vl-utils-0.0.14/1"
@@ -195,8 +198,9 @@ FRAMES_SCHEMA: Final[pa.Schema] = pa.schema(
         pa.field("decoder_version", pa.string(), nullable=False),
         pa.field("sampler_version", pa.string(), nullable=False),
         pa.field("cache_schema_version", pa.int32(), nullable=False),
-        # uint8 bytes, C order, shape frames_shape = (T, H, W, 3); blob-encoded: each cell is
-        # contiguous in its data file and scans return {position, size} descriptors
+        # uint8 frames, C order, shape frames_shape = (T, H, W, 3), encoded by frames_codec;
+        # blob-encoded: each cell is contiguous in its data file and scans return
+        # {position, size} descriptors
         pa.field(
             "frames",
             pa.large_binary(),
@@ -204,7 +208,11 @@ FRAMES_SCHEMA: Final[pa.Schema] = pa.schema(
             metadata={"lance-encoding:blob": "true"},
         ),
         pa.field("frames_shape", pa.list_(pa.int32(), 4), nullable=False),
-        pa.field("frames_sha256", pa.string(), nullable=False),
+        # "none" (raw bytes) or "lz4" (one block per frame, sizes below; a block as large as
+        # a frame is that frame raw): videorl_kit.store.frame_codec
+        pa.field("frames_codec", pa.string(), nullable=False),
+        pa.field("frames_chunk_sizes", pa.list_(pa.int64()), nullable=False),
+        pa.field("frames_sha256", pa.string(), nullable=False),  # of the decoded frames
         pa.field("frame_indices", pa.list_(pa.int64()), nullable=False),
         pa.field("timestamps_s", pa.list_(pa.float64()), nullable=False),
         pa.field("source_fps", pa.float64(), nullable=False),

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.errors import UserError
+from videorl_kit.store.errors import StoreMismatchError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
 from videorl_kit.store.schema import (
@@ -272,8 +273,23 @@ def verify_store(
     if keys is None and sample is not None and sample < len(chosen):
         chosen = sorted(random.Random(seed).sample(chosen, sample))
     report = VerifyReport(store=str(store.root), tolerance=tolerance)
+    sources: dict[str, str] | None = None
     for key in chosen:
-        report.checked.append(check_row(store.get(key), tolerance=tolerance))
+        try:
+            cached = store.get(key)
+        except StoreMismatchError as exc:  # the stored cell does not decode: damaged
+            if sources is None:
+                meta = store.metadata()
+                sources = dict(
+                    zip(
+                        meta.column("cache_key").to_pylist(),
+                        meta.column("source_uri").to_pylist(),
+                        strict=True,
+                    )
+                )
+            report.checked.append(RowCheck(key, sources.get(key, ""), "corrupt", str(exc)))
+            continue
+        report.checked.append(check_row(cached, tolerance=tolerance))
     return report
 
 
