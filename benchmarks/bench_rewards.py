@@ -6,15 +6,15 @@ Usage::
     python benchmarks/bench_rewards.py --n 2000 --json
 
 For every problem type a seeded generator makes ``--n`` mixed responses (correct, wrong, hedged,
-untagged, long reasoning). By default each has a ground truth drawn on its own, so caches of
-parsed ground truths help only where golds repeat by chance (choice letters);
-``--group-size 8`` draws them in groups of 8 responses sharing a ground truth, as the rollouts
-of one prompt in GRPO training do. They are scored one by one in this process (pinned to one
-CPU where the OS allows) and the rate is reported in responses per second, the best of
-``--repeat`` fresh sets (background load on a shared machine only slows a set down). Then
-every type is fed adversarial inputs of ``--adversarial-bytes`` (1 MB by default: repeated
-``<answer>``, digits, nested braces, ``A or``, unterminated tags, ...) and the worst time per
-response (each input's fastest of ``--repeat`` tries) is reported.
+untagged, long reasoning) in groups of ``--group-size`` (8) sharing a ground truth, as the
+rollouts of one prompt do in GRPO training (the group-relative advantage needs n >= 2 per
+prompt; 8 is the usual n). ``--group-size 1`` gives every response a ground truth of its own,
+the worst case for the verifiers' caches of parsed ground truths. They are scored one by one
+in this process (pinned to one CPU where the OS allows) and the rate is reported in responses
+per second, the best of ``--repeat`` fresh sets (background load on a shared machine only
+slows a set down). Then every type is fed adversarial inputs of ``--adversarial-bytes``
+(1 MB by default: repeated ``<answer>``, digits, nested braces, ``A or``, unterminated tags,
+...) and the worst time per response (each input's fastest of ``--repeat`` tries) is reported.
 
 Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the IoU types;
 >= 300/s for math; no response over 50 ms except code execution, which runs a subprocess per
@@ -482,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--group-size",
         type=int,
-        default=1,
+        default=8,
         help="responses sharing one ground truth, as in a GRPO group (1: every gold is new)",
     )
     parser.add_argument(
