@@ -17,7 +17,7 @@ faster. The column is therefore written in the 2.0 format with Lance's *blob* en
 keeps each cell contiguous in its data file, so the reader can fetch it with one ``preadv``
 (~6 GB/s, :mod:`videorl_kit.store.frame_bytes`). Since schema version 3 a cell may be
 LZ4-compressed frame by frame (``frames_codec``, ``frames_chunk_sizes``; see
-:mod:`videorl_kit.store.frame_codec`): frames that LZ4 shrinks by at least 20% are stored
+:mod:`videorl_kit.store.frame_codec`): frames that LZ4 shrinks by at least 40% are stored
 compressed, the others raw, and a cell with no compressible frame is the plain bytes.
 
 The cache key is ``sha256`` over the canonical JSON (sorted keys, no spaces) of every input
