@@ -521,15 +521,21 @@ def box_iou(a: Box, b: Box) -> float:
         >>> round(box_iou((0, 0, 10, 10), (5, 5, 15, 15)), 3)
         0.143
     """
-    if a == b:
+    ax1, ay1, ax2, ay2 = a
+    bx1, by1, bx2, by2 = b
+    if ax1 == bx1 and ay1 == by1 and ax2 == bx2 and ay2 == by2:
         return 1.0
-    iw = min(a[2], b[2]) - max(a[0], b[0])
-    ih = min(a[3], b[3]) - max(a[1], b[1])
+    # min()/max() written as the comparisons they make: this runs once per box per second
+    iw = (bx2 if bx2 < ax2 else ax2) - (bx1 if bx1 > ax1 else ax1)
+    ih = (by2 if by2 < ay2 else ay2) - (by1 if by1 > ay1 else ay1)
     if iw <= 0 or ih <= 0:
         return 0.0
     inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return 0.0 if union <= 0 else min(1.0, inter / union)
+    union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
+    if union <= 0:
+        return 0.0
+    iou = inter / union
+    return iou if iou < 1.0 else 1.0
 
 
 def mean_iou_over_gold(pred: dict[float, Box | None], gold: dict[float, Box | None]) -> float:
@@ -539,14 +545,7 @@ def mean_iou_over_gold(pred: dict[float, Box | None], gold: dict[float, Box | No
         >>> mean_iou_over_gold({1.0: (0, 0, 1, 1)}, {1.0: (0, 0, 1, 1), 2.0: (0, 0, 1, 1)})
         0.5
     """
-    if not gold:
-        return 0.0
-    total = 0.0
-    for second, gold_box in gold.items():
-        pred_box = pred.get(second)
-        if pred_box is not None and gold_box is not None:
-            total += box_iou(pred_box, gold_box)
-    return total / len(gold)
+    return _iou_over_gold(pred, gold)[0]
 
 
 # ---------------------------------------------------------------- ground truth (cached)
@@ -626,10 +625,10 @@ def _gold_track(gold: str, with_time: bool) -> _GoldTrack | str:
 
 
 def _iou_over_gold(pred: dict[float, Any], gold: dict[float, Any]) -> tuple[float, int]:
-    """``(mean_iou_over_gold(pred, gold), number of gold seconds with a predicted box)``.
+    """``(mean box IoU over the gold seconds, number of gold seconds with a predicted box)``.
 
-    Boxes may be tuples or (JSON) lists; the arithmetic is :func:`box_iou`'s, operation for
-    operation (``min``/``max`` written as the comparisons they make), inlined.
+    A missing second counts 0; so does a conflicting one (gold box ``None``). Boxes may be
+    tuples or (JSON) lists.
     """
     if not gold:
         return 0.0, 0
@@ -641,23 +640,8 @@ def _iou_over_gold(pred: dict[float, Any], gold: dict[float, Any]) -> tuple[floa
         if pred_box is None:
             continue
         matched += 1
-        if gold_box is None:
-            continue
-        ax1, ay1, ax2, ay2 = pred_box
-        bx1, by1, bx2, by2 = gold_box
-        if ax1 == bx1 and ay1 == by1 and ax2 == bx2 and ay2 == by2:
-            total += 1.0
-            continue
-        # min(a, b) is b if b < a else a; max(a, b) is b if b > a else a
-        iw = (bx2 if bx2 < ax2 else ax2) - (bx1 if bx1 > ax1 else ax1)
-        ih = (by2 if by2 < ay2 else ay2) - (by1 if by1 > ay1 else ay1)
-        if iw <= 0 or ih <= 0:
-            continue
-        inter = iw * ih
-        union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
-        if union > 0:
-            iou = inter / union
-            total += iou if iou < 1.0 else 1.0  # min(1.0, iou)
+        if gold_box is not None:
+            total += box_iou(pred_box, gold_box)
     return total / len(gold), matched
 
 
@@ -727,15 +711,7 @@ def _iou_by_gold_keys(pred: Any, gold: _GoldTrack) -> tuple[float, int] | None:
             return None
         if ax2 < ax1 or ay2 < ay1:
             return None
-        bx1, by1, bx2, by2 = gold_box
-        iw = (bx2 if bx2 < ax2 else ax2) - (bx1 if bx1 > ax1 else ax1)
-        ih = (by2 if by2 < ay2 else ay2) - (by1 if by1 > ay1 else ay1)
-        if iw > 0 and ih > 0:
-            inter = iw * ih
-            union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter
-            if union > 0:
-                iou = inter / union
-                total += iou if iou < 1.0 else 1.0
+        total += box_iou(box, gold_box)
     return total / len(gold.boxes), len(pred)
 
 
