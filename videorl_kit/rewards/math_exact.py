@@ -126,10 +126,15 @@ def _rational_verdict(
         return None
     if "." not in gold_text and "." not in pred_text:
         return False  # exact Integers/Rationals on both sides
-    for text, value in ((gold_text, gold), (pred_text, pred)):
-        if abs(value) >= _DECIMAL_LIMIT or len(_DIGITS_RE.findall(text)) > 15:
-            return None
+    if not (_float_exact(gold_text, gold) and _float_exact(pred_text, pred)):
+        return None
     return False if abs(gold - pred) > _DECIMAL_GAP else None
+
+
+def _float_exact(text: str, value: Fraction) -> bool:
+    """Whether math-verify's float reading of ``text`` is close enough to ``value`` that a
+    gap above :data:`_DECIMAL_GAP` stays a gap (below 1e6, at most 15 significant digits)."""
+    return abs(value) < _DECIMAL_LIMIT and len(_DIGITS_RE.findall(text)) <= 15
 
 
 def _radical(text: str) -> tuple[int, int, bool] | None:
@@ -202,7 +207,7 @@ def _pi_verdict(
         coefficient = gold if gold is not None else pred
         if rational is None or coefficient is None or "$" in rational_text:
             return None
-        if abs(rational) >= _DECIMAL_LIMIT or len(_DIGITS_RE.findall(rational_text)) > 15:
+        if not _float_exact(rational_text, rational):
             return None
         gap = abs(rational - coefficient * _PI)
     return False if gap > _DECIMAL_GAP else None
