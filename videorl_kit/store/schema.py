@@ -179,141 +179,137 @@ def failure_id(source_uri: str, key: str | None) -> str:
     return sha256_text(canonical_json({"source_uri": source_uri, "cache_key": key or ""}))
 
 
-def _fields(*fields: pa.Field) -> list[pa.Field]:
-    return list(fields)
+def _table_schema(table: str, *fields: pa.Field) -> pa.Schema:
+    """The Arrow schema of one store table, tagged with its name and the schema version."""
+    return pa.schema(
+        list(fields),
+        metadata={CONFIG_TABLE: table, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)},
+    )
 
 
-FRAMES_SCHEMA: Final[pa.Schema] = pa.schema(
-    _fields(
-        pa.field("cache_key", pa.string(), nullable=False),
-        pa.field("source_uri", pa.string(), nullable=False),
-        pa.field("source_content_hash", pa.string(), nullable=False),
-        # size and mtime when hashed: a later build reuses the hash while they are unchanged
-        pa.field("source_size", pa.int64(), nullable=False),
-        pa.field("source_mtime_ns", pa.int64(), nullable=False),
-        pa.field("modality", pa.string(), nullable=False),
-        pa.field("budget_hash", pa.string(), nullable=False),
-        pa.field("budget_json", pa.string(), nullable=False),
-        pa.field("decoder", pa.string(), nullable=False),
-        pa.field("decoder_version", pa.string(), nullable=False),
-        pa.field("sampler_version", pa.string(), nullable=False),
-        pa.field("cache_schema_version", pa.int32(), nullable=False),
-        # uint8 frames, C order, shape frames_shape = (T, H, W, 3), encoded by frames_codec;
-        # blob-encoded: each cell is contiguous in its data file and scans return
-        # {position, size} descriptors
-        pa.field(
-            "frames",
-            pa.large_binary(),
-            nullable=False,
-            metadata={"lance-encoding:blob": "true"},
-        ),
-        pa.field("frames_shape", pa.list_(pa.int32(), 4), nullable=False),
-        # "none" (raw bytes) or "lz4" (one block per frame, sizes below; a block as large as
-        # a frame is that frame raw): videorl_kit.store.frame_codec
-        pa.field("frames_codec", pa.string(), nullable=False),
-        pa.field("frames_chunk_sizes", pa.list_(pa.int64()), nullable=False),
-        pa.field("frames_sha256", pa.string(), nullable=False),  # of the decoded frames
-        pa.field("frame_indices", pa.list_(pa.int64()), nullable=False),
-        pa.field("timestamps_s", pa.list_(pa.float64()), nullable=False),
-        pa.field("source_fps", pa.float64(), nullable=False),
-        pa.field("source_frames", pa.int64(), nullable=False),
-        pa.field("duration_s", pa.float64(), nullable=False),
-        pa.field("source_height", pa.int32(), nullable=True),
-        pa.field("source_width", pa.int32(), nullable=True),
-        pa.field("height", pa.int32(), nullable=False),
-        pa.field("width", pa.int32(), nullable=False),
-        pa.field("patch", pa.int32(), nullable=False),
-        pa.field("temporal_patch", pa.int32(), nullable=False),
-        pa.field("visual_tokens", pa.int64(), nullable=False),
-        pa.field("decode_seconds", pa.float64(), nullable=False),
-        pa.field("created_at", _TS, nullable=False),
+FRAMES_SCHEMA: Final[pa.Schema] = _table_schema(
+    FRAMES_TABLE,
+    pa.field("cache_key", pa.string(), nullable=False),
+    pa.field("source_uri", pa.string(), nullable=False),
+    pa.field("source_content_hash", pa.string(), nullable=False),
+    # size and mtime when hashed: a later build reuses the hash while they are unchanged
+    pa.field("source_size", pa.int64(), nullable=False),
+    pa.field("source_mtime_ns", pa.int64(), nullable=False),
+    pa.field("modality", pa.string(), nullable=False),
+    pa.field("budget_hash", pa.string(), nullable=False),
+    pa.field("budget_json", pa.string(), nullable=False),
+    pa.field("decoder", pa.string(), nullable=False),
+    pa.field("decoder_version", pa.string(), nullable=False),
+    pa.field("sampler_version", pa.string(), nullable=False),
+    pa.field("cache_schema_version", pa.int32(), nullable=False),
+    # uint8 frames, C order, shape frames_shape = (T, H, W, 3), encoded by frames_codec;
+    # blob-encoded: each cell is contiguous in its data file and scans return
+    # {position, size} descriptors
+    pa.field(
+        "frames",
+        pa.large_binary(),
+        nullable=False,
+        metadata={"lance-encoding:blob": "true"},
     ),
-    metadata={CONFIG_TABLE: FRAMES_TABLE, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)},
+    pa.field("frames_shape", pa.list_(pa.int32(), 4), nullable=False),
+    # "none" (raw bytes) or "lz4" (one block per frame, sizes below; a block as large as
+    # a frame is that frame raw): videorl_kit.store.frame_codec
+    pa.field("frames_codec", pa.string(), nullable=False),
+    pa.field("frames_chunk_sizes", pa.list_(pa.int64()), nullable=False),
+    pa.field("frames_sha256", pa.string(), nullable=False),  # of the decoded frames
+    pa.field("frame_indices", pa.list_(pa.int64()), nullable=False),
+    pa.field("timestamps_s", pa.list_(pa.float64()), nullable=False),
+    pa.field("source_fps", pa.float64(), nullable=False),
+    pa.field("source_frames", pa.int64(), nullable=False),
+    pa.field("duration_s", pa.float64(), nullable=False),
+    pa.field("source_height", pa.int32(), nullable=True),
+    pa.field("source_width", pa.int32(), nullable=True),
+    pa.field("height", pa.int32(), nullable=False),
+    pa.field("width", pa.int32(), nullable=False),
+    pa.field("patch", pa.int32(), nullable=False),
+    pa.field("temporal_patch", pa.int32(), nullable=False),
+    pa.field("visual_tokens", pa.int64(), nullable=False),
+    pa.field("decode_seconds", pa.float64(), nullable=False),
+    pa.field("created_at", _TS, nullable=False),
 )
 
-FAILURES_SCHEMA: Final[pa.Schema] = pa.schema(
-    _fields(
-        pa.field("failure_id", pa.string(), nullable=False),
-        pa.field("source_uri", pa.string(), nullable=False),
-        pa.field("cache_key", pa.string(), nullable=False),  # "" when the file was unreadable
-        pa.field("source_content_hash", pa.string(), nullable=False),  # "" when unreadable
-        pa.field("source_size", pa.int64(), nullable=False),  # -1 when unreadable
-        pa.field("source_mtime_ns", pa.int64(), nullable=False),
-        pa.field("modality", pa.string(), nullable=False),
-        pa.field("budget_hash", pa.string(), nullable=False),
-        pa.field("budget_json", pa.string(), nullable=False),
-        pa.field("error_class", pa.string(), nullable=False),
-        pa.field("message", pa.string(), nullable=False),
-        pa.field("traceback", pa.string(), nullable=False),
-        pa.field("decoder", pa.string(), nullable=False),
-        pa.field("decoder_version", pa.string(), nullable=False),
-        pa.field("attempts", pa.int32(), nullable=False),
-        pa.field("first_failed_at", _TS, nullable=False),
-        pa.field("last_failed_at", _TS, nullable=False),
-        pa.field("cache_schema_version", pa.int32(), nullable=False),
-    ),
-    metadata={CONFIG_TABLE: FAILURES_TABLE, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)},
+FAILURES_SCHEMA: Final[pa.Schema] = _table_schema(
+    FAILURES_TABLE,
+    pa.field("failure_id", pa.string(), nullable=False),
+    pa.field("source_uri", pa.string(), nullable=False),
+    pa.field("cache_key", pa.string(), nullable=False),  # "" when the file was unreadable
+    pa.field("source_content_hash", pa.string(), nullable=False),  # "" when unreadable
+    pa.field("source_size", pa.int64(), nullable=False),  # -1 when unreadable
+    pa.field("source_mtime_ns", pa.int64(), nullable=False),
+    pa.field("modality", pa.string(), nullable=False),
+    pa.field("budget_hash", pa.string(), nullable=False),
+    pa.field("budget_json", pa.string(), nullable=False),
+    pa.field("error_class", pa.string(), nullable=False),
+    pa.field("message", pa.string(), nullable=False),
+    pa.field("traceback", pa.string(), nullable=False),
+    pa.field("decoder", pa.string(), nullable=False),
+    pa.field("decoder_version", pa.string(), nullable=False),
+    pa.field("attempts", pa.int32(), nullable=False),
+    pa.field("first_failed_at", _TS, nullable=False),
+    pa.field("last_failed_at", _TS, nullable=False),
+    pa.field("cache_schema_version", pa.int32(), nullable=False),
 )
 
-SAMPLES_SCHEMA: Final[pa.Schema] = pa.schema(
-    _fields(
-        pa.field("task_id", pa.string(), nullable=False),
-        pa.field("sample_id", pa.string(), nullable=False),
-        pa.field("spec_version", pa.int32(), nullable=False),
-        pa.field("row_index", pa.int64(), nullable=False),
-        pa.field("problem_type", pa.string(), nullable=False),
-        pa.field("question", pa.string(), nullable=False),
-        pa.field("options", pa.list_(pa.string()), nullable=True),
-        pa.field("answer", pa.string(), nullable=False),  # text; structured answers as JSON text
-        pa.field("prompt", pa.string(), nullable=True),  # rendered user turn (None if skipped)
-        pa.field("system_prompt", pa.string(), nullable=True),
-        pa.field("video_uris", pa.list_(pa.string()), nullable=False),
-        pa.field("image_uris", pa.list_(pa.string()), nullable=False),
-        pa.field("video_keys", pa.list_(pa.string()), nullable=False),  # null item: not cached
-        pa.field("image_keys", pa.list_(pa.string()), nullable=False),
-        pa.field("video_budget_hash", pa.string(), nullable=False),
-        pa.field("image_budget_hash", pa.string(), nullable=False),
-        pa.field("visual_tokens", pa.int64(), nullable=True),
-        pa.field("text_tokens_estimate", pa.int64(), nullable=True),
-        pa.field("prompt_tokens_estimate", pa.int64(), nullable=True),
-        pa.field("status", pa.string(), nullable=False),  # see videorl_kit.store.samples
-        pa.field("skip_reason", pa.string(), nullable=True),
-        # provenance of the spec (videorl_kit.store.provenance)
-        pa.field("spec_file", pa.string(), nullable=True),
-        pa.field("spec_sha256", pa.string(), nullable=False),
-        pa.field("spec_hub_files", pa.string(), nullable=False),  # JSON list of Hub files
-        pa.field("data_repo", pa.string(), nullable=True),  # Hub data only
-        pa.field("data_revision", pa.string(), nullable=True),  # the commit the rows came from
-        pa.field("data_file", pa.string(), nullable=True),
-        pa.field("data_sha256", pa.string(), nullable=True),
-        pa.field("row_hash", pa.string(), nullable=False),
-        pa.field("cache_schema_version", pa.int32(), nullable=False),
-        pa.field("updated_at", _TS, nullable=False),
-    ),
-    metadata={CONFIG_TABLE: SAMPLES_TABLE, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)},
+SAMPLES_SCHEMA: Final[pa.Schema] = _table_schema(
+    SAMPLES_TABLE,
+    pa.field("task_id", pa.string(), nullable=False),
+    pa.field("sample_id", pa.string(), nullable=False),
+    pa.field("spec_version", pa.int32(), nullable=False),
+    pa.field("row_index", pa.int64(), nullable=False),
+    pa.field("problem_type", pa.string(), nullable=False),
+    pa.field("question", pa.string(), nullable=False),
+    pa.field("options", pa.list_(pa.string()), nullable=True),
+    pa.field("answer", pa.string(), nullable=False),  # text; structured answers as JSON text
+    pa.field("prompt", pa.string(), nullable=True),  # rendered user turn (None if skipped)
+    pa.field("system_prompt", pa.string(), nullable=True),
+    pa.field("video_uris", pa.list_(pa.string()), nullable=False),
+    pa.field("image_uris", pa.list_(pa.string()), nullable=False),
+    pa.field("video_keys", pa.list_(pa.string()), nullable=False),  # null item: not cached
+    pa.field("image_keys", pa.list_(pa.string()), nullable=False),
+    pa.field("video_budget_hash", pa.string(), nullable=False),
+    pa.field("image_budget_hash", pa.string(), nullable=False),
+    pa.field("visual_tokens", pa.int64(), nullable=True),
+    pa.field("text_tokens_estimate", pa.int64(), nullable=True),
+    pa.field("prompt_tokens_estimate", pa.int64(), nullable=True),
+    pa.field("status", pa.string(), nullable=False),  # see videorl_kit.store.samples
+    pa.field("skip_reason", pa.string(), nullable=True),
+    # provenance of the spec (videorl_kit.store.provenance)
+    pa.field("spec_file", pa.string(), nullable=True),
+    pa.field("spec_sha256", pa.string(), nullable=False),
+    pa.field("spec_hub_files", pa.string(), nullable=False),  # JSON list of Hub files
+    pa.field("data_repo", pa.string(), nullable=True),  # Hub data only
+    pa.field("data_revision", pa.string(), nullable=True),  # the commit the rows came from
+    pa.field("data_file", pa.string(), nullable=True),
+    pa.field("data_sha256", pa.string(), nullable=True),
+    pa.field("row_hash", pa.string(), nullable=False),
+    pa.field("cache_schema_version", pa.int32(), nullable=False),
+    pa.field("updated_at", _TS, nullable=False),
 )
 
-TRAJECTORIES_SCHEMA: Final[pa.Schema] = pa.schema(
-    _fields(
-        pa.field("trajectory_id", pa.string(), nullable=False),
-        pa.field("sample_id", pa.string(), nullable=False),
-        pa.field("task_id", pa.string(), nullable=False),
-        pa.field("response", pa.string(), nullable=False),
-        pa.field("token_ids", pa.list_(pa.int32()), nullable=True),
-        pa.field("tokenizer_id", pa.string(), nullable=True),
-        pa.field("behaviour_logprobs", pa.list_(pa.float32()), nullable=True),
-        pa.field("reward_accuracy", pa.float64(), nullable=True),
-        pa.field("reward_format", pa.float64(), nullable=True),
-        pa.field("reward_overall", pa.float64(), nullable=True),
-        pa.field("reward_status", pa.string(), nullable=True),
-        pa.field("reward_details", pa.string(), nullable=True),  # JSON text
-        pa.field("policy_id", pa.string(), nullable=True),
-        # "offline:<file>", "eval:<run>" or "rollout"
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("created_at", _TS, nullable=False),
-        pa.field("cache_schema_version", pa.int32(), nullable=False),
-    ),
-    metadata={CONFIG_TABLE: TRAJECTORIES_TABLE, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)},
+TRAJECTORIES_SCHEMA: Final[pa.Schema] = _table_schema(
+    TRAJECTORIES_TABLE,
+    pa.field("trajectory_id", pa.string(), nullable=False),
+    pa.field("sample_id", pa.string(), nullable=False),
+    pa.field("task_id", pa.string(), nullable=False),
+    pa.field("response", pa.string(), nullable=False),
+    pa.field("token_ids", pa.list_(pa.int32()), nullable=True),
+    pa.field("tokenizer_id", pa.string(), nullable=True),
+    pa.field("behaviour_logprobs", pa.list_(pa.float32()), nullable=True),
+    pa.field("reward_accuracy", pa.float64(), nullable=True),
+    pa.field("reward_format", pa.float64(), nullable=True),
+    pa.field("reward_overall", pa.float64(), nullable=True),
+    pa.field("reward_status", pa.string(), nullable=True),
+    pa.field("reward_details", pa.string(), nullable=True),  # JSON text
+    pa.field("policy_id", pa.string(), nullable=True),
+    # "offline:<file>", "eval:<run>" or "rollout"
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("created_at", _TS, nullable=False),
+    pa.field("cache_schema_version", pa.int32(), nullable=False),
 )
 
 SCHEMAS: Final[dict[str, pa.Schema]] = {
