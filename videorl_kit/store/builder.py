@@ -118,6 +118,7 @@ class BuildSummary:
     samples: SampleLedger = field(default_factory=SampleLedger)
     store: str = ""
     engine: str = "local"
+    decoder: str = "pyav"
     workers: int = 1
     item_timeout_s: float | None = None
     n_commits: int = 0
@@ -152,6 +153,7 @@ class BuildSummary:
             "samples": self.samples.as_dict(),
             "store": self.store,
             "engine": self.engine,
+            "decoder": self.decoder,
             "workers": self.workers,
             "item_timeout_s": self.item_timeout_s,
             "n_commits": self.n_commits,
@@ -198,20 +200,38 @@ def _identify_path(path: str, memo: HashMemo) -> _Identity:
         return _Identity(None, -1, -1, ErrorInfo.from_exception(exc))
 
 
-def decoder_identity(modality: str) -> tuple[str, str]:
-    """(decoder name, decoder version) of the kit's default decoder for ``modality``.
+def decoder_identity(modality: str, video_decoder: str = "pyav") -> tuple[str, str]:
+    """(decoder name, decoder version) that decodes ``modality`` in a build.
 
-    Videos decode with PyAV, images with Pillow; the version string names the library, the
-    codec library and media's sampler version, and is part of the cache key.
+    Videos decode with ``video_decoder`` (PyAV by default; decord or torchcodec when asked),
+    images with Pillow. The version string names the library, the codec library and
+    media's sampler version, and is part of the cache key, so frames from different
+    decoders never share a row.
+
+    Raises :class:`UserError` when the video decoder is unknown or cannot be imported.
 
     Example:
-        >>> decoder_identity("video")[0], decoder_identity("image")[0]
+        >>> decoder_identity("video")[0], decoder_identity("image", "decord")[0]
         ('pyav', 'pillow')
+        >>> decoder_identity("video", "ffmpeg-cli")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.errors.UserError: --decoder 'ffmpeg-cli' is unknown; choose one of pyav, ...
     """
-    from videorl_kit.media.decode import decoder_version
+    from videorl_kit.media.decode import DECODERS, decoder_version
 
-    name = "pyav" if modality == "video" else "pillow"
-    return name, decoder_version(name)
+    if video_decoder not in DECODERS:
+        raise UserError(
+            f"--decoder {video_decoder!r} is unknown; choose one of {', '.join(DECODERS)}"
+        )
+    name = video_decoder if modality == "video" else "pillow"
+    try:
+        return name, decoder_version(name)
+    except (ImportError, OSError, RuntimeError) as exc:  # torchcodec without FFmpeg libraries
+        raise UserError(
+            f"--decoder {name} cannot be loaded ({type(exc).__name__}: {exc}); install it with "
+            f"pip install 'videorl-kit[{name}]', or build with the default --decoder pyav"
+        ) from None
 
 
 # -- engines --------------------------------------------------------------------------------
@@ -406,6 +426,7 @@ def build_cache(
     on_commit: Callable[[CommitEvent], None] | None = None,
     rehash: bool = False,
     item_timeout_s: float | None = DEFAULT_ITEM_TIMEOUT_S,
+    decoder: str = "pyav",
 ) -> BuildSummary:
     """Decode every distinct (media file, budget) of ``specs`` once into the store at ``store_dir``.
 
@@ -433,6 +454,10 @@ def build_cache(
             A decoder that hangs past it is killed with its worker process, which is
             replaced; the item fails with ``DecodeTimeoutError`` ("decode timed out after
             S s") and, like every failure, is retried only with ``retry_failed``.
+        decoder: the video decoder, one of ``media.decode.DECODERS`` (``"pyav"``, the
+            default, seeks and skips frames it does not need; ``"decord"`` and
+            ``"torchcodec"`` read frames by index as qwen-vl-utils does with them). It is
+            part of the cache key: rows from another decoder are not reused.
 
     Returns:
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
@@ -451,6 +476,7 @@ def build_cache(
     if item_timeout_s is not None and item_timeout_s < 0:
         raise UserError(f"item timeout must be >= 0 seconds (0: no limit), not {item_timeout_s}")
     item_timeout_s = float(item_timeout_s) if item_timeout_s else None
+    identities_by_modality = {m: decoder_identity(m, decoder) for m in ("video", "image")}
     inputs = collect_inputs(_load_specs(specs))
     tables = StoreTables.create(store_dir)
     build = _Build(
@@ -477,13 +503,13 @@ def build_cache(
     groups: dict[str, list[MediaItem]] = {}
     tasks: dict[str, DecodeTask] = {}
     for item, ident in zip(inputs.items, identities, strict=True):
-        decoder, decoder_version = decoder_identity(item.modality)
+        decoder_name, decoder_version = identities_by_modality[item.modality]
         if ident.content_hash is None:
             assert ident.error is not None
             outcome = build.known_failure(failure_id(item.source_uri, None))
             if outcome is None:
                 committer.add_failure(
-                    build.failure_row(item, None, ident, ident.error, decoder, decoder_version)
+                    build.failure_row(item, None, ident, ident.error, decoder_name, decoder_version)
                 )
                 summary.n_new_failures += 1
                 outcome = ItemOutcome(
@@ -494,7 +520,7 @@ def build_cache(
             continue
         key = cache_key(
             content_hash=ident.content_hash, modality=item.modality, budget=item.budget,
-            decoder=decoder, decoder_version=decoder_version,
+            decoder=decoder_name, decoder_version=decoder_version,
         )  # fmt: skip
         if key in build.cached_tokens:
             build.settle(
@@ -513,7 +539,7 @@ def build_cache(
             tasks[key] = DecodeTask(
                 source_uri=item.source_uri, modality=item.modality, budget=item.budget,
                 budget_hash=item.budget_hash, content_hash=ident.content_hash, cache_key=key,
-                decoder=decoder, decoder_version=decoder_version, size=ident.size,
+                decoder=decoder_name, decoder_version=decoder_version, size=ident.size,
                 mtime_ns=ident.mtime_ns, max_visual_tokens=max_visual_tokens,
             )  # fmt: skip
 
@@ -585,6 +611,7 @@ def build_cache(
     summary.failed_by_class = dict(build.failed_by_class)
     summary.store = str(tables.root)
     summary.engine = engine
+    summary.decoder = decoder
     summary.workers = workers
     summary.item_timeout_s = item_timeout_s
     summary.n_commits = committer.n_commits

@@ -61,6 +61,14 @@ def build_cache_command(
     engine: Annotated[
         str, typer.Option("--engine", help="local (process pool) or ray (Ray Data).")
     ] = "local",
+    decoder: Annotated[
+        str,
+        typer.Option(
+            "--decoder",
+            help="Video decoder: pyav (default; seeks, skips unneeded frames), decord or "
+            "torchcodec (optional extras). Part of the cache key.",
+        ),
+    ] = "pyav",
     max_visual_tokens: Annotated[
         int | None,
         typer.Option(
@@ -108,6 +116,8 @@ def build_cache_command(
       videorl-kit build-cache task_specs/ --store cache/ --engine ray --retry-failed
 
       videorl-kit build-cache task_specs/*.yaml --store cache/ --item-timeout 60
+
+      videorl-kit build-cache task_specs/*.yaml --store cache-tc/ --decoder torchcodec
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import BuildProgress, build_cache
@@ -120,7 +130,7 @@ def build_cache_command(
     kwargs: dict[str, Any] = dict(
         workers=workers, retry_failed=retry_failed, engine=engine,
         max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
-        batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout,
+        batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout, decoder=decoder,
     )  # fmt: skip
     if as_json:
         summary = build_cache(paths, store, **kwargs)

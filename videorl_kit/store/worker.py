@@ -198,13 +198,17 @@ process commits), like PyAV's default decoder settings do."""
 
 
 def decode_media(task: DecodeTask) -> Any:
-    """Decode ``task``'s file with the kit's media decoders (PyAV for videos, Pillow for images)."""
+    """Decode ``task``'s file with the decoder its cache key names (``task.decoder``).
+
+    Videos decode with PyAV (slice threads), decord or torchcodec; images with Pillow.
+    """
     from videorl_kit.media.decode import decode_image, decode_video
 
     if task.modality == "video":
         return decode_video(
-            task.source_uri, task.budget, threads=DECODER_THREADS, thread_type="SLICE"
-        )
+            task.source_uri, task.budget, decoder=task.decoder, threads=DECODER_THREADS,
+            thread_type="SLICE",
+        )  # fmt: skip
     return decode_image(task.source_uri, task.budget)
 
 
