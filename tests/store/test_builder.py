@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.store.fault_injection import raise_on_marker, segfault_on_marker
-from tests.store.media_factory import VIDEO_BUDGET, video_rows, write_spec
+from tests.store.media_factory import VIDEO_BUDGET, make_image, make_video, video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.builder import BuildProgress
@@ -189,3 +189,52 @@ def test_content_hash_is_reused_while_size_and_mtime_match(spec_dir: Path, tmp_p
     assert build_cache([spec], store, workers=1).n_already_cached == 1
     rehashed = build_cache([spec], store, workers=1, rehash=True)
     assert rehashed.n_already_cached == 0 and rehashed.n_input == 1
+
+
+IMAGE_BUDGET = {"min_pixels": 3136, "max_pixels": 65536, "patch": 32}
+
+
+def test_images_and_videos_of_one_row_get_their_own_budgets(spec_dir: Path, tmp_path: Path) -> None:
+    from videorl_kit.media.geometry import smart_resize
+    from videorl_kit.spec.models import ImageBudget, VideoBudget
+    from videorl_kit.store.schema import budget_hash
+
+    # a 320x240 video and a 320x240 image in the same row: only the budgets differ
+    make_video(spec_dir / "wide.mp4", seed=8, frames=20, width=320, height=240)
+    make_image(spec_dir / "wide.png", seed=9, width=320, height=240)
+    row = {"id": "joint", "problem": "Same?", "answer": "1", "videos": ["wide.mp4"],
+           "images": ["wide.png"]}  # fmt: skip
+    spec = write_spec(spec_dir, "joint", [row], image_budget=IMAGE_BUDGET)
+    store = tmp_path / "store"
+    summary = build_cache([spec], store, workers=2)
+    assert (summary.n_input, summary.n_ok) == (2, 2)
+
+    video_hash = budget_hash("video", VideoBudget(**VIDEO_BUDGET).model_dump(mode="json"))
+    image_hash = budget_hash("image", ImageBudget(**IMAGE_BUDGET).model_dump(mode="json"))
+    assert video_hash != image_hash
+    sample = samples_by_id(store)["joint"]
+    assert (sample["video_budget_hash"], sample["image_budget_hash"]) == (video_hash, image_hash)
+    frames = FrameStore.open(store)
+    video = frames.get(sample["video_keys"][0])
+    image = frames.get(sample["image_keys"][0])
+
+    # video: factor 28 within max_pixels 12544 -> 84x112, every frame
+    assert video.modality == "video" and video.budget_hash == video_hash
+    assert video.budget == VideoBudget(**VIDEO_BUDGET).model_dump(mode="json")
+    assert (
+        video.frames.shape[1:3]
+        == (84, 112)
+        == smart_resize(240, 320, factor=28, min_pixels=3136, max_pixels=VIDEO_BUDGET["max_pixels"])
+    )
+    assert video.patch == 28 and video.n_frames == 4  # 2 s at 2 fps
+    # image: factor 32 within max_pixels 65536 -> 192x288, not the video budget's 84x112
+    assert image.modality == "image" and image.budget_hash == image_hash
+    assert image.budget == ImageBudget(**IMAGE_BUDGET).model_dump(mode="json")
+    assert image.frames.shape == (1, 192, 288, 3)
+    assert smart_resize(240, 320, factor=32, min_pixels=3136, max_pixels=65536) == (192, 288)
+    assert image.patch == 32 and image.visual_tokens == (192 // 32) * (288 // 32)
+    # readers expecting either budget accept the store and that budget's row
+    by_video = FrameStore.open(store, budget=VideoBudget(**VIDEO_BUDGET))
+    by_image = FrameStore.open(store, budget=ImageBudget(**IMAGE_BUDGET), modality="image")
+    assert by_video.get(video.cache_key).budget_hash == video_hash
+    assert by_image.get(image.cache_key).budget_hash == image_hash

@@ -155,3 +155,41 @@ def test_cache_export_writes_frames_and_manifests(built_store: Path, tmp_path: P
         app, ["cache", "export", "--store", str(built_store), "--out", str(tmp_path / "j")]
     )
     assert jpg.exit_code == 0 and next((tmp_path / "j" / "frames").rglob("*.jpg"))
+
+
+def test_cache_verify_checks_a_reproducible_random_subset(
+    built_store: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    shutil.copytree(built_store, store)
+    keys = FrameStore.open(store).keys()
+    assert len(keys) == 4
+
+    def verify(seed: int) -> tuple[int, dict]:
+        command = ["cache", "verify", "--store", str(store), "--sample", "2", "--seed", str(seed)]
+        result = runner.invoke(app, [*command, "--json"])
+        return result.exit_code, json.loads(result.stdout)
+
+    code, report = verify(0)
+    assert code == 0 and report["n_checked"] == 2 and report["counts"] == {"ok": 2}
+    assert all(r["detail"] == "bit-exact" for r in report["rows"])  # re-decoded and compared
+    chosen = {
+        seed: frozenset(r["cache_key"] for r in verify(seed)[1]["rows"]) for seed in range(16)
+    }
+    assert all(len(c) == 2 and c <= set(keys) for c in chosen.values())
+    for seed in (0, 5, 11):  # same seed, same rows
+        assert frozenset(r["cache_key"] for r in verify(seed)[1]["rows"]) == chosen[seed]
+    assert len(set(chosen.values())) > 1  # other seeds, other rows
+
+    damaged = sorted(chosen[0])[0]
+    frames = FrameStore.open(store).get(damaged).frames
+    _replace_frames(store, damaged, frames.tobytes(), "0" * 64)  # stale hash: corrupt
+    outside = next(seed for seed, c in chosen.items() if damaged not in c)
+    inside = 0
+    code, report = verify(outside)
+    assert code == 0 and report["counts"] == {"ok": 2}  # the damage is not in the sample
+    assert {r["cache_key"] for r in report["rows"]} == chosen[outside]
+    code, report = verify(inside)
+    assert code == 1 and report["counts"] == {"ok": 1, "corrupt": 1}
+    assert {r["cache_key"]: r["status"] for r in report["rows"]}[damaged] == "corrupt"
+    assert {r["cache_key"] for r in report["rows"]} == chosen[inside]

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.store.media_factory import VIDEO_BUDGET, video_rows, write_spec
+from tests.store.media_factory import VIDEO_BUDGET, make_video, video_rows, write_spec
 from videorl_kit.spec.models import ImageBudget, VideoBudget
 from videorl_kit.store import FrameStore, MissingKeyError, StoreMismatchError, build_cache
+from videorl_kit.store.frame_bytes import BlobLocation, FrameBytesReader
 from videorl_kit.store.schema import CONFIG_SCHEMA_VERSION
 
 
@@ -104,3 +105,63 @@ def test_reader_is_pinned_until_refresh(spec_dir: Path, tmp_path: Path) -> None:
     fresh = store.refresh()
     assert len(fresh) == 2 and fresh.version > store.version
     assert set(store.keys()) < set(fresh.keys())
+
+
+class RecordingBytesReader(FrameBytesReader):
+    """The real byte reader, recording the location of every cell it serves, in order."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.served: list[BlobLocation] = []
+
+    def view(self, location: BlobLocation) -> np.ndarray | None:
+        array = super().view(location)
+        if array is not None:
+            self.served.append(location)
+        return array
+
+    def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
+        self.served.extend(locations)
+        return super().read(locations)
+
+
+@pytest.fixture(scope="module")
+def fragmented_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six videos committed one per batch: six data files, whose names (random) do not
+    sort in table order, so file order differs from both table and request order."""
+    folder = tmp_path_factory.mktemp("fragmented")
+    for i in range(6):
+        make_video(folder / f"v{i}.mp4", seed=100 + i, frames=6)
+    spec = write_spec(folder, "fragmented", video_rows([f"v{i}.mp4" for i in range(6)]))
+    store = folder / "store"
+    assert build_cache([spec], store, workers=2, batch_items=1).n_commits >= 6
+    return store
+
+
+@pytest.mark.parametrize("direct_reads", [True, False])
+def test_get_many_reads_in_file_order_and_answers_in_asked_order(
+    fragmented_store: Path, direct_reads: bool
+) -> None:
+    store = FrameStore.open(fragmented_store, direct_reads=direct_reads)
+    singles = {key: store.get(key) for key in store}
+    recorder = RecordingBytesReader(store._dataset, "frames", direct=direct_reads)
+    store._bytes = recorder  # the reader's only byte source, wrapped
+
+    def file_place(location: BlobLocation) -> tuple[str, int]:
+        return (location.path or "", location.position)
+
+    where = dict(zip(store.keys(), store._index.locations, strict=True))
+    assert len({w.path for w in where.values()}) == 6  # one data file per commit
+    in_file_order = sorted(store.keys(), key=lambda k: file_place(where[k]))
+    asked = list(reversed(in_file_order))
+    asked.insert(2, asked[0])  # a repeat is read once
+
+    got = store.get_many(asked)
+
+    assert [file_place(loc) for loc in recorder.served] == [
+        file_place(where[k]) for k in in_file_order
+    ]  # ascending (path, position), each cell once
+    assert [item.cache_key for item in got] == asked
+    for item in got:
+        np.testing.assert_array_equal(item.frames, singles[item.cache_key].frames)
+        assert item.frame_indices == singles[item.cache_key].frame_indices

@@ -204,6 +204,54 @@ class _RowIndex:
         )
 
 
+def budget_dict(budget: Any) -> dict[str, Any]:
+    """The canonical dict of a budget given as a pydantic model or as a dict.
+
+    Example:
+        >>> budget_dict({"fps": 2.0})
+        {'fps': 2.0}
+    """
+    return dict(budget) if isinstance(budget, dict) else budget.model_dump(mode="json")
+
+
+def require_budget(tables: StoreTables, modality: str, budget: Any) -> str:
+    """The hash of ``budget``; :class:`StoreMismatchError` unless the store was built with it.
+
+    ``budget`` is a ``VideoBudget``/``ImageBudget`` or its ``model_dump()`` dict. The
+    message lists the budgets the store holds and says how to build the missing one. Every
+    reader that is given an expected budget (:meth:`FrameStore.open`,
+    ``CachedSampleDataset``) checks it here.
+
+    Example:
+        >>> import tempfile
+        >>> tables = StoreTables.create(tempfile.mkdtemp())
+        >>> digest = tables.register_budget("video", {"fps": 2.0})
+        >>> require_budget(tables, "video", {"fps": 2.0}) == digest
+        True
+        >>> require_budget(tables, "video", {"fps": 1.0})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.store.errors.StoreMismatchError: ...: no frames for the expected video ...
+    """
+    data = budget_dict(budget)
+    expected = budget_hash(modality, data)
+    known = tables.budgets()
+    if expected not in known:
+        have = (
+            "; ".join(
+                f"{h} ({v['modality']}: {json.dumps(v['budget'], sort_keys=True)})"
+                for h, v in sorted(known.items())
+            )
+            or "none"
+        )
+        raise StoreMismatchError(
+            f"{tables.root}: no frames for the expected {modality} budget {expected} "
+            f"({json.dumps(data, sort_keys=True)}); the store holds budgets: {have}; "
+            f"{rebuild_hint(str(tables.root))} with the spec that declares this budget"
+        )
+    return expected
+
+
 class FrameStore:
     """Read-only access to the frames of a store, pinned at one table version.
 
@@ -261,24 +309,7 @@ class FrameStore:
             videorl_kit.store.errors.StoreNotFoundError: /nonexistent: not a videorl-kit store ...
         """
         tables = StoreTables.open(store_dir)
-        expected: str | None = None
-        if budget is not None:
-            data = budget if isinstance(budget, dict) else budget.model_dump(mode="json")
-            expected = budget_hash(modality, data)
-            known = tables.budgets()
-            if expected not in known:
-                have = (
-                    "; ".join(
-                        f"{h} ({v['modality']}: {json.dumps(v['budget'], sort_keys=True)})"
-                        for h, v in sorted(known.items())
-                    )
-                    or "none"
-                )
-                raise StoreMismatchError(
-                    f"{store_dir}: no frames for the expected {modality} budget {expected} "
-                    f"({json.dumps(data, sort_keys=True)}); the store holds budgets: {have}; "
-                    f"{rebuild_hint(str(store_dir))} with the spec that declares this budget"
-                )
+        expected = None if budget is None else require_budget(tables, modality, budget)
         return cls(
             tables, expected_budget_hash=expected, version=version, direct_reads=direct_reads
         )

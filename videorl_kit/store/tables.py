@@ -79,9 +79,19 @@ class StoreTables:
 
     @classmethod
     def open(cls, root: str | Path) -> StoreTables:
-        """Open an existing store; :class:`StoreNotFoundError` if ``root`` is not a store.
+        """Open an existing store for reading; never creates or changes anything.
 
-        Missing secondary tables (added by a later kit version) are created empty.
+        Raises :class:`StoreNotFoundError` if ``root`` is not a store or lacks one of its
+        tables (an interrupted first build; building again completes it), and
+        :class:`StoreMismatchError` if a table was written with another schema version.
+        Each message names the folder and the ``videorl-kit build-cache`` command to run.
+
+        Example:
+            >>> import tempfile
+            >>> StoreTables.open(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            videorl_kit.store.errors.StoreNotFoundError: ...: not a videorl-kit store (has no ...
         """
         store = cls(root)
         if not store.exists():
@@ -89,7 +99,22 @@ class StoreTables:
             raise StoreNotFoundError(
                 f"{store.root}: not a videorl-kit store ({what}); {rebuild_hint(str(store.root))}"
             )
-        return cls.create(root)
+        missing = [f"{n}.lance" for n in TABLE_NAMES if not Path(store.uri(n)).is_dir()]
+        if missing:
+            raise StoreNotFoundError(
+                f"{store.root}: incomplete videorl-kit store (no {', '.join(missing)}; was its "
+                f"first build interrupted?); {rebuild_hint(str(store.root))}"
+            )
+        for name in TABLE_NAMES:
+            try:
+                store.table(name)
+            except (OSError, ValueError) as exc:
+                raise StoreNotFoundError(
+                    f"{store.uri(name)}: not a readable Lance table ({exc}); "
+                    f"{rebuild_hint(str(store.root), schema_changed=True)}"
+                ) from None
+        store.check_schema_versions()
+        return store
 
     def _create_table(self, name: str) -> None:
         schema = SCHEMAS[name]

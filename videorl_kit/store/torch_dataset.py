@@ -23,14 +23,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.errors import StoreMismatchError, rebuild_hint
-from videorl_kit.store.reader import CachedFrames, FrameStore
+from videorl_kit.store.reader import CachedFrames, FrameStore, budget_dict, require_budget
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import SAMPLES_TABLE
 from videorl_kit.store.tables import StoreTables
+
+if TYPE_CHECKING:
+    from videorl_kit.spec.models import BudgetSpec, TaskSpec
 
 _SAMPLE_COLUMNS = [
     "task_id",
@@ -66,8 +69,55 @@ def processor_factor(processor: Any) -> int | None:
     return int(patch) * int(merge) if patch and merge else None
 
 
+def check_sample_budgets(
+    tables: StoreTables, budget: BudgetSpec | dict[str, Any], rows: Sequence[dict[str, Any]]
+) -> dict[str, str]:
+    """Refuse ``rows`` whose media were not cached under ``budget``; return the checked hashes.
+
+    ``budget`` is the trainer's ``BudgetSpec`` (``spec.budget``) or a dict with ``video``
+    and ``image`` entries. Each modality the rows use is checked like
+    :meth:`FrameStore.open` checks a budget (:func:`~videorl_kit.store.reader.require_budget`:
+    the store must hold it), then every row's recorded budget hash must equal it: a store
+    may also hold the same task built under another budget. Raises
+    :class:`StoreMismatchError` saying which budget to build.
+
+    Example:
+        >>> import tempfile
+        >>> tables = StoreTables.create(tempfile.mkdtemp())
+        >>> check_sample_budgets(tables, {"video": {}, "image": {}}, [])
+        {}
+    """
+    checked: dict[str, str] = {}
+    for modality in ("video", "image"):
+        used = [row for row in rows if row[f"{modality}_keys"]]
+        if not used:
+            continue
+        part = budget[modality] if isinstance(budget, dict) else getattr(budget, modality)
+        expected = require_budget(tables, modality, part)
+        column = f"{modality}_budget_hash"
+        stale = sorted({(r["task_id"], r[column]) for r in used if r[column] != expected})
+        if stale:
+            known = tables.budgets()
+            found = "; ".join(
+                f"task {task} with {digest} "
+                f"({json.dumps(known.get(digest, {}).get('budget'), sort_keys=True)})"
+                for task, digest in stale
+            )
+            raise StoreMismatchError(
+                f"{tables.root}: samples were cached under another {modality} budget than the "
+                f"expected {expected} ({json.dumps(budget_dict(part), sort_keys=True)}): "
+                f"{found}; {rebuild_hint(str(tables.root))} with the spec that declares this "
+                "budget"
+            )
+        checked[modality] = expected
+    return checked
+
+
 class CachedSampleDataset:
     """Ready samples of a store with their cached frames (optionally through an HF processor).
+
+    Pass the trainer's task ``spec`` (or its ``budget``) to refuse a store whose frames were
+    cached under other budgets: the same check, and message, as ``FrameStore.open(budget=)``.
 
     Example:
         >>> from torch.utils.data import DataLoader                          # doctest: +SKIP
@@ -75,6 +125,9 @@ class CachedSampleDataset:
         >>> loader = DataLoader(ds, batch_size=None, shuffle=True)           # doctest: +SKIP
         >>> next(iter(loader))["video_metadata"][0]["fps"]                   # doctest: +SKIP
         30.0
+        >>> spec = load_spec("task_specs/synth-count.yaml")                  # doctest: +SKIP
+        >>> len(CachedSampleDataset("cache/", spec=spec)) > 0                # doctest: +SKIP
+        True
     """
 
     def __init__(
@@ -84,7 +137,14 @@ class CachedSampleDataset:
         task_ids: Sequence[str] | None = None,
         processor: Any | None = None,
         add_generation_prompt: bool = True,
+        spec: TaskSpec | None = None,
+        budget: BudgetSpec | dict[str, Any] | None = None,
     ):
+        """Select the ready samples of ``task_ids`` (default: ``spec.id`` if a spec is given,
+        else every task) and check them against ``budget`` (default: ``spec.budget``)."""
+        if spec is not None:
+            task_ids = list(task_ids) if task_ids is not None else [spec.id]
+            budget = budget if budget is not None else spec.budget
         tables = StoreTables.open(store_dir)
         self.frames = FrameStore(tables)
         self.processor = processor
@@ -100,6 +160,9 @@ class CachedSampleDataset:
                 f"{store_dir}: no ready samples for tasks {', '.join(task_ids)}; "
                 f"{rebuild_hint(str(store_dir))}"
             )
+        self.budget_hashes: dict[str, str] = (
+            {} if budget is None else check_sample_budgets(tables, budget, rows)
+        )
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -271,7 +271,9 @@ def verify_store(
     store = FrameStore.open(store_dir)
     chosen = list(keys) if keys is not None else store.keys()
     if keys is None and sample is not None and sample < len(chosen):
-        chosen = sorted(random.Random(seed).sample(chosen, sample))
+        # drawn from the sorted keys: the same seed picks the same rows however the table
+        # is laid out (updates and compaction reorder rows, not keys)
+        chosen = sorted(random.Random(seed).sample(sorted(chosen), sample))
     report = VerifyReport(store=str(store.root), tolerance=tolerance)
     sources: dict[str, str] | None = None
     for key in chosen:
