@@ -9,8 +9,10 @@ The build, step by step:
 3. Read the *committed* state: keys in ``frames`` and rows in ``failures``. To do =
    inputs − cached keys − recorded failures (unless ``retry_failed``).
 4. Decode the to-do items (one task per distinct cache key) in N worker processes
-   (``engine="local"``) or through Ray Data (``engine="ray"``), committing in bounded
-   batches (:mod:`videorl_kit.store.commit`). A worker crash fails only its own item; a
+   (``engine="local"``) or through Ray Data (``engine="ray"``: Ray workers decode and
+   write the frames rows, one commit per chunk of ``batch_items`` tasks;
+   :mod:`videorl_kit.store.engine_ray`), committing in bounded batches
+   (:mod:`videorl_kit.store.commit`). A worker crash fails only its own item; a
    decode that hangs past ``item_timeout_s`` is killed with its worker (which is replaced)
    and fails only its own item.
 5. Write the ``samples`` table, then return a :class:`BuildSummary` whose invariant
@@ -46,6 +48,7 @@ from videorl_kit.store.commit import (
     CommitEvent,
 )
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.engine_ray import FRAMES_COMMITTED
 from videorl_kit.store.errors import BuildInvariantError
 from videorl_kit.store.inputs import (
     RULE_MALFORMED_ROW,
@@ -67,6 +70,7 @@ from videorl_kit.store.worker import DecodeFn, DecodeResult, DecodeTask, ErrorIn
 
 if TYPE_CHECKING:
     from videorl_kit.spec.models import TaskSpec
+    from videorl_kit.store.engine_ray import RayFramesBuild
 
 Engine = Literal["local", "ray"]
 
@@ -93,7 +97,9 @@ class BuildSummary:
     """What a build did. ``n_input == n_ok + n_failed + n_skipped`` always holds.
 
     ``n_already_cached`` counts the ok inputs that were already in the store before this
-    build (a subset of ``n_ok``); ``n_decoded`` the distinct items decoded now.
+    build (a subset of ``n_ok``); ``n_decoded`` the distinct items decoded now. With
+    ``engine="ray"``, ``engine_fallback`` says why the local engine finished the build
+    (None when Ray did all of it) and ``engine_stats`` what Ray did.
 
     Example:
         >>> s = BuildSummary(n_input=3, n_ok=1, n_failed=1, n_skipped=1)
@@ -125,6 +131,8 @@ class BuildSummary:
     bytes_committed: int = 0
     frames_version: int = 0
     cache_schema_version: int = CACHE_SCHEMA_VERSION
+    engine_fallback: str | None = None  # engine="ray": why (some) items were decoded locally
+    engine_stats: dict[str, Any] = field(default_factory=dict)  # engine="ray": RayBuildStats
 
     @property
     def invariant_holds(self) -> bool:
@@ -153,6 +161,7 @@ class BuildSummary:
             "samples": self.samples.as_dict(),
             "store": self.store,
             "engine": self.engine,
+            "engine_fallback": self.engine_fallback,
             "decoder": self.decoder,
             "workers": self.workers,
             "item_timeout_s": self.item_timeout_s,
@@ -160,6 +169,7 @@ class BuildSummary:
             "bytes_committed": self.bytes_committed,
             "frames_version": self.frames_version,
             "cache_schema_version": self.cache_schema_version,
+            "engine_stats": self.engine_stats,
         }
 
 
@@ -245,21 +255,31 @@ def _run_engine(
     decode_fn: DecodeFn,
     mp_context: str,
     item_timeout_s: float | None,
-) -> Iterator[DecodeResult]:
+    tables: StoreTables,
+    batch_items: int,
+    on_commit: Callable[[CommitEvent], None] | None,
+) -> tuple[Iterator[DecodeResult], RayFramesBuild | None]:
+    """The engine's results, and the Ray build (None for ``"local"``).
+
+    The local engine only decodes (the builder's committer writes every row); the Ray
+    engine also writes and commits the frames rows of ok items on its workers, in chunks
+    of ``batch_items`` tasks, and marks those results ``extra[FRAMES_COMMITTED]``.
+    """
     if engine == "local":
         from videorl_kit.store.engine_local import run_local
 
         return run_local(
             tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context,
             item_timeout_s=item_timeout_s,
-        )  # fmt: skip
+        ), None  # fmt: skip
     if engine == "ray":
-        from videorl_kit.store.engine_ray import run_ray
+        from videorl_kit.store.engine_ray import RayFramesBuild
 
-        return run_ray(
-            tasks, workers=workers, decode_fn=decode_fn, mp_context=mp_context,
-            item_timeout_s=item_timeout_s,
+        ray_build = RayFramesBuild(
+            tables, workers=workers, decode_fn=decode_fn, chunk_items=batch_items,
+            mp_context=mp_context, item_timeout_s=item_timeout_s, on_commit=on_commit,
         )  # fmt: skip
+        return ray_build.run(tasks), ray_build
     raise UserError(f"unknown engine {engine!r}; use 'local' or 'ray'")
 
 
@@ -436,13 +456,16 @@ def build_cache(
         workers: decoding processes (default: CPU count).
         retry_failed: decode again the items recorded in ``failures`` (``attempts`` grows).
         engine: ``"local"`` (process pool) or ``"ray"`` (Ray Data on a local Ray instance
-            started for the build when none is running).
+            started for the build when none is running; Ray workers decode and write the
+            frames rows). If the Ray pipeline fails, the rest is built locally and
+            ``BuildSummary.engine_fallback`` says why.
         progress: called with a :class:`BuildProgress` after each settled input.
         max_visual_tokens: skip (rule ``over_token_budget``) media items with more visual
             tokens than this.
         max_prompt_tokens: mark samples whose estimated prompt is longer as skipped.
         batch_items, batch_bytes, batch_seconds: commit bounds (a crash loses at most one
-            batch).
+            batch). The Ray engine commits its frames rows per chunk of ``batch_items``
+            tasks.
         decode_fn: advanced: a picklable top-level ``DecodeTask -> DecodeResult`` function
             replacing :func:`videorl_kit.store.worker.decode_task` (fault injection in tests,
             other decoders).
@@ -544,16 +567,18 @@ def build_cache(
             )  # fmt: skip
 
     # decode what is left
-    results = _run_engine(
+    results, ray_build = _run_engine(
         engine, list(tasks.values()), workers=workers, decode_fn=decode_fn or decode_task,
-        mp_context=mp_context, item_timeout_s=item_timeout_s,
+        mp_context=mp_context, item_timeout_s=item_timeout_s, tables=tables,
+        batch_items=batch_items, on_commit=on_commit,
     )  # fmt: skip
     for result in results:
         task = result.task
         for item in groups[task.cache_key]:
             if result.status == "ok":
                 assert result.row is not None
-                committer.add_frames(result.row)
+                if not result.extra.get(FRAMES_COMMITTED):  # the Ray engine wrote it already
+                    committer.add_frames(result.row)
                 outcome = ItemOutcome(
                     "ok", task.cache_key, visual_tokens=result.row["visual_tokens"]
                 )
@@ -616,6 +641,11 @@ def build_cache(
     summary.item_timeout_s = item_timeout_s
     summary.n_commits = committer.n_commits
     summary.bytes_committed = committer.bytes_committed
+    if ray_build is not None:
+        summary.n_commits += ray_build.stats.frames_commits
+        summary.bytes_committed += ray_build.stats.bytes_written
+        summary.engine_fallback = ray_build.stats.fallback
+        summary.engine_stats = ray_build.stats.as_dict()
     summary.frames_version = int(tables.table(FRAMES_TABLE).version)
     summary.seconds = time.perf_counter() - started
     missing = [i.source_uri for i in inputs.items if i not in build.outcomes]

@@ -195,6 +195,12 @@ def _print_summary(summary: Any) -> None:
             "retry with --retry-failed",
             markup=False,
         )
+    if summary.engine_fallback:
+        _console(stderr=True).print(
+            f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
+            style="yellow",
+            markup=False,
+        )
 
 
 @cache_app.command("status")
