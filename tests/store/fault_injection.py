@@ -50,3 +50,23 @@ def hang_on_marker(task: DecodeTask) -> DecodeResult:
         while True:
             time.sleep(3600)
     return decode_task(task)
+
+
+LOG_DIR_ENV = "VIDEORL_TEST_DECODE_LOG"
+"""Environment variable naming the folder :func:`logged_decode` writes its records to."""
+
+
+def logged_decode(task: DecodeTask) -> DecodeResult:
+    """The real decode, held 0.3 s, then one record (pid, start, end) written per item.
+
+    The records show which process decoded each item and when, so a test can check that
+    ``workers=N`` really decodes N items at the same time.
+    """
+    started = time.time()
+    time.sleep(0.3)
+    result = decode_task(task)
+    ended = time.time()
+    name = os.path.basename(task.source_uri)
+    with open(os.path.join(os.environ[LOG_DIR_ENV], f"{name}.log"), "w") as record:
+        record.write(f"{os.getpid()} {started} {ended}\n")
+    return result
