@@ -52,21 +52,19 @@ def hang_on_marker(task: DecodeTask) -> DecodeResult:
     return decode_task(task)
 
 
-LOG_DIR_ENV = "VIDEORL_TEST_DECODE_LOG"
-"""Environment variable naming the folder :func:`logged_decode` writes its records to."""
-
-
-def logged_decode(task: DecodeTask) -> DecodeResult:
-    """The real decode, held 0.3 s, then one record (pid, start, end) written per item.
+def logged_decode(task: DecodeTask, *, log_dir: str) -> DecodeResult:
+    """The real decode, held 0.3 s, then one record (pid, start, end) per item in ``log_dir``.
 
     The records show which process decoded each item and when, so a test can check that
-    ``workers=N`` really decodes N items at the same time.
+    ``workers=N`` really decodes N items at the same time. Pass it as
+    ``functools.partial(logged_decode, log_dir=...)`` (picklable; an environment variable
+    would not reach workers forked from an already running fork server).
     """
     started = time.time()
     time.sleep(0.3)
     result = decode_task(task)
     ended = time.time()
     name = os.path.basename(task.source_uri)
-    with open(os.path.join(os.environ[LOG_DIR_ENV], f"{name}.log"), "w") as record:
+    with open(os.path.join(log_dir, f"{name}.log"), "w") as record:
         record.write(f"{os.getpid()} {started} {ended}\n")
     return result

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
-import pytest
-
-from tests.store.fault_injection import LOG_DIR_ENV, logged_decode
+from tests.store.fault_injection import logged_decode
 from tests.store.media_factory import video_rows, write_spec
 from videorl_kit.store import build_cache
 
 
 def test_two_workers_decode_two_items_at_once_in_two_processes(
-    spec_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spec_dir: Path, tmp_path: Path
 ) -> None:
     log_dir = tmp_path / "log"
     log_dir.mkdir()
-    monkeypatch.setenv(LOG_DIR_ENV, str(log_dir))  # inherited by the worker processes
+    decode = partial(logged_decode, log_dir=str(log_dir))
     names = ["a.mp4", "b.mp4", "c.mp4", "one_frame.mp4"]
     spec = write_spec(spec_dir, "parallel", video_rows(names))
 
-    summary = build_cache([spec], tmp_path / "store", workers=2, decode_fn=logged_decode)
+    summary = build_cache([spec], tmp_path / "store", workers=2, decode_fn=decode)
 
-    assert summary.n_decoded == 4 and summary.n_failed == 0
+    assert (summary.n_decoded, summary.n_failed) == (4, 0), summary.failed_by_class
     records = [line.split() for line in (p.read_text() for p in sorted(log_dir.glob("*.log")))]
     assert len(records) == 4
     pids = {int(pid) for pid, _, _ in records}
