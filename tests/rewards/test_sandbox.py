@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.procfs import live_processes
 from videorl_kit.rewards.code import CodeExecParams, CodeExecVerifier, extract_code
 from videorl_kit.rewards.registry import get_verifier
 from videorl_kit.rewards.sandbox import SandboxLimits, run_python, run_python_tests
@@ -38,19 +39,8 @@ def _square_with(prelude: str, body: str = "") -> str:
 
 
 def _processes_in_session(session_id: int) -> list[int]:
-    """Independent /proc scan (does not reuse the sandbox's helper)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if fields[0] not in ("Z", "X") and session_id in (int(fields[2]), int(fields[3])):
-            found.append(int(entry.name))
-    return found
+    """Live processes of a session or process group, read from /proc (not the sandbox's helper)."""
+    return [p.pid for p in live_processes() if session_id in (p.process_group, p.session)]
 
 
 # ------------------------------------------------------------------------------ basic grading

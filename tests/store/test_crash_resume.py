@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-import lance
 import pytest
 
 from tests.store.media_factory import make_video, video_rows, write_spec
+from tests.store.store_probe import committed_rows, frames_content
 from videorl_kit.store import build_cache
 from videorl_kit.store.tables import StoreTables
 
@@ -26,27 +26,6 @@ from tests.store.fault_injection import slow_decode
 from videorl_kit.store import build_cache
 build_cache([sys.argv[1]], sys.argv[2], workers=1, batch_items=2, decode_fn=slow_decode)
 """
-
-
-def frames_content(store: Path) -> list[tuple[str, str]]:
-    table = StoreTables.open(store).table("frames").to_table(columns=["cache_key", "frames_sha256"])
-    return sorted(
-        zip(
-            table.column("cache_key").to_pylist(),
-            table.column("frames_sha256").to_pylist(),
-            strict=True,
-        )
-    )
-
-
-def rows_in(store: Path) -> int:
-    uri = store / "frames.lance"
-    if not uri.is_dir():
-        return 0
-    try:
-        return lance.dataset(str(uri)).count_rows()
-    except (OSError, ValueError):  # table being created
-        return 0
 
 
 def group_alive(pgid: int) -> bool:
@@ -76,7 +55,7 @@ def test_sigkill_then_resume_equals_a_clean_build(many_videos_spec: Path, tmp_pa
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while rows_in(store) < 2:  # at least one commit (batches of 2 items)
+        while committed_rows(store) < 2:  # at least one commit (batches of 2 items)
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             assert time.monotonic() < deadline, "the build never committed"
             time.sleep(0.05)

@@ -23,8 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from tests.procfs import live_processes
 from tests.store.fault_injection import hang_on_marker
 from tests.store.media_factory import make_video, video_rows, write_spec
+from tests.store.store_probe import committed_rows, frames_content
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.commands import _print_summary
 from videorl_kit.store.commit import BatchCommitter, CommitEvent
@@ -83,17 +85,6 @@ def rows_of(store: Path, table: str, drop: set[str] = VOLATILE) -> list[dict]:
     data = StoreTables(store).table(table).to_table()
     data = data.select([n for n in data.schema.names if n not in drop])
     return sorted(data.to_pylist(), key=repr)
-
-
-def frames_content(store: Path) -> list[tuple[str, str]]:
-    table = StoreTables(store).table("frames").to_table(columns=["cache_key", "frames_sha256"])
-    return sorted(
-        zip(
-            table.column("cache_key").to_pylist(),
-            table.column("frames_sha256").to_pylist(),
-            strict=True,
-        )
-    )
 
 
 def operations(store: Path, versions: list[int]) -> list[str]:
@@ -280,32 +271,13 @@ build_cache([sys.argv[1]], sys.argv[2], workers=2, batch_items=2, engine="ray",
 """
 
 
-def committed_rows(store: Path) -> int:
-    try:
-        return lance.dataset(str(store / "frames.lance")).count_rows()
-    except (OSError, ValueError):  # not created yet
-        return 0
-
-
 RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
 """Ray's per-node agent processes; they wait for their raylet longer than this test does."""
 
 
 def group_processes(pgid: int) -> list[str]:
-    """Command lines of the live (not zombie) processes of process group ``pgid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # exited meanwhile
-            continue
-        state, _, pgrp = stat.rsplit(")", 1)[1].split()[:3]
-        if int(pgrp) == pgid and state != "Z":
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
-    return found
+    """Command lines of the live processes of process group ``pgid``."""
+    return [p.command for p in live_processes() if p.process_group == pgid]
 
 
 def kill_group(pgid: int) -> None:
