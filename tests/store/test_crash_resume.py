@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.store.media_factory import make_video, video_rows, write_spec
-from tests.store.store_probe import committed_rows, frames_content
+from tests.store.store_probe import frames_content, kill_after_first_commit
 from videorl_kit.store import build_cache
 from videorl_kit.store.tables import StoreTables
 
@@ -47,28 +45,15 @@ def many_videos_spec(tmp_path: Path) -> Path:
 
 def test_sigkill_then_resume_equals_a_clean_build(many_videos_spec: Path, tmp_path: Path) -> None:
     store = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", BUILD_SCRIPT, str(many_videos_spec), str(store)],
-        cwd=REPO, env=env, start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while committed_rows(store) < 2:  # at least one commit (batches of 2 items)
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "the build never committed"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        # the pool workers notice the dead parent and exit on their own
+    session = kill_after_first_commit(BUILD_SCRIPT, many_videos_spec, store, REPO)
+    try:  # the pool workers notice the dead parent and exit on their own
         deadline = time.monotonic() + 20
-        while group_alive(proc.pid) and time.monotonic() < deadline:
+        while group_alive(session) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not group_alive(proc.pid), "worker processes outlived the killed build"
+        assert not group_alive(session), "worker processes outlived the killed build"
     finally:
-        if group_alive(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
+        if group_alive(session):
+            os.killpg(session, signal.SIGKILL)
 
     partial = frames_content(store)
     assert 2 <= len(partial) < N_VIDEOS, "kill did not land mid-build"

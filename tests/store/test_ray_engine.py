@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ import pytest
 from tests.procfs import live_processes
 from tests.store.fault_injection import hang_on_marker
 from tests.store.media_factory import make_video, video_rows, write_spec
-from tests.store.store_probe import committed_rows, frames_content
+from tests.store.store_probe import frames_content, kill_after_first_commit
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.commands import _print_summary
 from videorl_kit.store.commit import BatchCommitter, CommitEvent
@@ -295,31 +293,20 @@ def test_sigkill_mid_ray_build_then_resume_equals_a_clean_build(
         make_video(folder / name, seed=200 + i, frames=10)
     spec = write_spec(folder, "crashy-ray", video_rows(names))
     store = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", BUILD_SCRIPT, str(spec), str(store)],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    session = kill_after_first_commit(BUILD_SCRIPT, spec, store, REPO)  # 2 tasks a chunk
     try:
-        deadline = time.monotonic() + 120
-        while committed_rows(store) < 2:  # at least one chunk committed (2 tasks a chunk)
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "the Ray build never committed"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
         # Ray's GCS, raylet and workers, and the decode processes of the Ray tasks, exit
         # with the killed build
         deadline = time.monotonic() + 20
-        left = group_processes(proc.pid)
+        left = group_processes(session)
         while time.monotonic() < deadline:
-            left = [c for c in group_processes(proc.pid) if not c.startswith(RAY_AGENTS)]
+            left = [c for c in group_processes(session) if not c.startswith(RAY_AGENTS)]
             if not left:
                 break
             time.sleep(0.2)
         assert not left, f"processes outlived the killed build: {left}"
     finally:
-        kill_group(proc.pid)  # the build's session: Ray's agents, or all of it on a failure
+        kill_group(session)  # the build's session: Ray's agents, or all of it on a failure
 
     partial = frames_content(store)
     assert 2 <= len(partial) < N_VIDEOS, "kill did not land mid-build"
