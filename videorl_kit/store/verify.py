@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.errors import UserError
-from videorl_kit.store.errors import StoreMismatchError
+from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
 from videorl_kit.store.schema import (
@@ -279,7 +279,7 @@ def verify_store(
     for key in chosen:
         try:
             cached = store.get(key)
-        except StoreMismatchError as exc:  # the stored cell does not decode: damaged
+        except StoreIntegrityError as exc:  # the stored cell is damaged
             if sources is None:
                 meta = store.metadata()
                 sources = dict(
