@@ -619,6 +619,7 @@ def build_cache(
     summary.samples = write_samples(
         tables, inputs.rows, build.outcomes, max_prompt_tokens=max_prompt_tokens
     )
+    tables.record_versions()  # a later open notices if a newer manifest goes missing
 
     # summary + invariant
     values = list(build.outcomes.values())

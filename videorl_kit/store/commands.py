@@ -1,4 +1,4 @@
-"""Store commands: ``build-cache`` and ``cache status | verify | export``."""
+"""Store commands: ``build-cache`` and ``cache status | verify | repair | export``."""
 
 from __future__ import annotations
 
@@ -98,6 +98,10 @@ def build_cache_command(
             "item fails (0: no limit).",
         ),
     ] = DEFAULT_ITEM_TIMEOUT_S,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Repair a damaged store first (see `cache repair`)."),
+    ] = False,
 ) -> None:
     """Decode every distinct video/image of the specs once into a Lance store.
 
@@ -118,6 +122,8 @@ def build_cache_command(
       videorl-kit build-cache task_specs/*.yaml --store cache/ --item-timeout 60
 
       videorl-kit build-cache task_specs/*.yaml --store cache-tc/ --decoder torchcodec
+
+      videorl-kit build-cache task_specs/*.yaml --store cache/ --repair
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import BuildProgress, build_cache
@@ -132,9 +138,14 @@ def build_cache_command(
         max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
         batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout, decoder=decoder,
     )  # fmt: skip
+    repaired = _repair_before_build(store, workers, as_json) if repair else None
+    _check_existing_store(store)
     if as_json:
         summary = build_cache(paths, store, **kwargs)
-        _print_json(summary.as_dict())
+        payload = summary.as_dict()
+        if repaired is not None:
+            payload["repair"] = repaired.as_dict()
+        _print_json(payload)
         return
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -158,6 +169,27 @@ def build_cache_command(
 
         summary = build_cache(paths, store, progress=on_progress, **kwargs)
     _print_summary(summary)
+
+
+def _check_existing_store(store: Path) -> None:
+    """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.tables import StoreTables
+
+    if StoreTables(store).exists():
+        StoreTables.open(store).ensure_writable()
+
+
+def _repair_before_build(store: Path, workers: int | None, quiet: bool) -> Any:
+    """``build-cache --repair``: repair an existing store (None when there is none yet)."""
+    from videorl_kit.store.repair import repair_store
+    from videorl_kit.store.tables import StoreTables
+
+    if not StoreTables(store).exists():
+        return None
+    report = repair_store(store, workers=workers or 1)
+    if not quiet:
+        _console(stderr=True).print(report.summary(), markup=False)
+    return report
 
 
 def _print_summary(summary: Any) -> None:
@@ -326,6 +358,37 @@ def verify_command(
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@cache_app.command("repair")
+def repair_command(
+    store: StoreOption,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Processes that decode rows again.")
+    ] = 1,
+    as_json: JsonOption = False,
+) -> None:
+    """Repair a damaged store in place, so nobody has to delete it.
+
+    Accepts a table whose newest manifest is gone at the version Lance still has, drops
+    fragments whose data file is missing or truncated, checks every frames row (stored bytes
+    against their checksum, frames against their sha256), decodes damaged or lost rows again
+    from their source when it still exists and hashes the same, and removes what cannot be
+    recovered, recording it in `failures`. Running it again changes nothing.
+
+    Examples:
+
+      videorl-kit cache repair --store cache/
+
+      videorl-kit cache repair --store cache/ --workers 4 --json
+    """
+    from videorl_kit.store.repair import repair_store
+
+    report = repair_store(store, workers=workers)
+    if as_json:
+        _print_json(report.as_dict())
+    else:
+        _console().print(report.summary(), markup=False)
 
 
 @cache_app.command("export")
