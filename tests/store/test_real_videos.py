@@ -19,7 +19,7 @@ from tests.store.media_factory import write_spec
 from videorl_kit.media.orientation import apply_orientation
 from videorl_kit.media.probe import frame_orientation
 from videorl_kit.media.resize import resize_frame
-from videorl_kit.store import FrameStore, build_cache
+from videorl_kit.store import FrameStore, build_cache, store_status
 
 pytestmark = pytest.mark.slow
 
@@ -81,8 +81,11 @@ def test_frames_the_container_announces_but_never_shows_are_recorded(
     spec = write_spec(
         tmp_path, "edit-list", [{"problem": "?", "answer": "1", "videos": ["movie.mp4"]}]
     )
-    build_cache([spec], tmp_path / "store", workers=1)
+    summary = build_cache([spec], tmp_path / "store", workers=1)
     store = FrameStore.open(tmp_path / "store")
     (item,) = store.get_many(store.keys())
     assert item.source_frames == 249 and max(item.frame_indices) == 248
     assert any("never shown" in w and "249" in w for w in item.decode_warnings)
+    assert summary.decode_warnings == {item.source_uri: list(item.decode_warnings)}
+    status = store_status(tmp_path / "store")["frames"]["decode_warnings"]
+    assert status == [{"source_uri": item.source_uri, "warnings": list(item.decode_warnings)}]

@@ -227,6 +227,15 @@ def _print_summary(summary: Any) -> None:
             "retry with --retry-failed",
             markup=False,
         )
+    warned = summary.decode_warnings
+    if warned:
+        first = next(iter(warned))
+        _console(stderr=True).print(
+            f"warning: {len(warned)} item(s) decoded with warnings (kept in the row's "
+            f"decode_warnings), e.g. {first}: {warned[first][0]}",
+            style="yellow",
+            markup=False,
+        )
     if summary.engine_fallback:
         _console(stderr=True).print(
             f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
@@ -288,6 +297,13 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 _spec_origin(source), _data_origin(source["data"]),
             )  # fmt: skip
         console.print(specs)
+    if frames["decode_warnings"]:
+        warned = Table(title=f"decoded with warnings ({len(frames['decode_warnings'])})")
+        warned.add_column("source", overflow="fold")
+        warned.add_column("warnings", overflow="fold")
+        for item in frames["decode_warnings"]:
+            warned.add_row(item["source_uri"], "\n".join(item["warnings"]))
+        console.print(warned)
     failures = info["failures"]
     if failures["rows"]:
         listing = Table(title=f"failures ({failures['rows']})")
