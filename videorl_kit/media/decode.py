@@ -14,7 +14,9 @@ the timing metadata Qwen3-VL needs. Decisions, each tested:
   Once the packets of a run's last target are sent, the decoder is drained instead of fed
   more packets (often the next GOP's keyframe) to push out the pictures it holds back for
   reordering. The file is opened once for the index and the decoding when the stream
-  starts with a keyframe.
+  starts with a keyframe (the plan seeks back to it); any other way back to the start
+  reopens the file, since a seek there can land late (MPEG-PS) or be refused (Matroska
+  without a seek index: ``Operation not permitted``).
   ``decoder="decord"`` or ``"torchcodec"`` use those libraries when installed.
 * **Variable frame rate.** Frames are chosen by time: position ``p`` of the uniform grid over
   ``N`` frames means the time ``p / (N - 1)`` of the way through the video and picks the
@@ -33,6 +35,10 @@ the timing metadata Qwen3-VL needs. Decisions, each tested:
   raised. With ``allow_truncated=True`` the readable frames are sampled instead and
   ``truncated``/``warnings`` say so. Fewer frames than declared whose timestamps still span
   the whole duration (AVI captures with dropped frames) only add a warning.
+* **Frames that never show.** Packets the demuxer marks discarded (MP4 samples outside the
+  edit list) are not frames. If indexed frames still never come out of the decoder (a last
+  packet it cannot decode), the frames that do decode are counted in one more pass and the
+  sampling is done among them; ``source_frames`` is their count and a warning says so.
 * **Untrustworthy timestamps.** Frames are matched to the index by timestamp and must come
   out of the decoder in increasing order; when they do not (B-frames in AVI, which has no
   presentation timestamps) the video is decoded again and frames are counted in output
