@@ -347,7 +347,7 @@ def verify_command(
 
     Checks each row's bytes against its stored sha256, the source's content hash, then the
     frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
-    Exits 1 if any row is corrupt or does not match.
+    Exits 1 if any row is corrupt or does not match; `cache repair` fixes corrupt rows.
 
     Examples:
 

@@ -24,7 +24,14 @@ class StoreMismatchError(StoreError):
 
 
 class StoreIntegrityError(StoreError):
-    """Stored bytes do not match their checksum, or a data file is damaged or gone."""
+    """Stored bytes do not match their checksum, or a data file is damaged or gone.
+
+    ``problem`` is what is wrong, without the store and repair hint around it.
+    """
+
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem or message
 
 
 class MissingKeyError(StoreError, KeyError):

@@ -429,7 +429,8 @@ class FrameStore:
         source = index.strings["source_uri"][position].as_py()
         return StoreIntegrityError(
             f"{self.root}: frames row {index.keys[position]} (source {source}) {problem}; "
-            f"{repair_hint(str(self.root))}"
+            f"{repair_hint(str(self.root))}",
+            problem,
         )
 
     def get_many(self, keys: Sequence[str], *, verify: bool | None = None) -> list[CachedFrames]:

@@ -149,7 +149,7 @@ def _check_rows(store: FrameStore) -> list[_Damaged]:
             ok = hashlib.sha256(item.frames).hexdigest() == item.frames_sha256
             reason = "its decoded frames do not match their sha256"
         except StoreIntegrityError as exc:
-            ok, reason = False, str(exc).split("; run `")[0].split(") ", 1)[-1]
+            ok, reason = False, exc.problem
         if not ok:
             damaged.append(
                 _Damaged(row["cache_key"], row["source_uri"], row["modality"],
