@@ -244,8 +244,12 @@ def _default_dir(repo: str, sha: str) -> Path:
 def _fetch_repo(api: HfApi, repo: str, sha: str, root: Path) -> None:
     """Download the manifest and every file it lists into ``root``, bounded by the manifest."""
     where = f"{repo}@{sha[:12]}"
-    listed = tree_files(_list_tree(api, repo, sha, where), where)
     manifest_path = root / MANIFEST_NAME
+    if manifest_path.is_file():  # pulled before: nothing to fetch when every file is there
+        manifest = read_manifest(manifest_path, f"{where}/{MANIFEST_NAME}")
+        if all(root.joinpath(*path.split("/")).exists() for path in manifest.files):
+            return
+    listed = tree_files(_list_tree(api, repo, sha, where), where)
     if MANIFEST_NAME not in listed:
         raise HubIntegrityError(
             f"{where}/{MANIFEST_NAME}: missing; this repo was not published by "
