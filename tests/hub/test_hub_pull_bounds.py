@@ -93,3 +93,14 @@ def test_a_file_listed_larger_than_declared_is_not_downloaded(
     with pytest.raises(HubIntegrityError, match=rf"{SPEC}: size {1 << 40} != \d+ in the repo"):
         pull(REPO, dest=tmp_path / "copy", endpoint=hub.url)
     assert hub.count("GET", "/resolve/") and not hub.count("GET", SPEC)
+
+
+def test_a_complete_earlier_pull_is_reused_without_the_server(
+    hub: HubServer, spec_paths: list[Path], tmp_path: Path
+) -> None:
+    result = publish(spec_paths, REPO, endpoint=hub.url)
+    dest = tmp_path / "copy"
+    pull(REPO, dest=dest, endpoint=hub.url)
+    hub.stop()
+    again = pull(f"{REPO}@{result.revision}", dest=dest, endpoint=hub.url)
+    assert [s.id for s in again.specs] == ["synth-count", "synth-color"]
