@@ -3,6 +3,7 @@ declares, and a bad entry in the repo tree is refused in one line before anythin
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ def test_a_server_sending_more_than_declared_is_cut_off(
     assert (
         f"{SPEC}: the server sent more than the {declared} bytes the manifest declares" in message
     )
+    deadline = time.monotonic() + 30
+    while (REPO, SPEC) not in hub.state.sent_extra and time.monotonic() < deadline:
+        time.sleep(0.05)  # the server notices the hang-up on its next write
     assert hub.state.sent_extra[(REPO, SPEC)] < 16 << 20  # stopped long before the end
     assert not (dest / SPEC).exists()
     assert not [p for p in files_under(dest) if p.endswith(".part")]
