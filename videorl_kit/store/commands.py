@@ -20,6 +20,7 @@ from rich.table import Table
 
 from videorl_kit.errors import UserError
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.errors import repair_hint
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -372,6 +373,8 @@ def verify_command(
             )
         console.print(table)
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
+        if report.counts.get("corrupt"):
+            console.print(repair_hint(report.store), markup=False)
     if not report.ok:
         raise typer.Exit(1)
 

@@ -300,7 +300,7 @@ def verify_store(
                         strict=True,
                     )
                 )
-            report.checked.append(RowCheck(key, sources.get(key, ""), "corrupt", str(exc)))
+            report.checked.append(RowCheck(key, sources.get(key, ""), "corrupt", exc.problem))
             continue
         report.checked.append(check_row(cached, tolerance=tolerance))
     return report
