@@ -329,9 +329,13 @@ def _media(
 def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media_root: Path) -> Sample:
     fields = spec.data.fields
 
+    def sample_id(raw: dict[str, Any]) -> str:
+        given = raw.get(fields.id)
+        return str(given) if given is not None and given != "" else f"{spec.id}-{index}"
+
     def skipped(rule: str, reason: str, raw: dict[str, Any], ptype: Any = None) -> Sample:
         return Sample(
-            sample_id=f"{spec.id}-{index}", task_id=spec.id, row_index=index, question="",
+            sample_id=sample_id(raw), task_id=spec.id, row_index=index, question="",
             answer="", options=None, videos=[], images=[],
             problem_type=ptype if isinstance(ptype, ProblemType) else None,
             skip_reason=f"row {index}: {reason}", raw=raw, skip_rule=rule, line=line,
@@ -358,9 +362,8 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media_root: 
         return skipped(RULE_MALFORMED_ROW, str(exc), row, problem_type)
     except _RowSkip as skip:
         return skipped(skip.rule, str(skip), row, problem_type)
-    sample_id = str(row[fields.id]) if row.get(fields.id) is not None else f"{spec.id}-{index}"
     return Sample(
-        sample_id=sample_id,
+        sample_id=sample_id(row),
         task_id=spec.id,
         row_index=index,
         question=_as_text(row[fields.question]),

@@ -24,8 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ALIASES, ProblemType, canonical_problem_type
-from videorl_kit.spec.models import FROM_ROW, TaskSpec, VerifierRef
+from videorl_kit.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.prompt import template_problem
 from videorl_kit.spec.yaml_source import (
     HubResolver,

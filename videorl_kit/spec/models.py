@@ -29,10 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
-
-FROM_ROW: Literal["from_row"] = "from_row"
-"""``problem_type: from_row``: each row's own problem type picks its verifier."""
+from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 
 DATA_TYPES: tuple[str, ...] = ("video", "image", "text")
 """Values of a row's ``data_type`` column (EasyVideoR1, Video-R1 and OneThinker use these)."""
