@@ -47,7 +47,7 @@ from videorl_kit.store.commit import (
     BatchCommitter,
     CommitEvent,
 )
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
 from videorl_kit.store.engine_ray import FRAMES_COMMITTED
 from videorl_kit.store.errors import BuildInvariantError
 from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
@@ -133,6 +133,23 @@ class BuildSummary:
     def invariant_holds(self) -> bool:
         """``n_input == n_ok + n_failed + n_skipped``."""
         return self.n_input == self.n_ok + self.n_failed + self.n_skipped
+
+    def exit_code(self, *, fail_on_error: bool = False) -> int:
+        """0, or :data:`EXIT_BUILD_FAILED` when no input ended ok (every one failed or was
+        skipped) or, with ``fail_on_error``, when any input failed to decode.
+
+        A build with no inputs (text-only data) is a success.
+
+        Example:
+            >>> BuildSummary(n_input=2, n_ok=0, n_failed=2).exit_code()
+            3
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code()
+            0
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code(fail_on_error=True)
+            3
+        """
+        nothing_usable = self.n_input > 0 and self.n_ok == 0
+        return EXIT_BUILD_FAILED if nothing_usable or (fail_on_error and self.n_failed) else 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form; the first six keys are the fixed contract of ``build-cache --json``."""
