@@ -19,12 +19,8 @@ The build, step by step:
    ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
 
 Re-running the same build decodes nothing and commits nothing (every table keeps its
-version); killing it at any moment loses at most the uncommitted batch.
-
-Example:
-    >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/", workers=2)  # doctest: +SKIP
-    >>> s.n_input == s.n_ok + s.n_failed + s.n_skipped                         # doctest: +SKIP
-    True
+version); killing it at any moment loses at most the uncommitted batch. See
+:func:`build_cache` for an example.
 """
 
 from __future__ import annotations
@@ -498,9 +494,19 @@ def build_cache(
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
 
     Example:
-        >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/")  # doctest: +SKIP
-        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)  # doctest: +SKIP
-        (12, 12, 0, 0, 0)
+        >>> import json, tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> folder = tempfile.mkdtemp()
+        >>> spec = write_demo_task(folder, n_per_task=1)
+        >>> row = {"problem": "How many?", "answer": "2", "problem_type": "numerical",
+        ...        "videos": ["gone.mp4"]}  # a row whose video is missing
+        >>> with open(f"{folder}/demo.jsonl", "a") as rows:
+        ...     _ = rows.write(json.dumps(row) + "\\n")
+        >>> s = build_cache([spec], f"{folder}/store", workers=1)
+        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)
+        (3, 2, 1, 0, 0)
+        >>> s.failed_by_class, s.exit_code()
+        ({'MissingFileError': 1}, 0)
     """
     started = time.perf_counter()
     if mp_context == "fork":
