@@ -150,6 +150,14 @@ def build_cache_command(
         summary = _build_with_progress(paths, store, kwargs)
         _print_summary(summary)
     code = summary.exit_code(fail_on_error=fail_on_error)
+    if code and not as_json:
+        why = "no input was cached" if summary.exit_code() else "an input failed (--fail-on-error)"
+        _console(stderr=True).print(
+            f"error: {why} ({summary.n_failed} failed, {summary.n_skipped} skipped); "
+            f"exit status {code}",
+            style="red",
+            markup=False,
+        )
     if code:
         raise typer.Exit(code)
 
@@ -220,13 +228,6 @@ def _print_summary(summary: Any) -> None:
         _console(stderr=True).print(
             f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
             style="yellow",
-            markup=False,
-        )
-    if summary.exit_code():
-        _console(stderr=True).print(
-            f"error: no input was cached ({summary.n_failed} failed, {summary.n_skipped} "
-            f"skipped); exit status {EXIT_BUILD_FAILED}",
-            style="red",
             markup=False,
         )
 
