@@ -38,6 +38,7 @@ def run(command: str, cwd: Path) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_tour_runs_as_written(tmp_path: Path) -> None:
     commands = tour_commands()
     assert len(commands) >= 8 and commands[0].startswith("videorl-kit synth data/synth")
