@@ -51,6 +51,8 @@ import cramjam
 import numpy as np
 import xxhash
 
+from videorl_kit.errors import VideoRLKitError
+
 CODEC_NONE: Final[str] = "none"
 """The cell is the frames' raw C-order bytes."""
 CODEC_LZ4: Final[str] = "lz4"
@@ -72,7 +74,7 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-class FrameCodecError(ValueError):
+class FrameCodecError(VideoRLKitError, ValueError):
     """A stored cell does not decode to the frames its row describes."""
 
 
