@@ -113,7 +113,7 @@ class RepairReport:
             lines.append(f"decoded {len(self.redecoded)} row(s) again from their sources")
         lines += [f"removed {r['cache_key'][:16]} ({r['source_uri']}): {r['reason']}"
                   for r in self.removed]  # fmt: skip
-        if self.removed or self.rows_lost.get(SAMPLES_TABLE):
+        if self.removed or self.accepted_versions or self.rows_lost.get(SAMPLES_TABLE):
             lines.append(
                 f"run `videorl-kit build-cache SPEC... --store {self.store}` to bring the samples "
                 "up to date"
