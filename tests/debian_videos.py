@@ -1,7 +1,8 @@
 """Real-world videos from Debian packages, fetched once into a cache folder outside the repo.
 
 The packages below ship sample videos of many kinds (MP4 with edit lists, AVI with dropped or
-packed B-frames, Matroska, MPEG-PS, Ogg/Theora, animated GIF). ``apt-get download`` fetches
+packed B-frames, Matroska, MPEG-PS, Ogg/Theora). GIF files are left out: the kit treats a
+GIF as an image (a video row naming one is a data-type mismatch). ``apt-get download`` fetches
 the ``.deb`` files without installing anything and ``dpkg -x`` unpacks them into
 ``$VIDEORL_TEST_CACHE`` (default ``~/.cache/videorl-kit-tests``)``/debian-videos``, where
 later runs find them again. A folder is only used once a marker file says it is complete.
@@ -23,7 +24,7 @@ PACKAGES: tuple[str, ...] = (
     "planetblupi-common",
 )
 VIDEO_SUFFIXES = frozenset(
-    {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".ogv", ".ogg", ".gif"}
+    {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".ogv", ".ogg"}
 )
 _MARKER = ".complete"
 
@@ -81,5 +82,5 @@ def fetch_debian_videos() -> Path:
 
 
 def candidate_videos(root: Path) -> list[Path]:
-    """Every file under ``root`` named like a video or an animated image, sorted."""
+    """Every file under ``root`` named like a video, sorted."""
     return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)

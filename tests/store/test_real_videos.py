@@ -49,7 +49,7 @@ def _full_decode(path: Path, keep: set[int]) -> tuple[int, dict[int, np.ndarray]
 
 def test_every_real_video_pyav_decodes_is_cached(debian_videos: list[Path], tmp_path: Path) -> None:
     decodable = [p for p in debian_videos if _full_decode(p, set()) is not None]
-    assert len(decodable) >= 30, f"expected the packages' 38 decodable videos, found {decodable}"
+    assert len(decodable) >= 25, f"expected the packages' 27 decodable videos, found {decodable}"
     names = {p: "__".join(p.parts[-3:]) for p in decodable}
     for path, name in names.items():
         (tmp_path / name).symlink_to(path)
@@ -58,7 +58,7 @@ def test_every_real_video_pyav_decodes_is_cached(debian_videos: list[Path], tmp_
     ]
     spec = write_spec(tmp_path, "debian-videos", rows)
     summary = build_cache([spec], tmp_path / "store", workers=2)
-    assert summary.n_failed == 0, summary.failed_by_class
+    assert (summary.n_failed, summary.n_skipped) == (0, 0), summary.as_dict()
     store = FrameStore.open(tmp_path / "store")
     by_source = {item.source_uri: item for item in store.get_many(store.keys())}
     for path, name in names.items():
