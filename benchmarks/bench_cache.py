@@ -245,7 +245,9 @@ def measure_set(
     from videorl_kit.media.decode import decode_video
     from videorl_kit.spec.models import VideoBudget
     from videorl_kit.store import FrameStore, build_cache
+    from videorl_kit.store.builder import BuildHooks
     from videorl_kit.store.tables import StoreTables
+    from videorl_kit.store.worker import decode_task
 
     usable = []
     for path in videos:  # the kit refuses some files (e.g. a truncated AVI): leave them out
@@ -260,10 +262,11 @@ def measure_set(
     # (d) build throughput: ours vs decode-every-frame, same workers; alternate, fresh stores
     ours_s, base_s = [], []
     for r in range(max(1, repeats // 2)):
-        for label, fn, sink in (("ours", None, ours_s), ("base", decode_every_frame, base_s)):
+        sides = (("ours", decode_task, ours_s), ("base", decode_every_frame, base_s))
+        for label, fn, sink in sides:
             store = work / name / f"store-{label}-{r}"
             shutil.rmtree(store, ignore_errors=True)
-            summary = build_cache([spec], store, workers=workers, decode_fn=fn)
+            summary = build_cache([spec], store, workers=workers, _hooks=BuildHooks(fn))
             assert summary.n_ok == len(videos), summary.as_dict()
             sink.append(summary.seconds)
     store_dir = work / name / "store-ours-0"

@@ -220,7 +220,7 @@ def test_seeking_with_frame_threads_gives_the_same_frames(videos):
 
 def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
     """With keyframes every 10 frames and 4 targets in 600 frames, seeking skips most GOPs."""
-    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.decoders import pyav as decode_module
 
     counts = {"frames": 0}
     real = decode_module._decoded_frames
@@ -242,7 +242,7 @@ def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
 
 def _count_decoded_frames(monkeypatch):
     """Count the frames the decoder outputs (through the real ``_decoded_frames``)."""
-    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.decoders import pyav as decode_module
 
     counts = {"frames": 0}
     real = decode_module._decoded_frames
@@ -316,7 +316,7 @@ def test_draining_stops_sending_packets_after_the_last_target(video_factory):
     packets: with P-frames only, frame 5 is the last picture decoded, bit-identical."""
     import av
 
-    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.decoders import pyav as decode_module
     from videorl_kit.media.container import scan_frame_index, video_container
 
     made = video_factory("p_only.mp4", 60, 30, (96, 64), bframes=False, gop=30)

@@ -16,6 +16,7 @@ from tests.store.media_factory import VIDEO_BUDGET, make_video, video_rows, writ
 from videorl_kit.cli import app
 from videorl_kit.media.geometry import smart_resize
 from videorl_kit.store import FrameStore, build_cache
+from videorl_kit.store.builder import BuildHooks
 from videorl_kit.store.tables import StoreTables
 
 BAD = ["missing.mp4", "zero.mp4", "truncated.mp4", "text.mp4", "audio.mp4", "thin.mp4"]
@@ -148,7 +149,7 @@ def test_retry_that_succeeds_removes_the_failure(spec_dir: Path, tmp_path: Path)
     (spec_dir / "raise_once.mp4").write_bytes((spec_dir / "c.mp4").read_bytes())
     spec = write_spec(spec_dir, "flaky", video_rows(["raise_once.mp4"]))
     store = tmp_path / "store"
-    first = build_cache([spec], store, workers=1, decode_fn=raise_on_marker)
+    first = build_cache([spec], store, workers=1, _hooks=BuildHooks(decode_fn=raise_on_marker))
     assert first.n_failed == 1
     second = build_cache([spec], store, workers=1, retry_failed=True)
     assert (second.n_ok, second.n_failed, second.n_retried) == (1, 0, 1)

@@ -12,7 +12,7 @@ from tests.store.fault_injection import raise_on_marker, segfault_on_marker
 from tests.store.media_factory import VIDEO_BUDGET, make_image, make_video, video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
-from videorl_kit.store.builder import BuildProgress
+from videorl_kit.store.builder import BuildHooks, BuildProgress
 from videorl_kit.store.tables import StoreTables
 
 
@@ -150,7 +150,8 @@ def test_token_limits_skip_by_rule(spec_dir: Path, tmp_path: Path) -> None:
 def test_a_segfaulting_worker_fails_only_its_item(spec_dir: Path, tmp_path: Path) -> None:
     shutil.copy(spec_dir / "b.mp4", spec_dir / "crash_me.mp4")
     spec = write_spec(spec_dir, "crashy", video_rows(["a.mp4", "crash_me.mp4", "c.mp4"]))
-    summary = build_cache([spec], tmp_path / "store", workers=2, decode_fn=segfault_on_marker)
+    hooks = BuildHooks(decode_fn=segfault_on_marker)
+    summary = build_cache([spec], tmp_path / "store", workers=2, _hooks=hooks)
     assert (summary.n_ok, summary.n_failed) == (2, 1)
     assert summary.failed_by_class == {"WorkerCrashError": 1}
     failures = StoreTables.open(tmp_path / "store").table("failures").to_table().to_pylist()
@@ -161,7 +162,8 @@ def test_a_segfaulting_worker_fails_only_its_item(spec_dir: Path, tmp_path: Path
 def test_an_exception_in_one_decode_fails_only_that_item(spec_dir: Path, tmp_path: Path) -> None:
     shutil.copy(spec_dir / "c.mp4", spec_dir / "raise_me.mp4")
     spec = write_spec(spec_dir, "raisy", video_rows(["a.mp4", "raise_me.mp4", "b.mp4"]))
-    summary = build_cache([spec], tmp_path / "store", workers=1, decode_fn=raise_on_marker)
+    hooks = BuildHooks(decode_fn=raise_on_marker)
+    summary = build_cache([spec], tmp_path / "store", workers=1, _hooks=hooks)
     assert (summary.n_ok, summary.n_failed) == (2, 1)
     failure = StoreTables.open(tmp_path / "store").table("failures").to_table().to_pylist()[0]
     assert failure["error_class"] == "RuntimeError"

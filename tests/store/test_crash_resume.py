@@ -22,7 +22,9 @@ BUILD_SCRIPT = """
 import sys
 from tests.store.fault_injection import slow_decode
 from videorl_kit.store import build_cache
-build_cache([sys.argv[1]], sys.argv[2], workers=1, batch_items=2, decode_fn=slow_decode)
+from videorl_kit.store.builder import BuildHooks
+build_cache([sys.argv[1]], sys.argv[2], workers=1, batch_items=2,
+            _hooks=BuildHooks(decode_fn=slow_decode))
 """
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.store.fault_injection import logged_decode
 from tests.store.media_factory import video_rows, write_spec
 from videorl_kit.store import build_cache
+from videorl_kit.store.builder import BuildHooks
 
 
 def test_two_workers_decode_two_items_at_once_in_two_processes(
@@ -21,7 +22,7 @@ def test_two_workers_decode_two_items_at_once_in_two_processes(
     names = ["a.mp4", "b.mp4", "c.mp4", "one_frame.mp4"]
     spec = write_spec(spec_dir, "parallel", video_rows(names))
 
-    summary = build_cache([spec], tmp_path / "store", workers=2, decode_fn=decode)
+    summary = build_cache([spec], tmp_path / "store", workers=2, _hooks=BuildHooks(decode))
 
     assert (summary.n_decoded, summary.n_failed) == (4, 0), summary.failed_by_class
     records = [line.split() for line in (p.read_text() for p in sorted(log_dir.glob("*.log")))]

@@ -72,7 +72,7 @@ def metadata_frame_indices(
 def video_metadata_dict(decoded: Any) -> dict[str, Any]:
     """Return a ``transformers.video_utils.VideoMetadata``-compatible dict for the frames.
 
-    ``decoded`` is a :class:`~videorl_kit.media.decode.DecodedVideo`, a cache row object
+    ``decoded`` is a :class:`~videorl_kit.media.decoded.DecodedVideo`, a cache row object
     (e.g. from ``FrameStore.get``) or a mapping with ``frame_indices, timestamps_s,
     source_fps, source_frames, duration_s, height, width`` and ``decoder``. Keys:
     ``total_num_frames, fps, width, height, duration, video_backend, frames_indices`` (``fps``
