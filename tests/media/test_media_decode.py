@@ -54,7 +54,7 @@ def assert_right_frames(video: DecodedVideo) -> None:
 @pytest.fixture
 def qwen_fetch_video(monkeypatch):
     """qwen-vl-utils' fetch_video, reading with decord (its torchvision reader is broken
-    with torchvision >= 0.29, see environment.md)."""
+    with torchvision >= 0.29)."""
     vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
     pytest.importorskip("decord")
     monkeypatch.setattr(vision_process, "FORCE_QWENVL_VIDEO_READER", "decord")

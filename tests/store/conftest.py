@@ -73,7 +73,7 @@ def built_store(tmp_path_factory: pytest.TempPathFactory, media_dir: Path) -> Pa
 
 @pytest.fixture(scope="session")
 def debian_videos() -> list[Path]:
-    """Every video-like file of the Debian packages in ``tests/debian_videos`` (fetched once).
+    """Every video-like file of the Debian packages in ``tests/debian_videos.py`` (fetched once).
 
     Without network the test skips with the reason; in CI (``CI`` set) it fails instead.
     """

@@ -2,7 +2,7 @@
 
 Qwen3-VL writes a ``<t seconds>`` marker before every temporal patch, computed as
 ``frames_indices / fps`` from the ``video_metadata`` it is given. Frames passed without
-metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps (anchors.md, C2).
+metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps.
 :func:`video_metadata_dict` builds that metadata from what the cache stores; pass it with
 ``do_sample_frames=False`` and ``do_resize=False`` so the processor neither re-samples nor
 re-sizes the frames.
