@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.media_kit import make_image, make_video
 from tests.store.fault_injection import raise_on_marker, segfault_on_marker
-from tests.store.media_factory import VIDEO_BUDGET, make_image, make_video, video_rows, write_spec
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.builder import BuildHooks, BuildProgress
@@ -205,7 +206,7 @@ def test_images_and_videos_of_one_row_get_their_own_budgets(spec_dir: Path, tmp_
     from videorl_kit.store.schema import budget_hash
 
     # a 320x240 video and a 320x240 image in the same row: only the budgets differ
-    make_video(spec_dir / "wide.mp4", seed=8, frames=20, width=320, height=240)
+    make_video(spec_dir / "wide.mp4", 20, 10, (320, 240), seed=8)
     make_image(spec_dir / "wide.png", seed=9, width=320, height=240)
     row = {"id": "joint", "problem": "Same?", "answer": "1", "videos": ["wide.mp4"],
            "images": ["wide.png"]}  # fmt: skip

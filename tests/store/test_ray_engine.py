@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from tests.media_kit import make_video
 from tests.procfs import live_processes
 from tests.store.fault_injection import hang_on_marker
-from tests.store.media_factory import make_video, video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from tests.store.store_probe import frames_content, kill_after_first_commit
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.builder import BuildHooks
@@ -107,7 +108,7 @@ def test_ray_build_equals_a_local_build(spec_dir: Path, tmp_path: Path) -> None:
     import ray
 
     assert not ray.is_initialized()  # the build starts a Ray instance of its own ...
-    make_video(spec_dir / "hang_me.mp4", seed=40, frames=8)  # its decoder never returns
+    make_video(spec_dir / "hang_me.mp4", 8, 10, (96, 64), seed=40)  # its decoder never returns
     names = ["a.mp4", "b.mp4", "c.mp4", "a_copy.mp4", "zero.mp4", "hang_me.mp4"]
     spec = write_spec(spec_dir, "ray-task", video_rows(names))
     options = {"workers": 2, "item_timeout_s": 2, "batch_items": 2}
@@ -170,7 +171,7 @@ def test_ray_build_equals_a_local_build(spec_dir: Path, tmp_path: Path) -> None:
 def test_a_key_committed_meanwhile_by_another_builder_keeps_one_row(
     shared_ray: None, spec_dir: Path, tmp_path: Path
 ) -> None:
-    make_video(spec_dir / "race.mp4", seed=41, frames=8)
+    make_video(spec_dir / "race.mp4", 8, 10, (96, 64), seed=41)
     spec = write_spec(spec_dir, "race-task", video_rows(["a.mp4", "race.mp4"]))
     store = tmp_path / "store"
     (spec_dir / OTHER_BUILDER_NOTE).write_text(str(store), encoding="utf-8")
@@ -298,7 +299,7 @@ def test_sigkill_mid_ray_build_then_resume_equals_a_clean_build(
     folder = tmp_path / "specs"
     names = [f"v{i}.mp4" for i in range(N_VIDEOS)]
     for i, name in enumerate(names):
-        make_video(folder / name, seed=200 + i, frames=10)
+        make_video(folder / name, 10, 10, (96, 64), seed=200 + i)
     spec = write_spec(folder, "crashy-ray", video_rows(names))
     store = tmp_path / "killed"
     session = kill_after_first_commit(BUILD_SCRIPT, spec, store, REPO)  # 2 tasks a chunk

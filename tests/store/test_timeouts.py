@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.fault_injection import hang_on_marker
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import build_cache
 from videorl_kit.store.builder import BuildHooks

@@ -144,6 +144,7 @@ def build_cache_command(
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import build_cache
+    from videorl_kit.store.identify import decoder_identity
 
     config = BuildConfig(
         workers=workers, engine=engine, decoder=decoder,  # type: ignore[arg-type]
@@ -154,6 +155,7 @@ def build_cache_command(
     paths = discover_spec_paths(list(specs))
     if not paths:
         raise UserError("no spec files given (base files starting with '_' are skipped)")
+    decoder_identity("video", config.decoder)  # unavailable: one line, before any output
     repaired = _repair_before_build(store, workers, as_json) if repair else None
     _check_existing_store(store)
     if as_json:

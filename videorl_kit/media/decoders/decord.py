@@ -2,7 +2,7 @@
 
 Frame count and average fps come from decord, the frames from uniform indices, as
 qwen-vl-utils reads them with decord; orientation and resize are the kit's
-(:mod:`videorl_kit.media.decoders._by_index`). decord ignores the display rotation; the
+(:mod:`videorl_kit.media.indexed_decode`). decord ignores the display rotation; the
 kit applies it, so rotated files come out upright.
 
 Example:
@@ -20,9 +20,9 @@ from typing import Any
 from videorl_kit.media.budget import VideoBudgetParams, sample_count
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions, unavailable
-from videorl_kit.media.decoders._by_index import IndexedFrames, decode_by_index
 from videorl_kit.media.errors import DecodeError
 from videorl_kit.media.geometry import uniform_frame_indices
+from videorl_kit.media.indexed_decode import IndexedFrames, decode_by_index
 
 __all__ = ["decode", "version"]
 

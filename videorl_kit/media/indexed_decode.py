@@ -8,6 +8,23 @@ reads them. :func:`decode_by_index` wraps such a read (an :data:`IndexedRead`) w
 decoder of the kit does alike: PyAV opens the file first (:func:`probe_video`), so bad input
 raises the same :class:`~videorl_kit.media.errors.MediaError` subclasses whatever the decoder,
 and the frames get the display orientation and the resize of the PyAV path.
+
+Example (a "library" that reads every frame as mid grey):
+    >>> import tempfile
+    >>> from fractions import Fraction
+    >>> from videorl_kit.media.budget import sample_count
+    >>> from videorl_kit.media.geometry import uniform_frame_indices
+    >>> from videorl_kit.synth.encode import write_mp4
+    >>> clip = Path(tempfile.mkdtemp()) / "clip.mp4"
+    >>> write_mp4(clip, [np.full((64, 96, 3), 128, np.uint8)] * 10, fps=5)
+    >>> def read_grey(path, params, threads):
+    ...     positions = uniform_frame_indices(10, sample_count(path, 10, Fraction(5), params))
+    ...     frames = np.full((len(positions), 64, 96, 3), 128, np.uint8)
+    ...     return IndexedFrames(frames, 10, 5.0, positions, [p / 5 for p in positions])
+    >>> video = decode_by_index(clip, VideoBudgetParams(), DecodeOptions(), "grey", "grey 1",
+    ...                         read_grey)
+    >>> video.frame_indices, video.frames.shape, video.decoder
+    ([0, 3, 6, 9], (4, 56, 84, 3), 'grey')
 """
 
 from __future__ import annotations
