@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import marshal
 import os
 import platform
 import select
@@ -58,7 +59,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from videorl_kit.rewards import sandbox_child
-from videorl_kit.rewards.sandbox_child import WireError, decode_value, encode_value
+from videorl_kit.rewards.sandbox_child import WireError, encode_value
+from videorl_kit.rewards.sandbox_wire import decode_value
 from videorl_kit.rewards.seccomp import UnsupportedArchitecture, seccomp_program
 
 Isolation = Literal["bubblewrap", "subprocess"]
@@ -77,6 +79,7 @@ ChildStatus = Literal[
 ]
 
 SANDBOX_UID = 65534
+MAX_THREADS = 64
 WORKDIR = "/work"
 _SYSTEM_LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
@@ -125,8 +128,18 @@ class SandboxLimits:
         """CPU-time limit: the wall-clock limit rounded up, plus two seconds (a backstop)."""
         return int(-(-self.timeout_s // 1)) + 2
 
-    def rlimits(self) -> dict[str, int]:
-        """The ``RLIMIT_*`` values the child sets on itself before any code runs."""
+    def rlimits(self, isolation: Isolation = "bubblewrap") -> dict[str, int]:
+        """The ``RLIMIT_*`` values the child sets on itself before any code runs.
+
+        ``RLIMIT_NPROC`` counts the processes *and threads* of the child's user: under
+        bubblewrap that is its own user namespace, where seccomp already refuses new processes,
+        so it bounds threads; in the ``subprocess`` mode it counts every process of the host
+        user, so 1 refuses process creation to a user other than root.
+
+        Example:
+            >>> SandboxLimits().rlimits("subprocess")["RLIMIT_NPROC"]
+            1
+        """
         return {
             "RLIMIT_AS": self.memory_mb * 1024 * 1024,
             "RLIMIT_CPU": self.cpu_seconds,
@@ -135,7 +148,7 @@ class SandboxLimits:
             "RLIMIT_CORE": 0,
             "RLIMIT_MEMLOCK": 0,
             "RLIMIT_MSGQUEUE": 0,
-            "RLIMIT_NPROC": 1,  # binds users other than root; seccomp stops forks for everyone
+            "RLIMIT_NPROC": MAX_THREADS if isolation == "bubblewrap" else 1,
         }
 
 
@@ -212,18 +225,13 @@ def run_calls(
         ('raised', 'ZeroDivisionError: division by zero')
     """
     limits = limits or SandboxLimits()
+    plain_calls = [(tuple(args), dict(kwargs)) for args, kwargs in calls]
     try:
-        encoded = [
-            [
-                encode_value(tuple(args), max_bytes=1 << 26),
-                encode_value(dict(kw), max_bytes=1 << 26),
-            ]
-            for args, kw in calls
-        ]
+        encode_value(plain_calls, max_bytes=1 << 28)
     except WireError as exc:
         raise ValueError(f"call arguments are not plain data: {exc}") from None
-    request = _request(code, entry_point, limits, module_name, calls=encoded)
-    return _run_request(request, limits, isolation, n_calls=len(encoded), nonce=None)
+    request = _request(code, entry_point, limits, isolation, module_name, calls=plain_calls)
+    return _run_request(request, limits, isolation, n_calls=len(plain_calls), nonce=None)
 
 
 def run_script(
@@ -254,7 +262,13 @@ def run_script(
     limits = limits or SandboxLimits()
     nonce = secrets.token_hex(16)
     request = _request(
-        code, entry_point, limits, module_name, script=[str(t) for t in tests], nonce=nonce
+        code,
+        entry_point,
+        limits,
+        isolation,
+        module_name,
+        script=[str(t) for t in tests],
+        nonce=nonce,
     )
     return _run_request(request, limits, isolation, n_calls=None, nonce=nonce)
 
@@ -294,9 +308,10 @@ def _request(
     code: str,
     entry_point: str | None,
     limits: SandboxLimits,
+    isolation: Isolation,
     module_name: str,
     *,
-    calls: list[list[Any]] | None = None,
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] | None = None,
     script: list[str] | None = None,
     nonce: str | None = None,
 ) -> dict[str, Any]:
@@ -307,7 +322,7 @@ def _request(
         "calls": calls,
         "script": script,
         "nonce": nonce,
-        "limits": limits.rlimits(),
+        "limits": limits.rlimits(isolation),
         "max_result_bytes": limits.max_result_bytes,
         "result_fd": -1,  # filled in once the pipe exists
     }
@@ -368,7 +383,7 @@ def _run_child(request: dict[str, Any], limits: SandboxLimits, isolation: Isolat
         out_r, out_w = pipe()
         err_r, err_w = pipe()
         result_r, result_w = pipe()
-        payload = json.dumps({**request, "result_fd": result_w}).encode("utf-8")
+        payload = marshal.dumps({**request, "result_fd": result_w})
         child_ends = [stdin_r, out_w, err_w, result_w]
         info_r = -1
         if isolation == "bubblewrap":

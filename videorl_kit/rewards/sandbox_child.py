@@ -1,9 +1,10 @@
-"""What runs inside the code sandbox: the plain-data wire format and the child's main loop.
+"""What runs inside the code sandbox: the child's main loop and the plain-data encoder.
 
-This module is self-contained (standard library only): the host starts a fresh interpreter that
-runs this file's source (``python -S -s -B -P -c SOURCE``) inside the sandbox, where the kit is
-not installed. The host imports the same module for the wire format, so both ends share one
-definition of it.
+The host starts a fresh interpreter that runs this file's source (``python -S -s -B -P -c
+SOURCE``) inside the sandbox, where the kit is not installed, so the module is self-contained
+and imports only what starts fast (no ``json``, ``re`` or ``typing``). The host imports it too,
+to check that call arguments are plain data; it reads the child's values back with the strict
+decoder in :mod:`videorl_kit.rewards.sandbox_wire`.
 
 **Wire format.** A value crosses the process boundary as one line of JSON text in which only
 plain data can be written: ``null``, ``true``/``false``, integers, finite floats (always with a
@@ -13,47 +14,39 @@ one-key objects for everything else: ``{"tuple": [...]}``, ``{"dict": [[key, val
 ``{"int": "0x..."}`` (integers too long for decimal text), ``{"bytes": "hex"}``,
 ``{"bytearray": "hex"}``, ``{"complex": [real, imag]}``. Subclasses of these types cross as
 their built-in base (a ``namedtuple`` as a tuple, an ``IntEnum`` as an int) and keep none of
-their methods: an object that claims to equal everything cannot be sent at all.
-:func:`decode_value` is strict: anything else (``NaN`` literals, numbers that overflow to
-infinity, duplicate or unknown keys, nesting deeper than :data:`MAX_DEPTH`, unhashable keys) is a
-:class:`WireError`.
+their methods: an object that claims to equal everything cannot be sent at all. Nesting is
+limited to :data:`MAX_DEPTH` levels.
 
-**Child protocol.** The child reads one JSON request from stdin, writes ``started`` to its
-result descriptor, applies its resource limits, runs the code, then either calls the entry point
-with each call's arguments (``calls`` mode) or runs test statements after the code (``script``
-mode), and writes its report lines followed by ``end``. The host decides every verdict from those
-lines (see :mod:`videorl_kit.rewards.sandbox`); nothing in the request holds an expected value.
+**Child protocol.** The child reads one ``marshal``-ed request from stdin (written by the host:
+the code, the entry point, the calls' arguments or the test statements, its limits), writes
+``started`` to its result descriptor, applies its resource limits, runs the code, then either
+calls the entry point with each call's arguments (``calls`` mode) or runs test statements after
+the code (``script`` mode), and writes its report lines followed by ``end``. The host decides
+every verdict from those lines (see :mod:`videorl_kit.rewards.sandbox`); nothing in the request
+holds an expected value.
 
 Example:
-    >>> text = encode_value((1, 2.0, "x", [None, True], {"k": {3}}), max_bytes=1000)
-    >>> text
+    >>> encode_value((1, 2.0, "x", [None, True], {"k": {3}}), max_bytes=1000)
     '{"tuple": [1, 2.0, "x", [null, true], {"dict": [["k", {"set": [3]}]]}]}'
-    >>> decode_value(text)
-    (1, 2.0, 'x', [None, True], {'k': {3}})
-    >>> decode_value('{"float": "nan"}') != decode_value('{"float": "nan"}')
-    True
-    >>> decode_value("1e999")
-    Traceback (most recent call last):
-    ...
-    videorl_kit.rewards.sandbox_child.WireError: a number overflows to infinity: 1e999
+    >>> encode_value([float("-inf"), b"\\x01", frozenset()], max_bytes=100)
+    '[{"float": "-inf"}, {"bytes": "01"}, {"frozenset": []}]'
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import math
 import os
-import re
+import resource
 import sys
-from typing import Any
+
+try:
+    from _json import encode_basestring_ascii as _encode_string
+except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+    from json.encoder import py_encode_basestring_ascii as _encode_string
 
 #: Deepest nesting of containers a value may have (either direction).
 MAX_DEPTH = 64
-
-_HEX_INT = re.compile(r"-?0x[0-9a-f]+")
-_HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*")
-_SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-_encode_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
 
 class WireError(ValueError):
@@ -63,7 +56,7 @@ class WireError(ValueError):
 # --------------------------------------------------------------------------------- encoding
 
 
-def encode_value(value: Any, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> str:
+def encode_value(value: object, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> str:
     """``value`` as one line of wire text; raises :class:`WireError` if it is not plain data.
 
     Containers are read through their built-in base type's own methods, so a subclass that
@@ -82,7 +75,7 @@ def encode_value(value: Any, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> s
     return "".join(parts)
 
 
-def _encode(value: Any, parts: list[str], budget: list[int], depth: int) -> None:
+def _encode(value: object, parts: list[str], budget: list[int], depth: int) -> None:
     kind = type(value)
     if value is None:
         text = "null"
@@ -123,7 +116,7 @@ def _encode(value: Any, parts: list[str], budget: list[int], depth: int) -> None
     parts.append(text)
 
 
-def _encode_container(value: Any, kind: type, parts: list[str], budget: list[int], depth: int):
+def _encode_container(value: object, kind: type, parts: list[str], budget: list[int], depth: int):
     if depth <= 0:
         raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
     if issubclass(kind, list):
@@ -159,97 +152,6 @@ def _encode_container(value: Any, kind: type, parts: list[str], budget: list[int
         raise WireError("value too large to send")
 
 
-# --------------------------------------------------------------------------------- decoding
-
-
-def decode_value(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
-    """Read one value written by :func:`encode_value`; anything else raises :class:`WireError`.
-
-    Example:
-        >>> decode_value('{"dict": [[{"tuple": [1, 2]}, {"bytes": "ff"}]]}')
-        {(1, 2): b'\\xff'}
-        >>> decode_value('{"dict": [[[1], 2]]}')
-        Traceback (most recent call last):
-        ...
-        videorl_kit.rewards.sandbox_child.WireError: bad {"dict"}: unhashable type: 'list'
-    """
-    try:
-        value = json.loads(
-            text,
-            parse_float=_finite_float,
-            parse_constant=_no_constant,
-            object_pairs_hook=_tagged_value,
-        )
-    except WireError:
-        raise
-    except RecursionError:
-        raise WireError("value nested too deeply") from None
-    except (ValueError, TypeError) as exc:
-        raise WireError(f"not wire text: {exc}"[:300]) from None
-    _check_depth(value, max_depth)
-    return value
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):
-        raise WireError(f"a number overflows to infinity: {text[:40]}")
-    return number
-
-
-def _no_constant(text: str) -> None:
-    raise WireError(f"{text} is not allowed (non-finite floats are tagged)")
-
-
-def _tagged_value(pairs: list[tuple[str, Any]]) -> Any:
-    if len(pairs) != 1:
-        raise WireError("a JSON object must hold exactly one type tag")
-    tag, body = pairs[0]
-    try:
-        if tag in ("tuple", "set", "frozenset") and type(body) is list:
-            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](body)
-        if tag == "dict" and type(body) is list:
-            result = {}
-            for pair in body:
-                if type(pair) is not list or len(pair) != 2:
-                    raise WireError('bad {"dict"}: items must be [key, value] pairs')
-                result[pair[0]] = pair[1]
-            return result
-        if tag == "float" and type(body) is str and body in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[body]
-        if tag == "int" and type(body) is str and _HEX_INT.fullmatch(body):
-            return int(body, 16)
-        if tag in ("bytes", "bytearray") and type(body) is str and _HEX_BYTES.fullmatch(body):
-            data = bytes.fromhex(body)
-            return data if tag == "bytes" else bytearray(data)
-        if (
-            tag == "complex"
-            and type(body) is list
-            and len(body) == 2
-            and all(type(part) is float for part in body)
-        ):
-            return complex(body[0], body[1])
-    except TypeError as exc:
-        raise WireError(f"bad {{{json.dumps(tag)}}}: {exc}") from None
-    raise WireError(f"bad or unknown type tag {json.dumps(tag)[:40]}")
-
-
-def _check_depth(value: Any, max_depth: int) -> None:
-    pending = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        kind = type(item)
-        if kind in (list, tuple, set, frozenset):
-            children = list(item)
-        elif kind is dict:
-            children = [*item.keys(), *item.values()]
-        else:
-            continue
-        if depth >= max_depth:
-            raise WireError(f"value nested deeper than {max_depth} levels")
-        pending.extend((child, depth + 1) for child in children)
-
-
 # --------------------------------------------------------------------------------- child side
 
 
@@ -265,8 +167,6 @@ def _message(exc: BaseException) -> str:
 
 def _apply_limits(limits: dict[str, int]) -> None:
     """Set each ``RLIMIT_*`` (soft = hard, so the code cannot raise them again)."""
-    import resource
-
     for name, value in limits.items():
         which = getattr(resource, name, None)
         if which is None:
@@ -277,7 +177,7 @@ def _apply_limits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def child_main(request: dict[str, Any]) -> None:  # pragma: no cover - runs in the child
+def child_main(request: dict[str, object]) -> None:  # pragma: no cover - runs in the child
     """Run one request and write the report to ``request["result_fd"]``; always ``_exit``s."""
     out_fd: int = request["result_fd"]
     exit_now = os._exit
@@ -290,7 +190,10 @@ def child_main(request: dict[str, Any]) -> None:  # pragma: no cover - runs in t
 
     send("started\n")
     _apply_limits(request["limits"])
-    namespace: dict[str, Any] = {"__name__": request["module_name"], "__builtins__": __builtins__}
+    namespace: dict[str, object] = {
+        "__name__": request["module_name"],
+        "__builtins__": __builtins__,
+    }
     status = "ran"
     try:
         code = compile(request["code"], "<solution>", "exec", dont_inherit=True)
@@ -323,11 +226,10 @@ def child_main(request: dict[str, Any]) -> None:  # pragma: no cover - runs in t
     exit_now(0)
 
 
-def _make_calls(function: Any, calls: list[list[str]], max_bytes: int) -> list[str]:
+def _make_calls(function: object, calls: list[tuple], max_bytes: int) -> list[str]:
     """One ``result ...`` line per call, in order (every call is made, even after one raised)."""
     lines = []
-    for args_text, kwargs_text in calls:
-        args, kwargs = decode_value(args_text), decode_value(kwargs_text)
+    for args, kwargs in calls:
         try:
             value = function(*args, **kwargs)
         except BaseException as exc:
@@ -343,7 +245,7 @@ def _make_calls(function: Any, calls: list[list[str]], max_bytes: int) -> list[s
     return lines
 
 
-def _run_script(namespace: dict[str, Any], tests: list[str], nonce: str) -> list[str]:
+def _run_script(namespace: dict[str, object], tests: list[str], nonce: str) -> list[str]:
     """Run each test after the code; ``pass NONCE`` only when every one of them finished."""
     for index, test in enumerate(tests):
         try:
@@ -354,4 +256,4 @@ def _run_script(namespace: dict[str, Any], tests: list[str], nonce: str) -> list
 
 
 if __name__ == "__main__":  # pragma: no cover - the child's entry point
-    child_main(json.loads(sys.stdin.buffer.read()))
+    child_main(marshal.loads(sys.stdin.buffer.read()))
