@@ -196,9 +196,9 @@ class CodeExecVerifier:
     def __init__(self, params: CodeExecParams) -> None:
         if params.isolation == "bubblewrap" and (problem := isolation_problem("bubblewrap")):
             raise UserError(
-                f"code_exec: cannot isolate model-written code: {problem}; install bubblewrap "
-                "with user namespaces enabled, or set the verifier param isolation: subprocess "
-                "to accept the weaker mode"
+                f"code_exec: cannot isolate model-written code here: {problem}; fix that, or "
+                "set the verifier param `isolation: subprocess` to accept the weaker mode "
+                "(docs/verifiers.md)"
             )
         self.params = params
 

@@ -355,7 +355,8 @@ class _ChildRun:
     report: bytes = b""
     report_overflow: bool = False
     stdout: bytes = b""
-    stderr: bytes = b""
+    stderr: bytes = b""  # up to 4 KB even when less is kept: bubblewrap's errors are read here
+    output_cap: int = 0
     timed_out: bool = False
     returncode: int | None = None
     duration_s: float = 0.0
@@ -447,7 +448,7 @@ def _exchange(
     deadline = time.monotonic() + limits.timeout_s + _GRACE_S
     caps = {
         out_r: limits.max_output_bytes,
-        err_r: 1 << 16,
+        err_r: max(limits.max_output_bytes, 4096),  # bubblewrap's own errors arrive here
         result_r: limits.max_result_bytes,
         info_r: 4096,
     }
@@ -495,7 +496,8 @@ def _exchange(
     run.report = bytes(buffers[result_r])
     run.report_overflow = len(run.report) > caps[result_r]
     run.stdout = bytes(buffers[out_r][: limits.max_output_bytes])
-    run.stderr = bytes(buffers[err_r][-max(limits.max_output_bytes, 1) :])
+    run.stderr = bytes(buffers[err_r][: caps[err_r]])
+    run.output_cap = limits.max_output_bytes
 
 
 def _drain(fd: int, buffer: bytearray, cap: int) -> bool:
@@ -726,13 +728,13 @@ def _interpret(
         "duration_s": run.duration_s,
         "returncode": run.returncode,
         "stdout": run.stdout.decode("utf-8", "replace"),
-        "stderr": run.stderr.decode("utf-8", "replace"),
+        "stderr": run.stderr[: run.output_cap].decode("utf-8", "replace"),
         "leftover_killed": run.leftover_killed,
         "pids": run.pids,
     }
     lines = run.report.split(b"\n")
     if lines[0] != b"started" or len(lines) < 2:  # the untrusted code never got to run
-        first = common["stderr"].strip().splitlines()[:1]
+        first = run.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
         reason = first[0] if first else f"exited with code {run.returncode} before starting"
         if run.timed_out:
             reason = f"did not start within the time limit ({reason})"
@@ -766,10 +768,11 @@ def _death(returncode: int | None) -> str:
 
 
 def _json_string(text: str) -> str:
+    """A JSON string from the report, with lone surrogates spelled out (it goes into JSON)."""
     value = json.loads(text)
     if type(value) is not str:
         raise ValueError("expected a JSON string")
-    return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _parse_lines(raw: list[bytes], *, n_calls: int | None, nonce: str | None) -> dict[str, Any]:
