@@ -50,6 +50,28 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+#: The child's source is on its command line (python -c SOURCE), and so on bubblewrap's.
+RUNNER_MARK = "What runs inside the code sandbox"
+
+
+@pytest.fixture(autouse=True)
+def no_sandbox_outlives_its_test():
+    """After every test, no sandbox process started during it is still alive (from /proc)."""
+    started = int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK"))
+    yield
+    deadline = time.monotonic() + 3.0
+    while True:
+        left = [
+            p
+            for p in live_processes()
+            if RUNNER_MARK in p.command and p.started_ticks >= started - 1
+        ]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert left == [], [(p.pid, p.command[:80]) for p in left]
+
+
 def _verifier(timeout_s: float = 2.0, **params) -> CodeExecVerifier:
     return get_verifier("code_exec").create({"timeout_s": timeout_s, **params})
 
