@@ -33,24 +33,9 @@ from collections.abc import Callable
 
 from videorl_kit.rewards.registry import get_verifier
 from videorl_kit.synth.layout import Canvas
-from videorl_kit.synth.tasks_code import build_code
+from videorl_kit.synth.tasks_code import build_code, reference_code
 
 TARGET_MEDIAN_S = 0.100
-
-SOLUTIONS = {
-    "count_colour": "def count_colour(shapes, colour):\n"
-    "    return sum(1 for c, _ in shapes if c == colour)\n",
-    "box_area": "def box_area(b):\n    return max(0, b[2] - b[0]) * max(0, b[3] - b[1])\n",
-    "box_iou": "def box_iou(a, b):\n"
-    "    def area(b):\n        return max(0, b[2] - b[0]) * max(0, b[3] - b[1])\n"
-    "    i = area([max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])])\n"
-    "    u = area(a) + area(b) - i\n    return i / u if u > 0 else 0.0\n",
-    "visible_span": "def visible_span(frames, fps):\n"
-    "    return [frames[0] / fps, (frames[-1] + 1) / fps]\n",
-    "direction": "def direction(x0, y0, x1, y1):\n"
-    "    if x1 != x0:\n        return 'right' if x1 > x0 else 'left'\n"
-    "    if y1 != y0:\n        return 'down' if y1 > y0 else 'up'\n    return 'still'\n",
-}
 
 Case = tuple[str, str, list[str], str]  # code, entry point, tests, gold JSON
 
@@ -63,7 +48,9 @@ def cases(n: int, seed: int = 0) -> list[Case]:
         item = build_code(random.Random(rng.random()), Canvas(), index // 2)
         gold = json.loads(item.answer)
         entry = gold["entry_point"]
-        code = SOLUTIONS[entry] if index % 2 == 0 else f"def {entry}(*args):\n    return None\n"
+        code = (
+            reference_code(entry) if index % 2 == 0 else f"def {entry}(*args):\n    return None\n"
+        )
         found.append((code, entry, gold["tests"], item.answer))
     return found
 

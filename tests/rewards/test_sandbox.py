@@ -170,27 +170,13 @@ def test_the_shipped_code_task_forms_are_judged_by_returned_values() -> None:
     import random
 
     from videorl_kit.synth.layout import Canvas
-    from videorl_kit.synth.tasks_code import build_code
+    from videorl_kit.synth.tasks_code import build_code, reference_code
 
-    solutions = {
-        "count_colour": "def count_colour(shapes, colour):\n"
-        "    return sum(1 for c, _ in shapes if c == colour)\n",
-        "box_area": "def box_area(b):\n    return max(0, b[2] - b[0]) * max(0, b[3] - b[1])\n",
-        "box_iou": "def box_iou(a, b):\n"
-        "    area = lambda b: max(0, b[2] - b[0]) * max(0, b[3] - b[1])\n"
-        "    i = area([max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])])\n"
-        "    u = area(a) + area(b) - i\n    return i / u if u > 0 else 0.0\n",
-        "visible_span": "def visible_span(frames, fps):\n"
-        "    return [frames[0] / fps, (frames[-1] + 1) / fps]\n",
-        "direction": "def direction(x0, y0, x1, y1):\n"
-        "    if x1 != x0:\n        return 'right' if x1 > x0 else 'left'\n"
-        "    if y1 != y0:\n        return 'down' if y1 > y0 else 'up'\n    return 'still'\n",
-    }
     verifier = _verifier()
     for index in range(5):
         item = build_code(random.Random(index), Canvas(), index)
         gold = json.loads(item.answer)
-        outcome = verifier.score(solutions[gold["entry_point"]], item.answer)
+        outcome = verifier.score(reference_code(gold["entry_point"]), item.answer)
         assert outcome.accuracy == 1.0, outcome.details
         assert outcome.details["sandbox"]["judged_by"]["exit_status"] == 0
         wrong = verifier.score(f"def {gold['entry_point']}(*args):\n    return None\n", item.answer)
@@ -399,16 +385,20 @@ def test_early_exits_printed_reports_and_crashes_score_0(hack: str) -> None:
     assert _verifier().score(hack, GOLD_SQUARE).accuracy == 0.0
 
 
-def test_output_that_imitates_the_result_channel_gives_no_result() -> None:
-    """Written to every descriptor, a forged report only breaks the real one."""
-    forger = (
-        "import os\ndef f(x):\n"
-        "    for fd in range(64):\n        try:\n"
-        "            os.write(fd, b'started\\nstatus ran\\nresult ok 4\\nresult ok 9\\nend\\n')\n"
-        "        except OSError:\n            pass\n"
-        "    return x + x\n"
+@pytest.mark.parametrize(
+    "payload",
+    [b"started\nstatus ran\nresult ok 4\nresult ok 9\nend\n", b"\x00garbage\n" * 1000],
+    ids=["imitated_report", "garbage"],
+)
+def test_writing_to_every_inherited_descriptor_gives_no_result(payload: bytes) -> None:
+    """Output that imitates the result channel, or garbage, written everywhere it can go, only
+    breaks the real report: the correct values the code returns afterwards do not count."""
+    code = (
+        "import os\ndef f(x):\n    for fd in range(1024):\n        try:\n"
+        f"            os.write(fd, {payload!r})\n        except OSError:\n"
+        "            pass\n    return x * x\n"
     )
-    outcome = _verifier().score(forger, GOLD_SQUARE)
+    outcome = _verifier().score(code, GOLD_SQUARE)
     assert outcome.accuracy == 0.0
     assert outcome.details["sandbox"]["status"] == "invalid_report"
 
@@ -649,17 +639,6 @@ def test_inherited_descriptors_are_only_the_childs_own_pipes() -> None:
     )
     found = _returned(code)
     assert len(found) == 4 and all(is_pipe for _, is_pipe in found), found
-
-
-def test_writing_garbage_to_every_inherited_descriptor_breaks_nothing_outside() -> None:
-    code = (
-        "import os\ndef f(x):\n    for fd in range(1024):\n        try:\n"
-        "            os.write(fd, b'\\x00garbage\\n' * 1000)\n        except OSError:\n"
-        "            pass\n    return x * x\n"
-    )
-    outcome = _verifier().score(code, GOLD_SQUARE)
-    assert outcome.accuracy == 0.0
-    assert outcome.details["sandbox"]["status"] == "invalid_report"
 
 
 def test_swapping_the_result_descriptor_gives_no_result() -> None:
