@@ -29,7 +29,7 @@ import videorl_kit
 from tests.procfs import live_processes
 from videorl_kit.cli import app
 from videorl_kit.errors import UserError
-from videorl_kit.rewards import sandbox
+from videorl_kit.rewards import sandbox_command
 from videorl_kit.rewards.code import CodeExecParams, CodeExecVerifier, extract_code
 from videorl_kit.rewards.registry import get_verifier
 from videorl_kit.rewards.sandbox import (
@@ -752,7 +752,7 @@ def test_infinite_loop_scores_0_within_the_timeout() -> None:
 def test_missing_isolation_is_refused_with_one_line_unless_opted_out(
     monkeypatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(sandbox, "_bwrap_path", lambda: None)
+    monkeypatch.setattr(sandbox_command, "bwrap_path", lambda: None)
     isolation_problem.cache_clear()
     try:
         with pytest.raises(UserError) as info:

@@ -45,12 +45,10 @@ import json
 import marshal
 import os
 import platform
+import secrets
 import select
-import shutil
 import signal
 import subprocess
-import sys
-import sysconfig
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -58,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from videorl_kit.rewards import sandbox_child
+from videorl_kit.rewards import sandbox_command
 from videorl_kit.rewards.sandbox_child import WireError, encode_value
 from videorl_kit.rewards.sandbox_wire import decode_value
 from videorl_kit.rewards.seccomp import UnsupportedArchitecture, seccomp_program
@@ -78,11 +76,7 @@ ChildStatus = Literal[
     "sandbox_error",  # the sandbox itself could not start (a host problem)
 ]
 
-SANDBOX_UID = 65534
 MAX_THREADS = 64
-WORKDIR = "/work"
-_SYSTEM_LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr/lib64")
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 _GRACE_S = 0.5  # on top of timeout_s: interpreter start-up is not the code's time
 
 
@@ -257,8 +251,6 @@ def run_script(
         >>> run_script("import os\\nos._exit(0)", None, ["assert False"]).status
         'crashed'
     """
-    import secrets
-
     limits = limits or SandboxLimits()
     nonce = secrets.token_hex(16)
     request = _request(
@@ -292,7 +284,7 @@ def isolation_problem(isolation: Isolation = "bubblewrap") -> str | None:
         seccomp_program(platform.machine())
     except UnsupportedArchitecture as exc:
         return str(exc)
-    if _bwrap_path() is None:
+    if sandbox_command.bwrap_path() is None:
         return "bubblewrap is not installed (no bwrap on PATH; Debian: apt-get install bubblewrap)"
     report = run_calls("def probe():\n    return 1\n", "probe", [((), {})])
     if report.status == "ran" and report.results == (CallResult("ok", 1),):
@@ -392,11 +384,19 @@ def _run_child(request: dict[str, Any], limits: SandboxLimits, isolation: Isolat
             os.write(seccomp_w, seccomp_program(platform.machine()))  # smaller than a pipe buffer
             info_r, info_w = pipe()
             child_ends += [seccomp_r, info_w]
-            argv, cwd, env = _bwrap_command(limits, seccomp_fd=seccomp_r, info_fd=info_w)
+            argv, cwd, env = sandbox_command.bwrap_command(
+                limits.tmp_bytes, seccomp_fd=seccomp_r, info_fd=info_w
+            )
             close(seccomp_w)
         else:
-            workdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="videorl-sandbox-"))
-            argv, cwd, env = _python_argv(), workdir, _child_env(workdir)
+            workdir = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="videorl-sandbox-", ignore_cleanup_errors=True)
+            )
+            argv, cwd, env = (
+                sandbox_command.python_argv(),
+                workdir,
+                sandbox_command.child_env(workdir),
+            )
         started = time.monotonic()
         proc = subprocess.Popen(
             argv,
@@ -554,7 +554,8 @@ def _kill_everything(proc: subprocess.Popen, isolation: Isolation, inner: int | 
         try:
             if not select.select([inner], [], [], 0)[0]:  # the init is still alive
                 outlived += proc.poll() is not None  # ... after bubblewrap itself ended
-                signal.pidfd_send_signal(inner, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):  # it just ended by itself
+                    signal.pidfd_send_signal(inner, signal.SIGKILL)
                 select.select([inner], [], [], 5.0)
         finally:
             os.close(inner)
@@ -599,122 +600,6 @@ def _sweep_session(session_id: int, rounds: int = 5) -> int:
                 killed.add(pid)
         time.sleep(0.01)
     return len(killed)
-
-
-# ------------------------------------------------------------------------------ commands
-
-
-@functools.lru_cache(maxsize=1)
-def _child_source() -> str:
-    return Path(sandbox_child.__file__).read_text(encoding="utf-8")
-
-
-@functools.lru_cache(maxsize=1)
-def _interpreter() -> str:
-    """The real interpreter binary (a virtual environment's ``python`` is a link to it)."""
-    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
-
-
-def _python_argv() -> list[str]:
-    # No -E/-I: the environment is built from scratch, and PYTHONHASHSEED=0 makes set and dict
-    # order of strings the same on every run (verdicts are deterministic).
-    return [_interpreter(), "-S", "-s", "-B", "-P", "-c", _child_source()]
-
-
-def _child_env(workdir: str) -> dict[str, str]:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "PYTHONHASHSEED": "0",
-        "PYTHONUTF8": "1",
-    }
-
-
-def _bwrap_path() -> str | None:
-    return shutil.which("bwrap") or (
-        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None
-    )
-
-
-def _bwrap_command(
-    limits: SandboxLimits, *, seccomp_fd: int, info_fd: int
-) -> tuple[list[str], str, dict[str, str]]:
-    bwrap = _bwrap_path()
-    if bwrap is None:
-        raise FileNotFoundError("bwrap is not installed")
-    argv = [
-        bwrap,
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--as-pid-1",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
-        "--hostname",
-        "sandbox",
-        *_filesystem_args(),
-        "--size",
-        str(limits.tmp_bytes),
-        "--perms",
-        "0700",
-        "--tmpfs",
-        WORKDIR,
-        "--remount-ro",
-        "/",
-        "--chdir",
-        WORKDIR,
-        "--clearenv",
-        *[arg for key, value in _child_env(WORKDIR).items() for arg in ("--setenv", key, value)],
-        "--seccomp",
-        str(seccomp_fd),
-        "--info-fd",
-        str(info_fd),
-        *_python_argv(),
-    ]
-    return argv, "/", {"PATH": "/usr/bin:/bin"}
-
-
-@functools.lru_cache(maxsize=1)
-def _filesystem_args() -> tuple[str, ...]:
-    """Read-only mounts: system libraries, the interpreter, its standard library, ``/dev``."""
-    args: list[str] = []
-    mounted: list[str] = []
-
-    def covered(path: str) -> bool:
-        return any(path == root or path.startswith(root + "/") for root in mounted)
-
-    for path in _SYSTEM_LIBRARY_DIRS:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-            mounted.append(path)
-    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-    libpython = os.path.join(
-        sysconfig.get_config_var("LIBDIR") or "", sysconfig.get_config_var("INSTSONAME") or ""
-    )
-    for path in (_interpreter(), stdlib, os.path.realpath(libpython)):
-        if os.path.exists(path) and not covered(path):
-            args += ["--ro-bind", path, path]
-    for hidden in (os.path.join(stdlib, "site-packages"), os.path.join(stdlib, "dist-packages")):
-        if os.path.isdir(hidden):
-            args += ["--size", "4096", "--tmpfs", hidden, "--remount-ro", hidden]
-    args += ["--dir", "/dev"]
-    for device in _DEVICES:
-        if os.path.exists(device):
-            args += ["--dev-bind", device, device]
-    return tuple(args)
 
 
 # ------------------------------------------------------------------------------ the report
