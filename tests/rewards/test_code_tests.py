@@ -370,3 +370,19 @@ def test_wire_encoder_sends_only_plain_data_through_base_type_methods() -> None:
                 encode_value(value, max_bytes=100)
     with pytest.raises(WireError, match="too large"):
         encode_value("x" * 1000, max_bytes=100)
+
+
+def test_judging_an_answer_is_bounded_in_time(monkeypatch) -> None:
+    """A quadratic test over huge adversarial results stops at the shared deadline."""
+    import time
+
+    from videorl_kit.rewards import code_tests
+
+    monkeypatch.setattr(code_tests, "JUDGE_SECONDS", 0.5)
+    plan = plan_tests("f", ["r = f(1)\nassert all(v in r for v in f(2))"] * 3)
+    big = CallResult("ok", list(range(200_000)))
+    started = time.monotonic()
+    verdicts = judge_call_tests(plan, [big, CallResult("ok", [199_999] * 200_000)] * 3)
+    assert time.monotonic() - started < 3.0
+    assert not any(v.passed for v in verdicts)
+    assert all("too long" in v.message for v in verdicts)

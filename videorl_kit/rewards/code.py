@@ -252,35 +252,37 @@ class CodeExecVerifier:
             scripts = [plan.sources[index] for index in plan.script_tests]
             reports.append(run_script(code, plan.entry_point, scripts, **options))
             verdicts += _script_verdicts(plan, reports[-1])
-        return self._outcome(plan, reports, verdicts)
+        return _outcome(plan, reports, verdicts)
 
-    def _outcome(
-        self, plan: CodeTestPlan, reports: list[ChildReport], verdicts: list[CodeTestVerdict]
-    ) -> VerifyOutcome:
-        failed_run = next((r for r in reports if r.status != "ran"), None)
-        first_failure = next((v for v in verdicts if not v.passed), None)
-        last = failed_run or reports[-1]
-        passed = failed_run is None and first_failure is None
-        sandbox: dict[str, Any] = {
-            **last.to_details(),
-            "status": "passed" if passed else (failed_run.status if failed_run else "failed"),
-            "message": first_failure.message if first_failure and not failed_run else last.message,
-            "tests_total": len(plan.sources),
-            "tests_passed": sum(v.passed for v in verdicts),
-            "judged_by": {
-                "returned_values": len(plan.call_tests),
-                "exit_status": len(plan.script_tests),
-            },
-            "duration_s": round(sum(r.duration_s for r in reports), 4),
-        }
-        if failed_run is not None and failed_run.status == "sandbox_error":
-            return VerifyOutcome.unverifiable(
-                f"the sandbox could not run: {failed_run.message}", sandbox=sandbox
-            )
-        if passed:
-            return VerifyOutcome.ok(1.0, entry_point=plan.entry_point, sandbox=sandbox)
-        reason = _REASONS.get(sandbox["status"], "a test failed")
-        return VerifyOutcome.wrong(reason, entry_point=plan.entry_point, sandbox=sandbox)
+
+def _outcome(
+    plan: CodeTestPlan, reports: list[ChildReport], verdicts: list[CodeTestVerdict]
+) -> VerifyOutcome:
+    """Score 1 only when every run reported and every test passed; say why otherwise."""
+    failed_run = next((r for r in reports if r.status != "ran"), None)
+    first_failure = next((v for v in verdicts if not v.passed), None)
+    last = failed_run or reports[-1]
+    passed = failed_run is None and first_failure is None
+    sandbox: dict[str, Any] = {
+        **last.to_details(),
+        "status": "passed" if passed else (failed_run.status if failed_run else "failed"),
+        "message": first_failure.message if first_failure and not failed_run else last.message,
+        "tests_total": len(plan.sources),
+        "tests_passed": sum(v.passed for v in verdicts),
+        "judged_by": {
+            "returned_values": len(plan.call_tests),
+            "exit_status": len(plan.script_tests),
+        },
+        "duration_s": round(sum(r.duration_s for r in reports), 4),
+    }
+    if failed_run is not None and failed_run.status == "sandbox_error":
+        return VerifyOutcome.unverifiable(
+            f"the sandbox could not run: {failed_run.message}", sandbox=sandbox
+        )
+    if passed:
+        return VerifyOutcome.ok(1.0, entry_point=plan.entry_point, sandbox=sandbox)
+    reason = _REASONS.get(sandbox["status"], "a test failed")
+    return VerifyOutcome.wrong(reason, entry_point=plan.entry_point, sandbox=sandbox)
 
 
 _REASONS = {
@@ -301,7 +303,8 @@ def _script_verdicts(plan: CodeTestPlan, report: ChildReport) -> list[CodeTestVe
     """One verdict per script test: all pass together, or none does."""
     message = ""
     if report.status == "ran" and not report.script_passed:
-        index = plan.script_tests[report.failed_test or 0]
+        failed = report.failed_test or 0  # the child's word: only used in the message
+        index = plan.script_tests[failed] if failed < len(plan.script_tests) else failed
         message = f"test {index}: {report.message}"
     passed = report.status == "ran" and report.script_passed
     return [CodeTestVerdict(i, passed, "exit_status", message) for i in plan.script_tests]

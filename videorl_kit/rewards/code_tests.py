@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -49,6 +50,8 @@ from videorl_kit.rewards.sandbox import CallResult
 from videorl_kit.rewards.sandbox_child import WireError, encode_value
 
 JudgedBy = Literal["returned_values", "exit_status"]
+#: Wall-clock budget for judging all the tests of one answer on the host.
+JUDGE_SECONDS = 5.0
 
 
 class PlanError(ValueError):
@@ -306,6 +309,7 @@ def judge_call_tests(plan: CodeTestPlan, results: Sequence[CallResult]) -> list[
     """
     if len(results) != len(plan.calls):
         raise ValueError(f"{len(results)} results for {len(plan.calls)} calls")
+    deadline = time.monotonic() + JUDGE_SECONDS  # shared: many tests cannot add up
     verdicts = []
     for test in plan.call_tests:
 
@@ -317,7 +321,9 @@ def judge_call_tests(plan: CodeTestPlan, results: Sequence[CallResult]) -> list[
             raise _CallFailed(f"{ast.unparse(node)[:80]} {what}: {result.message}")
 
         try:
-            Evaluator(plan.entry_point, entry_call).run(list(test.statements), {})
+            Evaluator(plan.entry_point, entry_call, deadline=deadline).run(
+                list(test.statements), {}
+            )
         except _CallFailed as exc:
             verdicts.append(_failed(test, str(exc)))
         except Exception as exc:  # AssertionError, EvalLimit, or what Python would raise
