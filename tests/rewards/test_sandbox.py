@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import uuid
@@ -317,6 +318,29 @@ def test_objects_that_lie_about_equality_cannot_cross(returned: str, test: str) 
     assert _verifier().score(code, gold).accuracy == 0.0
 
 
+def test_legitimate_comparisons_still_pass() -> None:
+    """Across types as Python allows (2.0 == 2, a list inside a tuple, a generator drawn by
+    list()), and objects of the answer's own classes in a script test (judged there by the
+    answer's own __eq__)."""
+    code = (
+        "class Point:\n    def __init__(self, x):\n        self.x = x\n"
+        "    def __eq__(self, other):\n        return isinstance(other, Point) and other.x == self.x\n"
+        "def f(kind):\n"
+        "    if kind == 'gen':\n        return (i * i for i in range(3))\n"
+        "    return {'float': 2.0, 'pair': ([1], 'a'), 'point': Point(1)}[kind]\n"
+    )
+    tests = [
+        "assert f('float') == 2",
+        "assert f('pair') == ([1], 'a')",
+        "assert list(f('gen')) == [0, 1, 4]",
+        "assert f('gen') != [0, 1, 4]",
+        "assert f('point') == Point(1)",
+    ]
+    outcome = _verifier().score(code, json.dumps({"entry_point": "f", "tests": tests}))
+    assert outcome.accuracy == 1.0, outcome.details
+    assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 4, "exit_status": 1}
+
+
 def test_subclasses_of_plain_types_cross_as_their_value() -> None:
     """A namedtuple, an IntEnum or a str subclass is judged on its value, as Python would."""
     code = (
@@ -378,11 +402,32 @@ def test_clearing_or_patching_the_runner_through_sys_modules_scores_0() -> None:
         "def f(x):\n    return 0\n",
         "import _thread\ndef f(x):\n    _thread.interrupt_main()\n    return x * x\n",
         "import os, signal\ndef f(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+        # the old harness's pass markers are plain audit events now: nobody listens
+        "import sys\nfor i in range(5):\n    sys.audit('videorl.pass', i)\ndef f(x):\n    return 0\n",
     ],
-    ids=["sys_exit", "os_exit", "system_exit", "exit_in_f", "printed_report", "interrupt", "kill"],
+    ids=[
+        "sys_exit",
+        "os_exit",
+        "system_exit",
+        "exit_in_f",
+        "printed_report",
+        "interrupt",
+        "kill",
+        "fake_marks",
+    ],
 )
 def test_early_exits_printed_reports_and_crashes_score_0(hack: str) -> None:
     assert _verifier().score(hack, GOLD_SQUARE).accuracy == 0.0
+
+
+def test_replacing_the_process_with_exec_scores_0_and_leaves_nothing() -> None:
+    code = (
+        "import os, sys\ndef f(x):\n"
+        "    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+    )
+    report = _call(code, 2, timeout_s=1.0)
+    assert report.status == "timeout"
+    _assert_nothing_left(report)
 
 
 @pytest.mark.parametrize(
@@ -568,6 +613,71 @@ def test_file_system_and_kernel_interfaces_are_refused(attack: str) -> None:
     _assert_nothing_left(report)
 
 
+@pytest.mark.parametrize(
+    "writer",
+    [
+        "    open(TARGET, 'w').write('escaped')",
+        "    import os\n    os.close(os.open(TARGET, os.O_WRONLY | os.O_CREAT))",
+        "    import pathlib\n    pathlib.Path(TARGET).write_text('escaped')",
+        "    import os\n    open(os.path.relpath(TARGET), 'w').write('escaped')",
+        "    import os\n    os.chdir(os.path.dirname(TARGET))\n"
+        "    open(os.path.basename(TARGET), 'w').write('x')",
+        "    import os\n    open('inside', 'w').write('x')\n    os.rename('inside', TARGET)",
+        "    import shutil\n    open('inside', 'w').write('x')\n    shutil.copy('inside', TARGET)",
+        "    import os\n    os.symlink(os.path.dirname(TARGET), 'link')\n"
+        "    open('link/' + os.path.basename(TARGET), 'w').write('x')",
+        "    import os\n    fd = os.open(os.path.dirname(TARGET), os.O_RDONLY)\n"
+        "    os.close(os.open(os.path.basename(TARGET), os.O_WRONLY | os.O_CREAT, dir_fd=fd))",
+        "    import os, sys\n    fd = os.open(sys.path[1], os.O_RDONLY)\n"
+        "    os.close(os.open('videorl_planted.py', os.O_WRONLY | os.O_CREAT, dir_fd=fd))",
+    ],
+    ids=[
+        "open",
+        "os_open",
+        "pathlib",
+        "relative",
+        "chdir",
+        "rename",
+        "shutil",
+        "symlink",
+        "dir_fd",
+        "dir_fd_stdlib",
+    ],
+)
+def test_writing_outside_the_workdir_scores_0_and_creates_nothing(writer: str) -> None:
+    target = f"/tmp/escape_{uuid.uuid4().hex}"
+    code = _square_with(f"TARGET = {target!r}", writer)
+    try:
+        assert _verifier().score(code, GOLD_SQUARE).accuracy == 0.0
+        assert not os.path.exists(target)
+        assert not (Path(sysconfig.get_paths()["stdlib"]) / "videorl_planted.py").exists()
+    finally:
+        if os.path.exists(target):
+            os.unlink(target)
+
+
+def test_writing_inside_the_workdir_is_allowed_and_the_workdir_starts_empty() -> None:
+    code = _square_with(
+        "import os",
+        "    assert os.listdir('.') in ([], ['scratch.txt'])\n"
+        "    with open('scratch.txt', 'w') as handle:\n        handle.write(str(x))\n"
+        "    assert open('scratch.txt').read() == str(x)",
+    )
+    assert _verifier().score(code, GOLD_SQUARE).accuracy == 1.0
+
+
+def test_the_weak_mode_removes_its_temporary_directories(tmp_path: Path, monkeypatch) -> None:
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    weak = _verifier(isolation="subprocess")
+    assert weak.score(
+        _square_with("", "    open('left.txt', 'w').write('x')"), GOLD_SQUARE
+    ).accuracy
+    assert weak.score("while True: pass", GOLD_SQUARE).accuracy == 0.0
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_network_is_refused_and_a_host_listener_never_sees_a_connection() -> None:
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.bind(("127.0.0.1", 0))
@@ -658,6 +768,8 @@ def test_huge_output_and_huge_results_are_bounded() -> None:
     assert report.status == "ran" and len(report.stdout) <= SandboxLimits().max_output_bytes
     big = _call("def f(x):\n    return 'x' * (64 * 1024 * 1024)\n", 2)
     assert big.status == "ran" and big.results[0].kind == "unencodable"
+    endless = _call("import itertools\ndef f(x):\n    return itertools.count()\n", 2)
+    assert endless.status == "ran" and endless.results[0].kind == "unencodable"
     gold = json.dumps({"entry_point": "f", "tests": ["assert len(f(2)) == 67108864"]})
     assert _verifier().score("def f(x):\n    return 'x' * (64 * 1024 * 1024)\n", gold).accuracy == 0
 

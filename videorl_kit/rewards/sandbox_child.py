@@ -12,10 +12,13 @@ plain data can be written: ``null``, ``true``/``false``, integers, finite floats
 one-key objects for everything else: ``{"tuple": [...]}``, ``{"dict": [[key, value], ...]}``,
 ``{"set": [...]}``, ``{"frozenset": [...]}``, ``{"float": "nan" | "inf" | "-inf"}``,
 ``{"int": "0x..."}`` (integers too long for decimal text), ``{"bytes": "hex"}``,
-``{"bytearray": "hex"}``, ``{"complex": [real, imag]}``. Subclasses of these types cross as
-their built-in base (a ``namedtuple`` as a tuple, an ``IntEnum`` as an int) and keep none of
-their methods: an object that claims to equal everything cannot be sent at all. Nesting is
-limited to :data:`MAX_DEPTH` levels.
+``{"bytearray": "hex"}``, ``{"complex": [real, imag]}``, and ``{"iterator": [...]}`` for a
+generator or other iterator, whose items are drawn in the child (within the size limit) and
+arrive as a plain list iterator (so ``list(f(x)) == [...]`` holds as in Python, and
+``f(x) == [...]`` does not). Subclasses of these types cross as their built-in base (a
+``namedtuple`` as a tuple, an ``IntEnum`` as an int) and keep none of their methods: an object
+that claims to equal everything cannot be sent at all. Nesting is limited to
+:data:`MAX_DEPTH` levels.
 
 **Child protocol.** The child reads one ``marshal``-ed request from stdin (written by the host:
 the code, the entry point, the calls' arguments or the test statements, its limits), writes
@@ -127,6 +130,8 @@ def _encode_container(value: object, kind: type, parts: list[str], budget: list[
         opening, closing, items = '{"frozenset": [', "]}", frozenset.__iter__(value)
     elif issubclass(kind, set):
         opening, closing, items = '{"set": [', "]}", set.__iter__(value)
+    elif hasattr(kind, "__next__") and hasattr(kind, "__iter__"):  # a generator, map, ...
+        opening, closing, items = '{"iterator": [', "]}", value
     elif issubclass(kind, dict):
         parts.append('{"dict": [')
         for index, (key, item) in enumerate(dict.items(value)):

@@ -31,6 +31,7 @@ from videorl_kit.rewards.sandbox_child import MAX_DEPTH, WireError
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+")
 _HEX_BYTES = re.compile(r"(?:[0-9a-f]{2})*")
 _SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_LIST_ITERATOR = type(iter([]))
 
 
 def decode_value(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
@@ -77,8 +78,8 @@ def _tagged_value(pairs: list[tuple[str, Any]]) -> Any:
         raise WireError("a JSON object must hold exactly one type tag")
     tag, body = pairs[0]
     try:
-        if tag in ("tuple", "set", "frozenset") and type(body) is list:
-            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](body)
+        if tag in ("tuple", "set", "frozenset", "iterator") and type(body) is list:
+            return {"tuple": tuple, "set": set, "frozenset": frozenset, "iterator": iter}[tag](body)
         if tag == "dict" and type(body) is list:
             result = {}
             for pair in body:
@@ -114,6 +115,8 @@ def _check_depth(value: Any, max_depth: int) -> None:
             children = list(item)
         elif kind is dict:
             children = [*item.keys(), *item.values()]
+        elif kind is _LIST_ITERATOR:  # its list, read without consuming it
+            children = list(item.__reduce__()[1][0])
         else:
             continue
         if depth >= max_depth:
