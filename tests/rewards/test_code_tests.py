@@ -67,6 +67,8 @@ def test_callable_forms_become_calls_with_argument_values_only(test: str, calls:
         "assert f(*[1, 2]) == 3",
         "x = [3, 1, 2]\nf(x)\nassert x == [1, 2, 3]",
         "x = [1]\nassert f(x) == f(x)",
+        "x = [3, 1]\ny = x\nf(y)\nassert x == [1, 3]",
+        "x = [[3, 1]]\ny = x[0]\nassert f(y) is None and x == [[1, 3]]",
         "assert f.__name__ == 'f'",
         "assert callable(f)",
         "f = lambda x: x\nassert f(1) == 1",

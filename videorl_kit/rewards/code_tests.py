@@ -242,8 +242,8 @@ def _static_arguments(
         for name in _names_in(argument) - own:
             if name not in static and name not in BUILTINS and name != "math":
                 raise NotEvaluable(f"argument name {name!r} is not known before the call")
-            if name in static and _is_mutable(static[name]) and loads.get(name, 0) > 1:
-                raise NotEvaluable(f"{name!r} is passed to the entry point and used again")
+            if name in static and _observable_mutation(name, static, loads):
+                raise NotEvaluable(f"{name!r} is passed to the entry point and seen again")
     evaluator = Evaluator()
     try:
         args = tuple(evaluator.eval(arg, static) for arg in node.args)
@@ -276,15 +276,32 @@ def _bind_static(index: int, statement: ast.Assign, static: dict[str, Any], entr
         raise PlanError(f"test {index} fails for every answer: {_describe(exc)}") from None
 
 
-def _is_mutable(value: Any) -> bool:
+def _observable_mutation(name: str, static: dict[str, Any], loads: dict[str, int]) -> bool:
+    """Could the test see the entry point mutate ``name``'s value (read again, or aliased)?"""
+    mutable = _mutable_parts(static[name])
+    if not mutable:
+        return False
+    if loads.get(name, 0) > 1:
+        return True
+    return any(
+        other != name and not mutable.isdisjoint(_mutable_parts(value))
+        for other, value in static.items()
+    )
+
+
+def _mutable_parts(value: Any) -> set[int]:
+    """Identities of the mutable containers inside ``value`` (itself included)."""
+    found: set[int] = set()
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, list | dict | set | bytearray):
-            return True
-        if isinstance(item, tuple | frozenset):
+            found.add(id(item))
+        if isinstance(item, list | tuple | set | frozenset):
             pending.extend(item)
-    return False
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    return found
 
 
 def _describe(exc: BaseException) -> str:
