@@ -286,9 +286,10 @@ def isolation_problem(isolation: Isolation = "bubblewrap") -> str | None:
         return str(exc)
     if sandbox_command.bwrap_path() is None:
         return "bubblewrap is not installed (no bwrap on PATH; Debian: apt-get install bubblewrap)"
-    report = run_calls("def probe():\n    return 1\n", "probe", [((), {})])
-    if report.status == "ran" and report.results == (CallResult("ok", 1),):
-        return None
+    for _ in range(2):  # a second try: one slow start on a busy machine is not a verdict
+        report = run_calls("def probe():\n    return 1\n", "probe", [((), {})])
+        if report.status == "ran" and report.results == (CallResult("ok", 1),):
+            return None
     reason = report.message or report.status
     return f"bubblewrap cannot start a sandbox here: {reason}"
 
