@@ -1012,7 +1012,9 @@ def test_a_dead_scorer_takes_its_sandbox_with_it() -> None:
         sandboxed: list[int] = []
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(sandboxed) < 2:
-            sandboxed = [p.pid for p in live_processes() if _descends_from(p.pid, scorer.pid)]
+            processes = live_processes()
+            parents = {p.pid: p.parent for p in processes}
+            sandboxed = [p.pid for p in processes if _descends_from(p.pid, scorer.pid, parents)]
             time.sleep(0.05)
         assert len(sandboxed) >= 2, "the scorer never started bubblewrap and its child"
         time.sleep(0.3)
@@ -1030,13 +1032,9 @@ def test_a_dead_scorer_takes_its_sandbox_with_it() -> None:
             scorer.wait()
 
 
-def _descends_from(pid: int, ancestor: int) -> bool:
+def _descends_from(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
     while pid > 1:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return False
-        pid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        pid = parents.get(pid, 0)
         if pid == ancestor:
             return True
     return False
