@@ -47,7 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from videorl_kit.errors import UserError
+from videorl_kit.errors import UserError, VideoRLKitError
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.code_tests import (
     CodeTestPlan,
@@ -100,7 +100,7 @@ class CodeExecParams(BaseModel):
     )
 
 
-class GoldError(ValueError):
+class GoldError(VideoRLKitError, ValueError):
     """The code ground truth cannot be read (the message says why)."""
 
 

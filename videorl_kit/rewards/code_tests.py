@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.rewards.plain_eval import (
     BUILTINS,
     MATH,
@@ -54,7 +55,7 @@ JudgedBy = Literal["returned_values", "exit_status"]
 JUDGE_SECONDS = 5.0
 
 
-class PlanError(ValueError):
+class PlanError(VideoRLKitError, ValueError):
     """A test fails whatever the answer is (its own arguments raise, or are too large)."""
 
 
@@ -311,7 +312,7 @@ def _describe(exc: BaseException) -> str:
 # ------------------------------------------------------------------------------ judging
 
 
-class _CallFailed(Exception):
+class _CallFailed(VideoRLKitError):
     """A call the test needs did not return plain data."""
 
 

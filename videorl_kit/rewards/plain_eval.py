@@ -38,6 +38,8 @@ import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from videorl_kit.errors import VideoRLKitError
+
 #: Largest sequence (items or characters) an operation may build.
 MAX_ITEMS = 10_000_000
 #: Largest integer (in bits) a power or shift may build.
@@ -171,11 +173,11 @@ SUPPORTED_NODES: frozenset[type[ast.AST]] = frozenset(
 )
 
 
-class EvalLimit(Exception):
+class EvalLimit(VideoRLKitError):
     """The test needs more work or memory than the evaluator allows (the test fails)."""
 
 
-class NotEvaluable(Exception):
+class NotEvaluable(VideoRLKitError):
     """The test uses Python the evaluator does not handle (it must run some other way)."""
 
 

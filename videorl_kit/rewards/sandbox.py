@@ -620,8 +620,8 @@ def _interpret(
     }
     lines = run.report.split(b"\n")
     if lines[0] != b"started" or len(lines) < 2:  # the untrusted code never got to run
-        first = run.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        reason = first[0] if first else f"exited with code {run.returncode} before starting"
+        last = run.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]  # bwrap: one line
+        reason = last[0] if last else f"exited with code {run.returncode} before starting"
         if run.timed_out:
             reason = f"did not start within the time limit ({reason})"
         return ChildReport("sandbox_error", message=reason[:300], **common)

@@ -48,11 +48,19 @@ try:
 except ImportError:  # pragma: no cover - an interpreter without the C accelerator
     from json.encoder import py_encode_basestring_ascii as _encode_string
 
+try:  # the kit's root error on the host; inside the sandbox the kit is not there
+    from videorl_kit.errors import VideoRLKitError as _KitError
+except ImportError:  # pragma: no cover - only in the child
+
+    class _KitError(Exception):  # type: ignore[no-redef]
+        """Stands in for the kit's root error inside the sandbox."""
+
+
 #: Deepest nesting of containers a value may have (either direction).
 MAX_DEPTH = 64
 
 
-class WireError(ValueError):
+class WireError(_KitError, ValueError):
     """A value cannot be written to, or read from, the wire format (the message says why)."""
 
 

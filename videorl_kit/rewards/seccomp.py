@@ -36,6 +36,8 @@ from __future__ import annotations
 import errno
 import struct
 
+from videorl_kit.errors import VideoRLKitError
+
 #: ``AUDIT_ARCH_*`` value and system-call numbers per machine (``platform.machine()`` names).
 _ARCH_X86_64 = 0xC000003E
 _X32_SYSCALL_BIT = 0x40000000
@@ -124,7 +126,7 @@ _OFFSET_ARCH = 4
 _OFFSET_ARG0_LOW = 16
 
 
-class UnsupportedArchitecture(RuntimeError):
+class UnsupportedArchitecture(VideoRLKitError, RuntimeError):
     """There is no system-call table for this machine, so no filter can be built."""
 
 
