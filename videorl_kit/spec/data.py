@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from videorl_kit.errors import UserError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import TaskSpec
 
 
@@ -105,14 +106,23 @@ def _path_list(value: Any, media_root: Path, column: str) -> list[Path]:
 
 
 def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
-    """Yield every row of ``spec`` as a :class:`Sample` (malformed rows carry ``skip_reason``)."""
+    """Yield every row of ``spec`` as a :class:`Sample` (malformed rows carry ``skip_reason``).
+
+    A spec with ``eval.annotations`` reads rows in the benchmark's own layout
+    (:func:`~videorl_kit.spec.annotations.apply_layout`); ``Sample.raw`` keeps the raw row.
+    """
     fields = spec.data.fields
     path = data_file(spec)
     media_root = spec.resolve(spec.data.media_root) if spec.data.media_root else path.parent
+    layout = spec.eval.annotations if spec.eval is not None else None
     for index, row in enumerate(read_rows(path)):
         if spec.data.limit is not None and index >= spec.data.limit:
             return
-        yield _sample(spec, index, row, media_root, fields)
+        if layout is None or not isinstance(row, dict):
+            yield _sample(spec, index, row, media_root, fields)
+            continue
+        read = apply_layout(row, layout, fields)  # a str is the skip reason
+        yield replace(_sample(spec, index, read, media_root, fields), raw=row)
 
 
 def _sample(spec: TaskSpec, index: int, row: Any, media_root: Path, fields: Any) -> Sample:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.spec.eval_section import EvalSection
 
 
 class _Strict(BaseModel):
@@ -194,6 +195,9 @@ class TaskSpec(_Strict):
     )
     reward: RewardSpec = Field(default_factory=RewardSpec)
     prompt: PromptSpec
+    eval: EvalSection | None = Field(
+        None, description="Evaluation-only settings (videorl_kit.spec.eval_section)."
+    )
 
     _source_file: Path | None = PrivateAttr(None)
     _provenance: list[dict[str, str]] = PrivateAttr(default_factory=list)
