@@ -42,7 +42,7 @@ def unwrap_answer_tag(text: Any, column: str) -> str:
         >>> unwrap_answer_tag("C", "solution")
         Traceback (most recent call last):
         ...
-        videorl_kit.spec.annotations.LayoutError: column 'solution' has no <answer>...</answer> block
+        videorl_kit.spec.annotations.LayoutError: column 'solution' has no <answer>...
     """
     if not isinstance(text, str):
         raise LayoutError(f"column {column!r} must be text with an <answer> block")
