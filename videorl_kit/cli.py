@@ -53,6 +53,9 @@ def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.store.commands import register as register_store
 
     register_store(root)
+    from videorl_kit.eval.commands import register as register_eval
+
+    register_eval(root)
 
 
 _register_commands(app)
