@@ -60,8 +60,8 @@ from videorl_kit.eval.results import (
     TaskResult,
 )
 from videorl_kit.eval.samples_log import SampleLog, atomic_write_text
-from videorl_kit.eval.scoring import TaskScorer
 from videorl_kit.eval.tasks import EvalTask, load_tasks
+from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec.data import Sample
 from videorl_kit.spec.eval_section import Variant
 from videorl_kit.spec.prompt import render_prompt
@@ -279,7 +279,7 @@ def build_media(
 @dataclass
 class _TaskRun:
     task: EvalTask
-    scorer: TaskScorer
+    reward: TaskReward
     log: SampleLog
     seed: int
     skipped: list[SkippedSample] = field(default_factory=list)
@@ -309,7 +309,7 @@ class _TaskRun:
         return apply_variant(request, _variant_of(self.task))
 
     def record(self, sample: Sample, request: GenerationRequest, response: str) -> SampleRecord:
-        result = self.scorer.score(request.problem_type, response, sample.answer, sample.options)
+        result = self.reward.score_sample(sample, response)
         return SampleRecord(
             task_id=self.task.id,
             sample_id=sample.sample_id,
@@ -382,7 +382,11 @@ def run_task(
     progress: ProgressFn,
 ) -> tuple[list[SampleRecord], list[SkippedSample]]:
     """Generate and score the samples of one task not scored yet; return all its records."""
-    run = _TaskRun(task, TaskScorer(task.spec), SampleLog(out, task.id), seed)
+    try:
+        reward = TaskReward.from_spec(task.spec)
+    except (ValueError, LookupError) as exc:
+        raise UserError(f"{task.id}: cannot build its reward: {exc}") from None
+    run = _TaskRun(task, reward, SampleLog(out, task.id), seed)
     uses_media = _uses_media(task, backend)
     runnable: list[tuple[Sample, CachedSample | None]] = []
     for sample in task.samples:

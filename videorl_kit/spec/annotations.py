@@ -2,9 +2,10 @@
 
 :func:`apply_layout` rewrites one raw row into the columns ``data.fields`` names: the media
 path from a template over other columns, bare option texts lettered, the gold answer
-unwrapped from its benchmark form, the benchmark's type labels mapped to problem types.
-It returns a new dict (the raw row is kept for categories and hashes) or, for a row it
-cannot read, a string saying why; the data reader turns that into a named skip.
+rewritten from its benchmark form, the benchmark's type labels mapped to problem types (a
+gold inside ``<answer>`` needs nothing here: the data reader unwraps it). It returns a new
+dict (the raw row is kept for categories and hashes) or, for a row it cannot read, a string
+saying why; the data reader turns that into a named skip.
 
 Example:
     >>> from videorl_kit.spec.eval_section import AnnotationLayout
@@ -25,33 +26,11 @@ from videorl_kit.spec.eval_section import AnnotationLayout, template_fields
 from videorl_kit.spec.models import FieldMap
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _SPAN_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(?:-|–|to)\s*([0-9]+(?:\.[0-9]+)?)\s*$")
 
 
 class LayoutError(ValueError):
     """A row that the declared layout cannot read (becomes the row's skip reason)."""
-
-
-def unwrap_answer_tag(text: Any, column: str) -> str:
-    """The content of the single ``<answer>…</answer>`` block of a gold answer.
-
-    Example:
-        >>> unwrap_answer_tag("<answer> C </answer>", "solution")
-        'C'
-        >>> unwrap_answer_tag("C", "solution")
-        Traceback (most recent call last):
-        ...
-        videorl_kit.spec.annotations.LayoutError: column 'solution' has no <answer>...
-    """
-    if not isinstance(text, str):
-        raise LayoutError(f"column {column!r} must be text with an <answer> block")
-    blocks = _ANSWER_TAG_RE.findall(text)
-    if not blocks:
-        raise LayoutError(f"column {column!r} has no <answer>...</answer> block")
-    if len(blocks) > 1:
-        raise LayoutError(f"column {column!r} has {len(blocks)} <answer> blocks")
-    return blocks[0].strip()
 
 
 def time_span(value: Any, column: str) -> str:
@@ -123,10 +102,8 @@ def apply_layout(
             out[fields.problem_type] = layout.problem_types[label].value
         gold = row.get(fields.answer)
         if gold is not None:
-            form = layout.answer_form
-            if form == "answer_tag":
-                out[fields.answer] = unwrap_answer_tag(gold, fields.answer)
-            elif form == "time_span":
+            form = layout.answer
+            if form == "time_span":
                 out[fields.answer] = time_span(gold, fields.answer)
             elif form == "option_index":
                 n = len(options) if isinstance(options, list) else None

@@ -4,12 +4,13 @@ Everything evaluation-specific lives here, apart from the task models, so the tr
 side of a spec stays unchanged. A spec without an ``eval:`` section is evaluated with the
 defaults below (the synthetic demo tasks are).
 
-* ``annotations``: how the benchmark's own columns become samples (the *annotation loader
-  kind*): ``layout: peer`` for EasyVideoR1's eval files (``problem``, ``options``,
-  ``solution`` with ``<answer>``, ``path``, ``problem_type``, ``data_source``) or
-  ``layout: columns`` for lmms-eval-style Hub datasets with their own columns, plus a
-  media-path template, the option style, the form of the gold answer and a map from the
-  benchmark's type labels to problem types. The data reader applies it to every row
+* ``annotations``: how a benchmark's own columns become samples (the annotation loader):
+  a media-path template over other columns, the option style, the form of the gold answer
+  and a map from the benchmark's type labels to problem types. EasyVideoR1's eval files
+  (``problem``, ``options``, ``solution`` with ``<answer>``, ``path``, ``problem_type``,
+  ``data_source``) need none of it: the field map reads them (``task_specs/eval/_peer.yaml``)
+  and the data reader unwraps ``<answer>``. lmms-eval-style Hub datasets declare what
+  their columns need. The data reader applies it to every row
   (:mod:`videorl_kit.spec.annotations`), so ``build-cache``, ``reward score --spec`` and
   ``eval`` see the same samples.
 * ``metrics``: category columns for per-category tables, the column that clusters standard
@@ -23,12 +24,12 @@ defaults below (the synthetic demo tasks are).
 Example:
     >>> section = EvalSection.model_validate({
     ...     "benchmark": "Video-MME",
-    ...     "annotations": {"layout": "columns", "video": "data/{videoID}.mp4"},
+    ...     "annotations": {"video": "data/{videoID}.mp4"},
     ...     "metrics": {"categories": ["duration", "task_type"], "cluster_by": "videoID"},
     ... })
     >>> section.generation.temperature, section.metrics.recall_thresholds
     (0.0, [0.3, 0.5, 0.7])
-    >>> section.annotations.answer_form
+    >>> section.annotations.answer
     'as_is'
 """
 
@@ -41,13 +42,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 
-AnswerForm = Literal["as_is", "answer_tag", "option_index", "time_span"]
+AnswerForm = Literal["as_is", "option_index", "time_span"]
 """How the gold answer is written in the benchmark's answer column.
 
 ``as_is``: a form the verifiers read already (a letter, ``"C. a dog"``, the text of the right
-option, a number, ``[s, e]``, JSON); ``answer_tag``: ``<answer>C</answer>`` (EasyVideoR1's
-``solution``); ``option_index``: the 0-based index of the correct option (becomes its
-letter); ``time_span``: ``"s-e"`` or ``[s, e]`` seconds (becomes ``{"time": [s, e]}``).
+option, a number, ``[s, e]``, JSON, or any of these inside ``<answer>…</answer>``);
+``option_index``: the 0-based index of the correct option (becomes its letter);
+``time_span``: ``"s-e"`` or ``[s, e]`` seconds (becomes ``{"time": [s, e]}``).
 """
 
 Variant = Literal["standard", "no_visual", "shuffled_frames", "random_choice"]
@@ -89,11 +90,6 @@ def template_fields(template: str) -> list[str]:
 class AnnotationLayout(_Strict):
     """How a benchmark's rows map onto the spec's fields (applied before ``data.fields``)."""
 
-    layout: Literal["peer", "columns"] = Field(
-        "columns",
-        description="'peer': EasyVideoR1 eval files (gold in solution's <answer>); "
-        "'columns': the benchmark's own columns (lmms-eval-style Hub datasets).",
-    )
     video: str | None = Field(
         None,
         description="Media path template over row columns, e.g. 'data/{videoID}.mp4'; "
@@ -104,9 +100,7 @@ class AnnotationLayout(_Strict):
         description="'unlettered': the options column holds bare texts, prefixed 'A. ', "
         "'B. ', ... when read.",
     )
-    answer: AnswerForm | None = Field(
-        None, description="Form of the gold answer (default: answer_tag for peer, else as_is)."
-    )
+    answer: AnswerForm = Field("as_is", description="Form of the gold answer (see AnswerForm).")
     problem_types: dict[str, ProblemType] = Field(
         default_factory=dict,
         description="Benchmark type labels -> problem types, applied to the data.fields."
@@ -128,13 +122,6 @@ class AnnotationLayout(_Strict):
                 k: canonical_problem_type(v) if isinstance(v, str) else v for k, v in value.items()
             }
         return value
-
-    @property
-    def answer_form(self) -> AnswerForm:
-        """The declared answer form, or the layout's default."""
-        if self.answer is not None:
-            return self.answer
-        return "answer_tag" if self.layout == "peer" else "as_is"
 
 
 class MetricsSpec(_Strict):
