@@ -53,6 +53,9 @@ def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.store.commands import register as register_store
 
     register_store(root)
+    from videorl_kit.train.commands import register as register_train
+
+    register_train(root)
 
 
 _register_commands(app)
