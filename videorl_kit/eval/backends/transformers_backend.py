@@ -118,6 +118,8 @@ class TransformersBackend(LocalModelBackend):
             kwargs["videos"] = [v.frames.copy() for v in videos]
             kwargs["video_metadata"] = [VideoMetadata(**v.metadata) for v in videos]
             kwargs["do_sample_frames"] = False
+            if hasattr(processor.video_processor, "cap_pixels_per_frame"):
+                kwargs["cap_pixels_per_frame"] = True  # moot (do_resize=False); silences a warning
         for r in requests:
             if not as_video:
                 images += [frame.copy() for video in r.videos for frame in video.frames]
