@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import shutil
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from videorl_kit.eval.tasks import EvalTask
+from videorl_kit.spec.data import Sample
 
 ROOT = Path(__file__).resolve().parents[2]
 SYNTH_SPECS = sorted(p.name for p in (ROOT / "task_specs").glob("synth-*.yaml"))
@@ -37,12 +39,26 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", "qwen2.5-vl").path)
 
 
-def write_predictions(path: Path, tasks: list[EvalTask], response=None) -> Path:
-    """One ``{"task", "id", "response"}`` line per sample; the gold in <answer> by default."""
+def gold_response(sample: Sample) -> str:
+    """The gold answer as a response: ``<answer>gold</answer>``; for a code row (whose gold is
+    its tests) the synthetic suite's reference implementation under the entry point's name."""
+    if sample.problem_type is not None and sample.problem_type.value == "code":
+        from videorl_kit.synth import tasks_code
+
+        helpers = [tasks_code._count_colour, tasks_code._box_area, tasks_code._box_iou,
+                   tasks_code._visible_span, tasks_code._direction]  # fmt: skip
+        entry = json.loads(sample.answer)["entry_point"]
+        source = "\n".join(inspect.getsource(f) for f in helpers)
+        return f"<answer>{source}\n{entry} = _{entry}\n</answer>"
+    return f"<answer>{sample.answer}</answer>"
+
+
+def write_predictions(path: Path, tasks: list[EvalTask], response: str | None = None) -> Path:
+    """One ``{"task", "id", "response"}`` line per sample; the gold response by default."""
     with path.open("w", encoding="utf-8") as handle:
         for task in tasks:
             for sample in task.samples:
-                text = f"<answer>{sample.answer}</answer>" if response is None else response
+                text = gold_response(sample) if response is None else response
                 handle.write(
                     json.dumps({"task": task.id, "id": sample.sample_id, "response": text}) + "\n"
                 )
