@@ -254,13 +254,13 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
 def build_media(
     config: EvalConfig, tasks: list[EvalTask], backend: Backend, progress: ProgressFn
 ) -> tuple[StoreMedia | None, dict[tuple[str, str], CachedSample]]:
-    """Build the missing cache entries of the media-using tasks; their store rows."""
+    """Build the missing cache entries of the media-using tasks (checked by
+    :func:`check_media_inputs`); return the store's media and its rows for those tasks."""
     from videorl_kit.store import build_cache
 
     using = [t for t in tasks if _uses_media(t, backend)]
     if not using:
         return None, {}
-    check_media_inputs(using, backend)
     progress(f"cache: building missing entries in {config.store}")
     summary = build_cache(
         [t.spec for t in using], config.store, workers=config.workers or min(4, os.cpu_count() or 1)
@@ -513,6 +513,7 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
     backend = make_backend(config, tasks)
     try:
         model = backend.info()
+        check_media_inputs(tasks, backend)
         run_id = claim_run_dir(out, run_manifest(config, tasks, model))
         media, rows = build_media(config, tasks, backend, say)
         results: dict[str, TaskResult] = {}
