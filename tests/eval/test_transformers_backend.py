@@ -160,3 +160,49 @@ def test_qwen3_vl_gets_the_cached_timestamps(synth_tree, tmp_path):
     expected = [(timestamps[i] + timestamps[i + 1]) / 2 for i in range(0, len(timestamps), 2)]
     for seconds in expected:
         assert f"<{seconds:.1f} seconds>" in text
+
+
+def test_batching_is_pinned_to_one_sample_at_a_time(synth_tree, tiny_model, tmp_path):
+    """Left-padded batches give each sample the next-token scores it gets alone (the batched
+    path is a speed-up only), for video, image and text-only samples mixed in one batch."""
+    import torch
+
+    from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+    from videorl_kit.eval.requests import GenerationRequest, StoreMedia
+    from videorl_kit.spec.prompt import render_prompt
+    from videorl_kit.store import build_cache
+
+    names = ["synth-multiple-choice.yaml", "synth-image-count.yaml", "synth-code.yaml"]
+    tasks = load_tasks([synth_tree / "task_specs" / n for n in names], limit=2)
+    build_cache([t.spec for t in tasks], tmp_path / "store", workers=1)
+    media = StoreMedia(tmp_path / "store")
+    rows = media.sample_rows([t.id for t in tasks])
+    requests = []
+    for task in tasks:
+        for sample in task.samples:
+            videos, images = media.load(rows[(task.id, sample.sample_id)])
+            requests.append(
+                GenerationRequest(
+                    task.id,
+                    sample.sample_id,
+                    render_prompt(task.spec, sample),
+                    None,
+                    sample.problem_type.value,
+                    sample.options,
+                    task.section.generation,
+                    0,
+                    videos=videos,
+                    images=images,
+                )
+            )
+    backend = TransformersBackend(tiny_model)
+
+    def last_scores(batch):
+        inputs = backend.model_inputs(batch)
+        with torch.inference_mode():
+            return backend._model(**inputs).logits[:, -1, :]
+
+    together = last_scores(requests)
+    alone = torch.cat([last_scores([r]) for r in requests])
+    assert together.shape[0] == len(requests) == 6
+    torch.testing.assert_close(together, alone, rtol=1e-4, atol=1e-5)
