@@ -13,7 +13,6 @@ from rich.table import Table
 
 from videorl_kit.eval.report import fmt_score, render_report
 from videorl_kit.eval.results import EvalResults
-from videorl_kit.eval.runner import EvalConfig, run_eval
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print results.json to stdout.")]
 
@@ -97,6 +96,8 @@ def eval_command(
 
       videorl-kit eval task_specs/eval/mvbench.yaml --model M --set budget.video.patch=32 --out r
     """
+    from videorl_kit.eval.runner import EvalConfig, run_eval  # polars: only when evaluating
+
     console = Console(stderr=True, soft_wrap=True)
     config = EvalConfig(
         specs=specs,
