@@ -18,11 +18,13 @@ The run, step by step:
 6. Aggregate with polars, optionally append the trajectories to the store, and write
    ``results.json`` atomically, last.
 
-Example:
-    >>> config = EvalConfig(specs=["task_specs/eval/video-mme.yaml"], out="runs/x",
-    ...     backend="replay", predictions="p.jsonl", fixture=True)  # doctest: +SKIP
-    >>> run_eval(config).tasks["video-mme"].metrics["accuracy"].value  # doctest: +SKIP
-    1.0
+Example (chance level on MVBench's shipped fixture: no model, no media):
+    >>> import tempfile
+    >>> config = EvalConfig(specs=["task_specs/eval/mvbench.yaml"], out=tempfile.mkdtemp(),
+    ...     fixture=True, variant="random_choice")
+    >>> results = run_eval(config)
+    >>> results.model.backend, results.tasks["mvbench"].n_scored
+    ('random_choice', 3)
 """
 
 from __future__ import annotations

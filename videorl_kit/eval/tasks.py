@@ -7,9 +7,9 @@ to the commit its revision resolves to now, and the rows read. A row that cannot
 (malformed, a duplicate id) is kept as a named skip; it is reported, never scored.
 
 Example:
-    >>> tasks = load_tasks(["task_specs/eval/video-mme.yaml"], fixture=True)  # doctest: +SKIP
-    >>> tasks[0].data.kind, len(tasks[0].samples)                              # doctest: +SKIP
-    ('fixture', 3)
+    >>> tasks = load_tasks(["task_specs/eval/video-mme.yaml"], fixture=True)
+    >>> tasks[0].data.kind, len(tasks[0].samples), tasks[0].samples[0].answer
+    ('fixture', 3, 'B')
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ Cheap checks happen when the backend is created (the folder exists, its config i
 vision-language model, its fingerprint); the weights load on the first batch, after the
 cache is built.
 
-Example:
-    >>> backend = TransformersBackend("models/tiny-qwen2.5-vl")  # doctest: +SKIP
-    >>> backend.generate(requests)                                # doctest: +SKIP
-    ['<think>...</think><answer>B</answer>', ...]
+Example (sampling parameters as ``generate`` gets them):
+    >>> generate_kwargs(GenerationParams(temperature=0.7, top_p=0.8, max_new_tokens=64))
+    {'max_new_tokens': 64, 'repetition_penalty': 1.0, 'do_sample': True, 'temperature': 0.7,
+     'top_p': 0.8}
 """
 
 from __future__ import annotations
