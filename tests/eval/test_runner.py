@@ -188,3 +188,36 @@ def test_a_missing_annotation_file_and_a_changed_one_are_named(tmp_path):
         [spec], overrides=[f"video-holmes:data.path={changed}", "eval.source.sha256=null"]
     )
     assert task.n_rows == 0 and task.data.declared_sha256 is None
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_a_sample_the_model_cannot_take_is_skipped_by_name(
+    synth_tree, tmp_path, monkeypatch, batch_size
+):
+    specs, predictions = _setup(synth_tree, tmp_path)
+    make_backend = runner.make_backend
+
+    def failing(config, tasks):
+        backend = make_backend(config, tasks)
+        generate = backend.generate
+
+        def generate_or_fail(requests):
+            if any(r.sample_id == "synth-boolean-0001" for r in requests):
+                raise RuntimeError("CUDA out of memory (pretend)")
+            return generate(requests)
+
+        backend.generate = generate_or_fail
+        return backend
+
+    monkeypatch.setattr(runner, "make_backend", failing)
+    results = run_eval(
+        EvalConfig(specs=specs, out=tmp_path / "run", backend="replay", predictions=predictions,
+                   batch_size=batch_size)
+    )  # fmt: skip
+    boolean = results.tasks["synth-boolean"]
+    assert (boolean.n_rows, boolean.n_scored, boolean.n_skipped) == (2, 1, 1)
+    assert boolean.skipped[0].sample_id == "synth-boolean-0001"
+    assert (
+        boolean.skipped[0].reason == "generation_error: RuntimeError: CUDA out of memory (pretend)"
+    )
+    assert results.tasks["synth-count"].n_scored == 2  # the rest of the run went on

@@ -358,9 +358,9 @@ def _generate(backend: Backend, requests: list[GenerationRequest]) -> list[str |
         return list(responses)
     except UserError:
         raise
-    except Exception:
+    except Exception as exc:  # a sample the model cannot take: retried alone below
         if len(requests) == 1:
-            raise
+            return [exc]
     results: list[str | Exception] = []
     for request in requests:
         try:
@@ -410,7 +410,7 @@ def run_task(
             for sample, cached in batch:
                 try:
                     requests.append(run.request(sample, media, cached))
-                except UserError as exc:  # a prompt that does not render for this row
+                except UserError as exc:  # a prompt that does not render, unreadable frames
                     run.skipped.append(SkippedSample(sample_id=sample.sample_id, reason=str(exc)))
             by_id = {s.sample_id: s for s, _ in batch}
             responses = _generate(backend, requests) if requests else []
