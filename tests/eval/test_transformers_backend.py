@@ -206,3 +206,29 @@ def test_batching_is_pinned_to_one_sample_at_a_time(synth_tree, tiny_model, tmp_
     alone = torch.cat([last_scores([r]) for r in requests])
     assert together.shape[0] == len(requests) == 6
     torch.testing.assert_close(together, alone, rtol=1e-4, atol=1e-5)
+
+
+def test_a_processor_without_video_support_gets_the_frames_as_images(runs, tiny_model, monkeypatch):
+    from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+    from videorl_kit.eval.requests import GenerationRequest, StoreMedia
+    from videorl_kit.spec.eval_section import GenerationParams
+
+    out, results = runs["a"]
+    media = StoreMedia(results.run.store)
+    record = _records(out, results)["synth-multiple-choice"][0]
+    cached = media.sample_rows(["synth-multiple-choice"])[
+        ("synth-multiple-choice", record["sample_id"])
+    ]
+    videos, _ = media.load(cached)
+    request = GenerationRequest(
+        "synth-multiple-choice", record["sample_id"], record["prompt"], None, "multiple_choice",
+        record["options"], GenerationParams(), 0, videos=videos,
+    )  # fmt: skip
+    backend = TransformersBackend(tiny_model)
+    monkeypatch.setattr(TransformersBackend, "video_capable", property(lambda self: False))
+    inputs = backend.model_inputs([request])
+    n_frames = len(videos[0].frames)
+    assert "pixel_values_videos" not in inputs
+    assert inputs["image_grid_thw"].shape[0] == n_frames  # one image per cached frame
+    text = backend.processor.batch_decode(inputs["input_ids"])[0]
+    assert text.count("<|vision_start|>") == n_frames
