@@ -32,6 +32,9 @@ def test_fail_on_error_makes_any_failure_fatal(spec_dir: Path, tmp_path: Path) -
     spec = write_spec(spec_dir, "one-bad", video_rows(["a.mp4", "zero.mp4"]))
     assert build(spec, tmp_path / "s", "--json").exit_code == 0
     assert build(spec, tmp_path / "s", "--json", "--fail-on-error").exit_code == 3
+    human = build(spec, tmp_path / "s", "--fail-on-error")
+    assert human.exit_code == 3
+    assert "error: an input failed (--fail-on-error) (1 failed, 0 skipped)" in human.output
     good = write_spec(spec_dir, "all-good", video_rows(["a.mp4"]))
     assert build(good, tmp_path / "s", "--fail-on-error").exit_code == 0
 

@@ -216,7 +216,7 @@ class EvalSection(_Strict):
     fixture: FixtureRef | None = None
 
     @model_validator(mode="after")
-    def _macro_columns_are_categories(self) -> EvalSection:
+    def _macro_needs_its_columns(self) -> EvalSection:
         if self.metrics.primary == "macro" and not self.metrics.macro_over:
             raise ValueError("metrics: primary 'macro' needs metrics.macro_over")
         return self

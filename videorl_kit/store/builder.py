@@ -19,12 +19,8 @@ The build, step by step:
    ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
 
 Re-running the same build decodes nothing and commits nothing (every table keeps its
-version); killing it at any moment loses at most the uncommitted batch.
-
-Example:
-    >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/", workers=2)  # doctest: +SKIP
-    >>> s.n_input == s.n_ok + s.n_failed + s.n_skipped                         # doctest: +SKIP
-    True
+version); killing it at any moment loses at most the uncommitted batch. See
+:func:`build_cache` for an example.
 """
 
 from __future__ import annotations
@@ -114,6 +110,7 @@ class BuildSummary:
     n_new_failures: int = 0
     n_known_failures: int = 0
     n_retried: int = 0
+    decode_warnings: dict[str, list[str]] = field(default_factory=dict)  # source -> warnings
     skipped_by_rule: dict[str, int] = field(default_factory=dict)
     failed_by_class: dict[str, int] = field(default_factory=dict)
     samples: SampleLedger = field(default_factory=SampleLedger)
@@ -168,6 +165,7 @@ class BuildSummary:
             "n_new_failures": self.n_new_failures,
             "n_known_failures": self.n_known_failures,
             "n_retried": self.n_retried,
+            "decode_warnings": self.decode_warnings,
             "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
             "failed_by_class": dict(sorted(self.failed_by_class.items())),
             "samples": self.samples.as_dict(),
@@ -498,9 +496,19 @@ def build_cache(
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
 
     Example:
-        >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/")  # doctest: +SKIP
-        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)  # doctest: +SKIP
-        (12, 12, 0, 0, 0)
+        >>> import json, tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> folder = tempfile.mkdtemp()
+        >>> spec = write_demo_task(folder, n_per_task=1)
+        >>> row = {"problem": "How many?", "answer": "2", "problem_type": "numerical",
+        ...        "videos": ["gone.mp4"]}  # a row whose video is missing
+        >>> with open(f"{folder}/demo.jsonl", "a") as rows:
+        ...     _ = rows.write(json.dumps(row) + "\\n")
+        >>> s = build_cache([spec], f"{folder}/store", workers=1)
+        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)
+        (3, 2, 1, 0, 0)
+        >>> s.failed_by_class, s.exit_code()
+        ({'MissingFileError': 1}, 0)
     """
     started = time.perf_counter()
     if mp_context == "fork":
@@ -614,6 +622,8 @@ def build_cache(
             build.settle(item, outcome)
         if result.status == "ok":
             summary.n_decoded += 1
+            if result.row and result.row.get("decode_warnings"):
+                summary.decode_warnings[task.source_uri] = list(result.row["decode_warnings"])
     # failure rows made obsolete: their (file, budget) is cached now, after a successful
     # retry, a fixed file (new content, new key) or a crash between two commits
     cached_now = {
@@ -631,6 +641,7 @@ def build_cache(
     summary.samples = write_samples(
         tables, inputs.rows, build.outcomes, max_prompt_tokens=max_prompt_tokens
     )
+    tables.record_versions()  # a later open notices if a newer manifest goes missing
 
     # summary + invariant
     values = list(build.outcomes.values())

@@ -192,10 +192,17 @@ def sample_row(
 ) -> dict[str, Any]:
     """The ``samples`` row of one data row (without ``updated_at``).
 
-    Example:
-        >>> row = sample_row(ref, outcomes)                  # doctest: +SKIP
-        >>> row["status"], row["video_keys"]                 # doctest: +SKIP
-        ('ready', ['3f1c...'])
+    Example (text-only rows: no media, so no outcomes are needed):
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> data = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> _ = data.write_text(json.dumps({"problem": "2+2?", "answer": 4, "source": "x"}))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(data)}, "prompt": {"template": "Q: {{ question }}"}})
+        >>> row = sample_row(collect_inputs([spec]).rows[0], {})
+        >>> row["status"], row["prompt"], row["answer"], json.loads(row["row_json"])["source"]
+        ('ready', 'Q: 2+2?', '4', 'x')
     """
     from videorl_kit.spec.prompt import render_prompt
 
@@ -300,9 +307,21 @@ def write_samples(
     table version.
 
     Example:
-        >>> ledger = write_samples(tables, inputs.rows, outcomes)   # doctest: +SKIP
-        >>> ledger.invariant_holds                                  # doctest: +SKIP
-        True
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> rows = [{"problem": "2+2?", "answer": 4}, {"problem": "no answer"}]
+        >>> _ = (folder / "rows.jsonl").write_text("\\n".join(map(json.dumps, rows)))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(folder / "rows.jsonl")},
+        ...     "prompt": {"template": "{{ question }}"}})
+        >>> tables = StoreTables.create(folder / "store")
+        >>> ledger = write_samples(tables, collect_inputs([spec]).rows, {})
+        >>> ledger.n_samples, ledger.n_ready, ledger.skipped_by_rule, ledger.invariant_holds
+        (2, 1, {'malformed_row': 1}, True)
+        >>> write_samples(tables, collect_inputs([spec]).rows, {}).rows_written  # unchanged
+        0
     """
     ledger = SampleLedger()
     rows: dict[tuple[str, str], dict[str, Any]] = {}
