@@ -149,8 +149,12 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
                 f"--set {spec.id}:data.media_root=DIR"
             )
         factor = backend.patch_factor
-        for kind, budget in (("video", spec.budget.video), ("image", spec.budget.image)):
-            if factor is not None and budget.patch != factor:
+        used = {
+            "video": (spec.budget.video, any(s.videos for s in task.samples)),
+            "image": (spec.budget.image, any(s.images for s in task.samples)),
+        }
+        for kind, (budget, present) in used.items():
+            if present and factor is not None and budget.patch != factor:
                 problems.append(
                     f"{spec.id}: budget.{kind}.patch is {budget.patch} but the model's vision "
                     f"tower expects {factor}; add --set budget.{kind}.patch={factor}"
