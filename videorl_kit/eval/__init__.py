@@ -16,8 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from videorl_kit.lazy import lazy_exports
 
 _EXPORTS = {
     "EvalConfig": "videorl_kit.eval.runner",
@@ -30,9 +29,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'videorl_kit.eval' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

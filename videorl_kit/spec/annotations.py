@@ -22,6 +22,7 @@ import json
 import re
 from typing import Any
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.spec.eval_section import AnnotationLayout, template_fields
 from videorl_kit.spec.models import FieldMap
 
@@ -29,7 +30,7 @@ _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SPAN_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(?:-|–|to)\s*([0-9]+(?:\.[0-9]+)?)\s*$")
 
 
-class LayoutError(ValueError):
+class LayoutError(VideoRLKitError, ValueError):
     """A row that the declared layout cannot read (becomes the row's skip reason)."""
 
 
