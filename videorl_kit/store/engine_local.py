@@ -75,11 +75,7 @@ TASKS_PER_WORKER = 2
 _MAX_BOUNCES = 3
 """A task whose worker died this many times before starting it fails as a crash."""
 
-WORKER_PRELOAD: tuple[str, ...] = (
-    "videorl_kit.store.worker",
-    "videorl_kit.media.decode",
-    "videorl_kit.media.decoders.pyav",
-)
+WORKER_PRELOAD: tuple[str, ...] = ("videorl_kit.store.worker", "videorl_kit.media.decoders.pyav")
 """Modules the ``forkserver`` process imports once, so that every worker it forks starts
 with them loaded (~0.5-0.7 s of imports per worker otherwise, paid again by every build in
 the same process and by every replaced worker). They start no threads that ``fork`` would

@@ -48,10 +48,14 @@ needs. Decisions, each tested:
   a 4000x3000 source never needs more than one full-size frame in memory.
 
 Example:
+    >>> import tempfile
     >>> from videorl_kit.media.budget import VideoBudgetParams
-    >>> video = decode(Path("clip.mp4"), VideoBudgetParams(), DecodeOptions())  # doctest: +SKIP
-    >>> video.frames.shape, video.frame_indices[:3], video.timestamps_s[:3]  # doctest: +SKIP
-    ((10, 252, 308, 3), [0, 17, 33], [0.0, 0.5666666666666667, 1.1])
+    >>> from videorl_kit.synth.encode import write_mp4
+    >>> clip = Path(tempfile.mkdtemp()) / "clip.mp4"
+    >>> write_mp4(clip, [np.full((96, 128, 3), 8 * i, np.uint8) for i in range(30)], fps=10)
+    >>> video = decode(clip, VideoBudgetParams(max_pixels=50176), DecodeOptions())
+    >>> video.frames.shape, video.frame_indices, video.timestamps_s
+    ((6, 84, 140, 3), [0, 6, 12, 17, 23, 29], [0.0, 0.6, 1.2, 1.7, 2.3, 2.9])
     >>> version().startswith("av ")
     True
 """
