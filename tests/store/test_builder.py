@@ -14,6 +14,8 @@ from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.builder import BuildHooks, BuildProgress
+from videorl_kit.store.commit import CommitEvent
+from videorl_kit.store.integrity import recorded_versions
 from videorl_kit.store.tables import StoreTables
 
 
@@ -244,3 +246,18 @@ def test_images_and_videos_of_one_row_get_their_own_budgets(spec_dir: Path, tmp_
     by_image = FrameStore.open(store, budget=ImageBudget(**IMAGE_BUDGET), modality="image")
     assert by_video.get(video.cache_key).budget_hash == video_hash
     assert by_image.get(image.cache_key).budget_hash == image_hash
+
+
+def test_every_commit_records_the_table_versions(good_spec: Path, tmp_path: Path) -> None:
+    """The state file follows each commit, not only the end of a build, so a manifest lost
+    after an interrupted build is noticed too."""
+    store = tmp_path / "store"
+    seen: list[tuple[int, int]] = []
+
+    def on_commit(event: CommitEvent) -> None:
+        seen.append((event.frames_version, recorded_versions(store)["frames"]))
+
+    hooks = BuildHooks(on_commit=on_commit)
+    build_cache([good_spec], store, workers=1, batch_items=1, _hooks=hooks)
+    assert len(seen) >= 4
+    assert all(version == recorded for version, recorded in seen), seen
