@@ -105,16 +105,19 @@ class OutOfRangeVerifier:
         return VerifyOutcome(7.0, "ok", {})
 
 
-def test_a_verifier_bug_becomes_accuracy_zero_with_an_error() -> None:
+def test_a_verifier_that_raises_gives_status_error_with_its_exception() -> None:
     result = reward_function_for("open_ended", verifier="test_crashy")("<answer>x</answer>", "y")
-    assert (result.accuracy, result.status) == (0.0, "ok")
-    assert result.format == 1.0 and result.overall == pytest.approx(0.1)
-    assert "KeyError" in result.details["error"]
+    assert (result.status, result.accuracy, result.overall) == ("error", 0.0, 0.0)
+    assert result.masked and result.format == 1.0  # the format is still reported
+    assert result.details["error_type"] == "KeyError"
+    assert result.details["error"] == "KeyError: 'boom'"
+    assert result.details["verifier"] == "test_crashy@1"
 
 
-def test_a_verifier_returning_nonsense_is_contained() -> None:
+def test_a_verifier_returning_nonsense_is_an_error() -> None:
     result = reward_function_for("open_ended", verifier="test_out_of_range")("x", "y")
-    assert result.accuracy == 0.0 and "accuracy" in result.details["error"]
+    assert (result.status, result.accuracy) == ("error", 0.0)
+    assert "accuracy" in result.details["error"]
 
 
 @pytest.mark.parametrize("response", [None, 42, b"bytes", ["<answer>B</answer>"], {"a": 1}])

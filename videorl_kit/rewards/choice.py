@@ -5,6 +5,10 @@ What counts as naming option C (case-insensitive, after the final-statement refi
 ``C) Blue``, ``C. Blue``, ``Option C``, ``Choice: C``, ``C because ...``, ``The answer is C``,
 ``\\boxed{C}``; and, when ``options`` are given, the option text itself (``Blue``).
 
+Compatibility forms are folded first (full-width ``Ｂ``, circled ``Ⓑ``), and clauses that only
+reject an option are dropped (``not A; it is B`` and ``B, not A`` name B; ``not B`` alone names
+nothing), as is a leading ``it is`` / ``the answer is`` frame.
+
 What does not: an English article or pronoun (``A man opens the door``, ``I think ...``) unless the
 rest is that option's text; letters inside words or abbreviations (``e.g.``); letters in the
 reasoning (only the extracted final answer is read). Hedges score 0: ``A or B``, ``A, B, C, D``,
@@ -35,7 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.text import clean_gold, normalize_text, refine_answer
+from videorl_kit.rewards.text import (
+    asserted_answer,
+    clean_gold,
+    fold_compat,
+    normalize_text,
+    refine_answer,
+)
 
 #: Longest answer text compared against option texts (longer text is no option).
 MAX_OPTION_TEXT_CHARS = 2000
@@ -195,7 +205,7 @@ def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
 @lru_cache(maxsize=16384)
 def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None, str | None, str]:
     """``(letter or None, gold text for text mode or None, reason)`` for a ground truth."""
-    text = clean_gold(gold)
+    text = fold_compat(clean_gold(gold))
     if not text:
         return None, None, "empty ground truth"
     parsed = parse_options(options) if options else ()
@@ -228,7 +238,9 @@ class ChoiceVerifier:
         if gold_letter is None and gold_text is None:
             return VerifyOutcome.unverifiable(why or "unreadable ground truth")
         parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
-        answer = refine_answer(answer_text)
+        answer = asserted_answer(refine_answer(answer_text))
+        if not answer and answer_text.strip():
+            return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
         if gold_letter is None:  # text ground truth, no options to map letters
             pred_text = normalize_text(_unwrap(answer), drop_articles=True)
             return VerifyOutcome.ok(

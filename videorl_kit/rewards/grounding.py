@@ -5,7 +5,10 @@ Answers are JSON (``{"time": [s, e]}``, ``{"boxes": [x1, y1, x2, y2]}``,
 read from the answer text directly, from a markdown code fence, or from the last top-level
 ``{...}`` in it; a bare ``[s, e]``/``[x1, y1, x2, y2]`` list is accepted too. Two different JSON
 answers in one text are a hedge (0). In prose, a bare list (``at [0, 0, 10, 10]``) or a tuple
-(``(0, 0, 10, 10)``) is read too, and a box may be a string of four numbers.
+(``(0, 0, 10, 10)``) is read too, and a box may be a string of four numbers. Where JSON fails,
+a Python literal is read (``{'boxes': {1: (0, 0, 10, 10)}}``: single quotes, integer keys,
+tuples, ``None``, trailing commas) with :func:`ast.literal_eval`, which never runs code; ground
+truths are read the same way.
 
 Temporal answers may also be written out: ``from 10 to 20 seconds``, ``10-20s``,
 ``between 1:05 and 1:10``, ``00:01:05 - 00:01:10``; times may be seconds, ``mm:ss`` or
@@ -37,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -46,6 +50,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from videorl_kit.rewards.base import NoParams, VerifyOutcome
+from videorl_kit.rewards.extract import matching_braces
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -55,6 +60,8 @@ MAX_GROUNDING_CHARS = 100_000
 MAX_RANGE_TEXT_CHARS = 4096
 #: At most this many ``{`` positions are tried when looking for JSON objects in text.
 MAX_JSON_STARTS = 64
+#: Characters of one answer read as Python literals, all attempts together.
+MAX_LITERAL_CHARS = 20_000
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
 _TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
@@ -309,13 +316,50 @@ def _loads_stripped(text: str) -> Any:
     return value
 
 
+def python_literal(text: str) -> Any:
+    """The value of a Python literal written where JSON was expected, as JSON-like data
+    (tuples become lists; keys stay as written): :func:`ast.literal_eval` parses literals only
+    and never runs code. ``ValueError`` for anything else (calls, names, sets, huge input).
+
+    Example:
+        >>> python_literal("{'boxes': {1: (0, 0, 10, 10)}, 'label': None}")
+        {'boxes': {1: [0, 0, 10, 10]}, 'label': None}
+        >>> python_literal("__import__('os').getcwd()")
+        Traceback (most recent call last):
+        ...
+        ValueError: not a Python literal
+    """
+    if len(text) > MAX_LITERAL_CHARS:
+        raise ValueError("too long for a Python literal")
+    try:
+        return _json_like(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError("not a Python literal") from None
+
+
+def _json_like(value: Any) -> Any:
+    """``value`` with tuples as lists, recursively; sets, bytes and complex numbers refused."""
+    if isinstance(value, list | tuple):
+        return [_json_like(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_like(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise ValueError(f"not JSON-like: {type(value).__name__}")
+
+
 def _json_candidates(text: str) -> list[Any]:
-    """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects)."""
+    """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects);
+    where JSON fails, Python literals (:func:`python_literal`)."""
     stripped = text.strip()
     if stripped[:1] in "{[":
         try:
             return [_loads_stripped(stripped)]
         except (ValueError, RecursionError):
+            pass
+        try:
+            return [python_literal(stripped)]
+        except ValueError:
             pass
     found: list[Any] = []
     if "```" in stripped:
@@ -328,6 +372,8 @@ def _json_candidates(text: str) -> list[Any]:
             return found
     decoder = _DECODER
     pos, tries = 0, 0
+    braces: dict[int, int] | None = None
+    literal_budget = MAX_LITERAL_CHARS
     while tries < MAX_JSON_STARTS:
         start = stripped.find("{", pos)
         if start < 0:
@@ -337,7 +383,17 @@ def _json_candidates(text: str) -> list[Any]:
             value, end = decoder.raw_decode(stripped, start)
         except (ValueError, RecursionError):
             pos = start + 1
-            continue
+            if braces is None:
+                braces = matching_braces(stripped)
+            close = braces.get(start)
+            if close is None or close - start >= literal_budget:
+                continue
+            literal_budget -= close - start
+            try:
+                value = python_literal(stripped[start : close + 1])
+            except ValueError:
+                continue
+            end = close + 1
         if isinstance(value, dict):
             found.append(value)
         pos = end

@@ -18,8 +18,11 @@ math-verify. Residual risk: math-verify itself takes 1–100 ms on ordinary expr
 the first call, which builds its parsers).
 
 Ground truth: LaTeX or a plain expression, tried as is and then wrapped in ``$…$``. A gold that
-does not parse is unverifiable. A single option letter (``B``, ``(B)``; math sets with choices)
-is compared as a letter, like the ``choice`` verifier. math-verify is imported on first use.
+does not parse is unverifiable. A one-variable inequality, in the answer or the gold, is
+compared as the interval it describes (``x > 2`` = ``(2, \\infty)``, see
+:mod:`videorl_kit.rewards.math_intervals`). A single option letter (``B``, ``(B)``; math sets
+with choices) is compared as a letter, like the ``choice`` verifier. math-verify is imported
+on first use.
 
 Example:
     >>> v = MathVerifier(MathParams())
@@ -45,6 +48,7 @@ from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
 from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
+from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -258,8 +262,10 @@ class MathVerifier:
                 1.0 if pred_letter == gold_letter else 0.0, pred=pred_letter, gold=gold_letter
             )
         timeout_s = self.params.timeout_s
+        gold_text = inequality_as_interval(gold_text) or gold_text
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is not None:
+            answer = inequality_as_interval(answer) or answer
             verdict = exact_verdict(gold_text, answer)  # plain answers: no sympy needed
             if verdict is not None:
                 return VerifyOutcome.ok(

@@ -1,8 +1,9 @@
 """From a problem type (or a spec) to a reward function: extraction → verifier → RewardResult.
 
 A :class:`RewardFunction` is picklable (plain attributes), thread-safe (no mutable state) and
-deterministic. It never raises on model output: a verifier bug on a response becomes accuracy 0
-with ``details["error"]``; an unreadable ground truth becomes status ``unverifiable``.
+deterministic. It never raises on model output: a verifier that raises on a response gives status
+``error`` (the exception's class and message in ``details``); an unreadable ground truth gives
+status ``unverifiable``. Both score 0 and are masked by trainers.
 
 Example:
     >>> fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
@@ -24,11 +25,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
+from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
 from videorl_kit.rewards.registry import default_verifier_name, get_verifier
-from videorl_kit.rewards.result import RewardResult, checked_result
+from videorl_kit.rewards.result import RewardResult, checked_result, error_details
 
 VerifierArg = str | Sequence[Any] | None
 
@@ -126,18 +127,18 @@ class RewardFunction:
         try:
             outcome = self._verifier.score(answer if answer else "", gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
-            return VerifyOutcome(0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]})
+            return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
         if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):
-            return VerifyOutcome(
-                0.0, "ok", {"error": f"verifier returned {type(outcome).__name__}"}
-            )
+            return _contract_error(f"verifier returned {type(outcome).__name__}")
         acc = outcome.accuracy
         if not (type(acc) is float and 0.0 <= acc <= 1.0) and not (
             isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1
         ):
-            return VerifyOutcome(0.0, "ok", {"error": f"verifier returned accuracy {acc!r}"})
-        if outcome.status == STATUS_UNVERIFIABLE:
+            return _contract_error(f"verifier returned accuracy {acc!r}")
+        if outcome.status in MASKED_STATUSES:
             return outcome
+        if outcome.status != "ok":
+            return _contract_error(f"verifier returned status {outcome.status!r}")
         if not answer:  # hedge, empty answer block, empty response: never credit
             reason = ex.reason or "no answer"
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
@@ -166,10 +167,10 @@ class RewardFunction:
                 details["format_reason"] = fmt.reason
             if outcome.details:
                 details.update(outcome.details)
-            # _verify checked the accuracy (a number in [0, 1]) and fmt.score is 0.0 or 1.0, so
-            # the result is valid: build it without re-checking.
-            if outcome.status == STATUS_UNVERIFIABLE:
-                return checked_result(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
+            # _verify checked the accuracy (a number in [0, 1]) and the status, and fmt.score is
+            # 0.0 or 1.0, so the result is valid: build it without re-checking.
+            if outcome.status in MASKED_STATUSES:
+                return checked_result(0.0, fmt.score, 0.0, outcome.status, details)
             w_acc, w_fmt = self.weights
             accuracy = outcome.accuracy
             overall = w_acc * accuracy + w_fmt * fmt.score
@@ -177,9 +178,7 @@ class RewardFunction:
                 overall = clamp01(overall)
             return checked_result(accuracy, fmt.score, overall, "ok", details)
         except Exception as exc:  # defensive: extraction or formatting bug
-            return RewardResult(
-                0.0, 0.0, 0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]}
-            )
+            return RewardResult.error(exc, verifier=self._tag)
 
     def score_batch(
         self, items: Iterable[Mapping[str, Any] | Sequence[Any]], *, max_workers: int = 1
@@ -236,6 +235,12 @@ class RewardFunction:
             "options": _as_options(options),
             "result": result.to_dict(),
         }
+
+
+def _contract_error(message: str) -> VerifyOutcome:
+    """Status ``error`` for a verifier that broke its contract (wrong type, accuracy, status)."""
+    details = {"error_type": "VerifierContractError", "error": message}
+    return VerifyOutcome(0.0, STATUS_ERROR, details)
 
 
 def _verifier_triple(
