@@ -20,8 +20,8 @@ agreement rate of at least 97 % (the peer's two implementations reach 76 % and 7
 §2: compatibility forms, Python literals in grounding answers, "not A; it is B", ties through
 both responses, booleans, powers / grouped thousands / quantity words / tiny differences,
 short answers in a sentence, inequalities vs intervals, an unclosed ``<think>``), several
-variants each plus near misses that must stay 0, graded by hand before the fixes (88 of 193
-agreed then). Every one of them must agree.
+variants each plus near misses that must stay 0, graded by hand (the implementation before
+issue 10 agrees on 99 of the 218). Every one of them must agree.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ or no:
 * a leading verdict decides, after intensifiers (``absolutely``, ``definitely``, ``certainly``,
   ``of course``, ``no doubt``, ``without a doubt``): ``Yes, it is`` and ``No doubt, yes`` are
   yes, ``No, that is not true``, ``Absolutely not`` and ``Not at all`` are no, and an
-  intensifier alone (``Absolutely.``, ``Of course.``) is yes; so does a leading Chinese
+  intensifier alone (``Absolutely.``, ``Of course.``) is yes; so is a short reply (``It is.``,
+  ``Of course it does``; ``It is not.`` is no); so does a leading Chinese
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
   of a word (``no cat``, ``no one``) describes, it is not a verdict;
@@ -71,6 +72,12 @@ _NOT_VERDICT_RE = re.compile(
 _CONCLUSION_RE = re.compile(
     r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion)\b", re.IGNORECASE
 )
+#: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't".
+_SHORT_REPLY_RE = re.compile(
+    r"(?:it|that|this|there|they|he|she|i|we|you)\s{1,3}"
+    r"(?:is|are|was|were|does|do|did|can|will|has|have)(?P<neg>\s{1,3}not|n['’]t)?[\W_]{0,4}",
+    re.IGNORECASE,
+)
 #: "no" followed by a word describes ("no cat", "no one"); it is not a verdict.
 _DESCRIPTIVE_NO_RE = re.compile(r"\s{1,3}[A-Za-z]")
 _CN_NO = ("不", "否", "错", "没有", "沒有")
@@ -100,6 +107,8 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
         return ("yes" if text == "1" else "no"), None
     for m in _HEDGE_RE.finditer(text):
         a, b = _polarity(m.group("a")), _polarity(m.group("b"))
+        if m.group("b").casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
+            continue  # "yes, no doubt"
         if a and b and a != b:
             return None, f"hedged answer ({a} and {b})"
     conclusion = None
@@ -128,6 +137,9 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
             return "no", None  # "absolutely not"
     elif _NOT_VERDICT_RE.fullmatch(text):
         return "no", None  # "not at all", "not really"
+    reply = _SHORT_REPLY_RE.fullmatch(text)
+    if reply:  # "(of course) it is", "it is not"
+        return ("no" if reply.group("neg") else "yes"), None
     lead = _LEAD_RE.match(text)
     if lead:
         first = _polarity(lead.group("w"))

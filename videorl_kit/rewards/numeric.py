@@ -164,7 +164,9 @@ def _words_to_values(words: str) -> list[Fraction]:
             current += 2
         elif word == "half":
             cat = "half"
-            if started and after_and and last not in ("", "half"):
+            if started and after_and and last == "dozen":
+                current += 6  # "a dozen and a half"
+            elif started and after_and and last not in ("", "half"):
                 current += _HALF  # "two and a half"
             elif started and last == "unit":
                 current *= _HALF  # "one half"

@@ -67,16 +67,21 @@ def refine_answer(answer: str) -> str:
     return final if final else answer.strip()
 
 
-#: Where an answer splits into clauses: ``; ! ? ( ) [ ]``, ``. , :`` before a space or the end
-#: (not inside ``3.5``, ``1,000``, ``1:30``), a dash between spaces, and the word "but".
-_CLAUSE_SPLIT_RE = re.compile(r"[;!?()\[\]]|[.,:](?=\s|$)|\s[-–—]\s|—|\bbut\b", re.IGNORECASE)
+#: Where an answer splits into clauses: ``; ! ? ( ) [ ]``, ``, :`` not before a digit and ``.``
+#: before a space or the end (not inside ``3.5``, ``1,000``, ``1:30``), a dash between spaces,
+#: and the word "but".
+_CLAUSE_SPLIT_RE = re.compile(
+    r"[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b", re.IGNORECASE
+)
 #: A clause that only rejects something, at its start ("not A", "it is not 5", "isn't C") ...
 _REJECTS_AT_START_RE = re.compile(
     r"\s{0,8}(?:(?:and|or|so)\s{1,3})?"
     r"(?:(?:it|that|this|there|the\s{1,3}(?:correct\s{1,3}|right\s{1,3}|final\s{1,3})?"
     r"(?:answer|option|choice|response))\s{0,3}(?:is|was|are|were|'s|’s)\s{1,3}"
     r"|(?:definitely|certainly|clearly|surely|absolutely)\s{1,3})?not\b"
-    r"|\s{0,8}(?:it|that|this|there)\s{0,3}(?:isn|wasn|aren|weren)['’]t\b",
+    r"|\s{0,8}(?:it|that|this|there)\s{0,3}(?:isn|wasn|aren|weren)['’]t\b"
+    r"|\s{0,8}no\s{1,3}[^\s,]{1,20}\s{0,8}$"  # "no tie", "no D"
+    r"|\s{0,8}(?:而|并)?(?:不是|并非)",
     re.IGNORECASE,
 )
 #: ... or at its end ("A is wrong", "B is not correct", "C is not", "D isn't").
@@ -85,13 +90,15 @@ _REJECTS_AT_END_RE = re.compile(
     r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t)\s{0,8}$",
     re.IGNORECASE,
 )
-_REJECTION_HINTS = ("not", "n't", "n’t", "wrong", "incorrect", "false")
-#: A statement frame in front of the answer: "it is", "it's", "the answer is", "I think it's".
+_REJECTION_HINTS = ("not", "n't", "n’t", "wrong", "incorrect", "false", "no ", "不是", "并非")
+#: A statement frame in front of the answer: "it is", "it's", "the answer is", "I think it's",
+#: "so" (after a dropped rejection: "It is not A or B, so C").
 _FRAME_RE = re.compile(
-    r"\s{0,8}(?:i\s{1,3}(?:think|believe|guess|would\s{1,3}say)\s{1,3}(?:that\s{1,3})?)?"
-    r"(?:(?:it|that|this)\s{0,3}(?:is|was|'s|’s)"
+    r"\s{0,8}(?:(?:so|therefore|thus|hence|then|instead)\b,?\s{1,3})?"
+    r"(?:i\s{1,3}(?:think|believe|guess|would\s{1,3}say)\s{1,3}(?:that\s{1,3})?)?"
+    r"(?:(?:it|that|this)\s{0,3}(?:is|was|'s|’s)\s{1,3}"
     r"|the\s{1,3}(?:correct\s{1,3}|right\s{1,3}|final\s{1,3}|best\s{1,3})?"
-    r"(?:answer|option|choice)\s{1,3}(?:is|was|would\s{1,3}be|should\s{1,3}be))\s{1,3}",
+    r"(?:answer|option|choice)\s{1,3}(?:is|was|would\s{1,3}be|should\s{1,3}be)\s{1,3})?",
     re.IGNORECASE,
 )
 #: Longest answer whose clauses are examined (longer text is returned as it is).
@@ -103,9 +110,10 @@ def asserted_answer(answer: str) -> str:
     "A is wrong", "isn't C") are dropped, then a leading "it is" / "the answer is" / "I think
     it's" frame. ``""`` when every clause is a rejection (the answer names nothing).
 
-    Clauses end at ``; ! ? ( ) [ ]``, at ``. , :`` before a space or the end, at a spaced dash
-    and at "but". A hedge stays a hedge ("A or B, not C" asserts "A or B"), and the frame is
-    kept in front of more than one clause ("I think it's B, but it could be C").
+    Clauses end at ``; ! ? ( ) [ ]``, at ``, :`` not before a digit, at ``.`` before a space or
+    the end, at a spaced dash and at "but". A hedge stays a hedge ("A or B, not C" asserts
+    "A or B"), and the frame is kept in front of more than one clause ("I think it's B, but it
+    could be C").
 
     Example:
         >>> asserted_answer("4, not 5"), asserted_answer("not 5 but 4")
@@ -133,7 +141,7 @@ def asserted_answer(answer: str) -> str:
                 return ""
             text = ", ".join(p.strip() for p in kept)
     frame = _FRAME_RE.match(text)
-    if frame and frame.end() < len(text):
+    if frame and 0 < frame.end() < len(text):
         rest = text[frame.end() :]
         if not _CLAUSE_SPLIT_RE.search(rest.rstrip(" \t.!")):  # "it's B, but maybe C" stays
             text = rest
