@@ -55,7 +55,7 @@ _NUM_RE = re.compile(
     r"(?:\s{0,2}(?:[x×*]|\\times|\\cdot)\s{0,2}10\s{0,2}\^\s{0,2}\{?\s{0,2}(?P<exp10>[-+−]?\d{1,3})\s{0,2}\}?)?"
     r")"
     r"(?![\d])(?!\.\d)"
-    r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,3})\s{0,2}\}?(?![\d.]))?"
+    r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,6})\s{0,2}\}?(?![\d.]))?"
     r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion)\b)?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,

@@ -32,6 +32,9 @@ from videorl_kit.rewards.registry import default_verifier_name, get_verifier
 from videorl_kit.rewards.result import RewardResult, checked_result, error_details
 
 VerifierArg = str | Sequence[Any] | None
+#: What is graded: ``auto`` (the ``<answer>`` block, else the final statement, else the text
+#: outside ``<think>``) or ``answer_tag`` (only the ``<answer>`` block, no fallback).
+ANSWER_SOURCES: tuple[str, ...] = ("auto", "answer_tag")
 
 
 def _as_text(value: Any) -> str:
@@ -102,6 +105,7 @@ class RewardFunction:
         params: BaseModel,
         format_rule: str,
         weights: tuple[float, float],
+        answer_source: str = "auto",
     ) -> None:
         info = get_verifier(verifier_name, verifier_version)
         self.problem_type = problem_type
@@ -110,6 +114,7 @@ class RewardFunction:
         self.params = info.validate_params(params)
         self.format_rule = format_rule
         self.weights = weights
+        self.answer_source = answer_source
         self._verifier = info.create(self.params)
         self._tag = f"{info.name}@{info.version}"
 
@@ -117,7 +122,7 @@ class RewardFunction:
         return (
             f"RewardFunction({self.problem_type.value!r}, verifier={self._tag!r}, "
             f"params={self.params.model_dump()!r}, format={self.format_rule!r}, "
-            f"weights={self.weights!r})"
+            f"weights={self.weights!r}, answer_source={self.answer_source!r})"
         )
 
     # ------------------------------------------------------------------ scoring
@@ -150,6 +155,8 @@ class RewardFunction:
             ex, fmt = extract_with_format(
                 response if type(response) is str else _as_text(response), self.format_rule
             )
+            if self.answer_source != "auto" and ex.source != "answer_tag":
+                ex = _without_answer(ex)
             outcome = self._verify(
                 ex,
                 answer if type(answer) is str else _as_text(answer),
@@ -220,6 +227,8 @@ class RewardFunction:
         """
         text = _as_text(response)
         ex = extract_answer(text)
+        if self.answer_source != "auto" and ex.source != "answer_tag":
+            ex = _without_answer(ex)
         fmt = check_format(ex, self.format_rule)
         result = self(response, answer, options)
         return {
@@ -227,6 +236,7 @@ class RewardFunction:
             "verifier": self._tag,
             "params": self.params.model_dump(),
             "format_rule": self.format_rule,
+            "answer_source": self.answer_source,
             "weights": {"accuracy": self.weights[0], "format": self.weights[1]},
             "raw": shorten(text, 2000),
             "extraction": ex.steps(),
@@ -235,6 +245,13 @@ class RewardFunction:
             "options": _as_options(options),
             "result": result.to_dict(),
         }
+
+
+def _without_answer(ex: Extraction) -> Extraction:
+    """``ex`` with no answer: what ``answer_source: answer_tag`` makes of an untagged response."""
+    return ex._replace(
+        answer=None, source="none", reason="no <answer> block (answer_source: answer_tag)"
+    )
 
 
 def _contract_error(message: str) -> VerifyOutcome:
@@ -262,20 +279,27 @@ def reward_function_for(
     verifier: VerifierArg = None,
     format_rule: str = "answer_tag",
     weights: Sequence[float] = (0.9, 0.1),
+    answer_source: str = "auto",
 ) -> RewardFunction:
     """Build the reward function for a problem type (aliases accepted).
 
     ``verifier`` is ``(name, version, params)`` (version None = latest, params a dict or the
     verifier's params model), a bare name, or None for the type's default verifier.
-    Configuration errors (unknown type/verifier/format rule, bad params or weights, a verifier
-    that does not handle the type) raise ``ValueError`` (``UnknownVerifierError`` is a
-    ``LookupError``) at build time, never while scoring.
+    ``answer_source`` is ``"auto"`` (the ``<answer>`` block, else the final statement, else the
+    text outside ``<think>``) or ``"answer_tag"`` (only the ``<answer>`` block: a response
+    without one has no answer). Configuration errors (unknown type/verifier/format rule/answer
+    source, bad params or weights, a verifier that does not handle the type) raise
+    ``ValueError`` (``UnknownVerifierError`` is a ``LookupError``) at build time, never while
+    scoring.
 
     Example:
         >>> reward_function_for("regression").verifier_name
         'mra'
         >>> reward_function_for("ocr", format_rule="none")("Hello world", "hello world").overall
         1.0
+        >>> strict = reward_function_for("multiple_choice", answer_source="answer_tag")
+        >>> strict("The answer is B.", "B").accuracy, strict("<answer>B</answer>", "B").accuracy
+        (0.0, 1.0)
     """
     ptype = canonical_problem_type(str(problem_type))
     name, version, params = _verifier_triple(ptype, verifier)
@@ -290,6 +314,10 @@ def reward_function_for(
         raise ValueError(
             f"unknown format rule {format_rule!r}; valid rules: {', '.join(FORMAT_RULES)}"
         )
+    if answer_source not in ANSWER_SOURCES:
+        raise ValueError(
+            f"unknown answer source {answer_source!r}; valid: {', '.join(ANSWER_SOURCES)}"
+        )
     return RewardFunction(
         ptype,
         info.name,
@@ -297,15 +325,16 @@ def reward_function_for(
         info.validate_params(params),
         format_rule,
         _check_weights(weights),
+        answer_source,
     )
 
 
 def reward_function_from_spec(spec: Any) -> RewardFunction:
     """Build the reward function a task spec declares (attribute access only).
 
-    Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params``, ``spec.reward.format``
-    and ``spec.reward.weights.accuracy/.format``; a missing ``verifier`` or ``reward`` means the
-    defaults.
+    Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params``, ``spec.reward.format``,
+    ``spec.reward.weights.accuracy/.format`` and ``spec.reward.answer_source``; a missing
+    ``verifier``, ``reward`` or ``answer_source`` means the defaults.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -320,4 +349,5 @@ def reward_function_from_spec(spec: Any) -> RewardFunction:
     reward = getattr(spec, "reward", None)
     format_rule = "answer_tag" if reward is None else reward.format
     weights = (0.9, 0.1) if reward is None else (reward.weights.accuracy, reward.weights.format)
-    return reward_function_for(spec.problem_type, verifier, format_rule, weights)
+    answer_source = getattr(reward, "answer_source", "auto")
+    return reward_function_for(spec.problem_type, verifier, format_rule, weights, answer_source)
