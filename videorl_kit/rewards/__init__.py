@@ -12,11 +12,13 @@ Public API (import from the submodules, or lazily from here):
       >>> fn.score_batch([{"response": "The answer is B", "answer": "C"}])[0].overall
       0.0
 
-  ``reward_function_for(problem_type, verifier=("numeric", 1, {"abs_tol": 0.5}),
-  format_rule="answer_tag", weights=(0.9, 0.1))``; :func:`reward_function_from_spec(spec)` reads
-  ``spec.problem_type``, ``spec.verifier`` and ``spec.reward``.
+  ``reward_function_for(problem_type, verifier=("numeric", 2, {"abs_tol": 0.5}),
+  format_rule="answer_tag", weights=(0.9, 0.1), answer_source="auto")``;
+  :func:`reward_function_from_spec(spec)` reads ``spec.problem_type``, ``spec.verifier`` and
+  ``spec.reward``.
 * :class:`RewardResult` (``result``): ``accuracy``, ``format``, ``overall`` (floats in [0, 1]),
-  ``status`` (``"ok"`` | ``"unverifiable"``), ``details`` (dict; ``to_dict()`` for JSON).
+  ``status`` (``"ok"`` | ``"unverifiable"`` | ``"error"``; ``masked`` is True for the last two),
+  ``details`` (dict; ``to_dict()`` for JSON).
 * :func:`extract_answer` (``extract``): the shared extraction pipeline; returns an
   :class:`Extraction` with every step (answer blocks, final statement, hedge flag, ...).
 * :func:`format_score` (``format``): the format rules ``answer_tag`` and ``none``.
@@ -26,8 +28,9 @@ Public API (import from the submodules, or lazily from here):
   Entry-point group for third-party verifiers: ``videorl_kit.verifiers``.
 * Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``, ``NoParams``).
 
-Built-in verifiers (all version 1): choice, numeric, mra, boolean, temporal_iou, box_iou,
-spatiotemporal_iou, tracking_iou, wer, rouge, math, code_exec, preference.
+Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatiotemporal_iou,
+tracking_iou, rouge, math, preference (version 2), wer, code_exec (version 1); the changelog is
+in docs/verifiers.md.
 
 Importing this package is cheap: submodules load on first attribute access.
 """

@@ -177,7 +177,7 @@ class BooleanParams(BaseModel):
 
 @register_verifier(
     name="boolean",
-    version=1,
+    version=2,
     problem_types=("boolean",),
     params_model=BooleanParams,
 )

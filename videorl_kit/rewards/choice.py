@@ -256,7 +256,7 @@ def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None,
 
 @register_verifier(
     name="choice",
-    version=1,
+    version=2,
     problem_types=("multiple_choice",),
     params_model=ChoiceParams,
 )

@@ -705,7 +705,7 @@ def _iou_over_gold(pred: dict[float, Any], gold: dict[float, Any]) -> tuple[floa
 
 
 @register_verifier(
-    name="temporal_iou", version=1, problem_types=("temporal_grounding",), params_model=NoParams
+    name="temporal_iou", version=2, problem_types=("temporal_grounding",), params_model=NoParams
 )
 class TemporalIouVerifier:
     """Temporal IoU of the predicted [start, end] with the ground truth (seconds)."""
@@ -726,7 +726,7 @@ class TemporalIouVerifier:
 
 
 @register_verifier(
-    name="box_iou", version=1, problem_types=("spatial_grounding",), params_model=NoParams
+    name="box_iou", version=2, problem_types=("spatial_grounding",), params_model=NoParams
 )
 class BoxIouVerifier:
     """IoU of the predicted box [x1, y1, x2, y2] with the ground-truth box."""
@@ -804,7 +804,7 @@ def _pred_track(
 
 @register_verifier(
     name="spatiotemporal_iou",
-    version=1,
+    version=2,
     problem_types=("spatiotemporal_grounding",),
     params_model=NoParams,
 )
@@ -837,7 +837,7 @@ class SpatioTemporalIouVerifier:
 
 
 @register_verifier(
-    name="tracking_iou", version=1, problem_types=("tracking",), params_model=NoParams
+    name="tracking_iou", version=2, problem_types=("tracking",), params_model=NoParams
 )
 class TrackingIouVerifier:
     """Mean box IoU over the ground-truth seconds (a missing second counts 0)."""

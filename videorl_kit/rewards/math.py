@@ -240,7 +240,7 @@ class MathParams(BaseModel):
     max_answer_chars: int = Field(default=256, ge=1, le=10_000)
 
 
-@register_verifier(name="math", version=1, problem_types=("math",), params_model=MathParams)
+@register_verifier(name="math", version=2, problem_types=("math",), params_model=MathParams)
 class MathVerifier:
     """Symbolic equivalence via math-verify, bounded in time without signals."""
 

@@ -544,7 +544,7 @@ def _round_to(value: Fraction, places: int) -> Fraction:
 
 @register_verifier(
     name="numeric",
-    version=1,
+    version=2,
     problem_types=("numerical", "regression"),
     params_model=NumericParams,
 )
@@ -664,7 +664,7 @@ def mean_relative_accuracy(pred: Fraction, gold: Fraction, *, inclusive: bool = 
 
 @register_verifier(
     name="mra",
-    version=1,
+    version=2,
     problem_types=("regression", "numerical"),
     params_model=MraParams,
 )

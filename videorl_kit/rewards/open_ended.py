@@ -172,7 +172,7 @@ class RougeParams(BaseModel):
     max_answer_tokens: int = Field(default=4096, ge=1)
 
 
-@register_verifier(name="rouge", version=1, problem_types=("open_ended",), params_model=RougeParams)
+@register_verifier(name="rouge", version=2, problem_types=("open_ended",), params_model=RougeParams)
 class RougeVerifier:
     """Exact match for short answers, else mean ROUGE-1/2/L F-measure (no stemming)."""
 

@@ -176,7 +176,7 @@ class PreferenceParams(BaseModel):
 
 
 @register_verifier(
-    name="preference", version=1, problem_types=("critic",), params_model=PreferenceParams
+    name="preference", version=2, problem_types=("critic",), params_model=PreferenceParams
 )
 class PreferenceVerifier:
     """1 when the judgement (Response 1 / Response 2 / Tie) equals the gold; hedges 0."""

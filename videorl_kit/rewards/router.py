@@ -6,7 +6,7 @@ deterministic. It never raises on model output: a verifier that raises on a resp
 status ``unverifiable``. Both score 0 and are masked by trainers.
 
 Example:
-    >>> fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
+    >>> fn = reward_function_for("numerical", verifier=("numeric", 2, {"abs_tol": 0.5}))
     >>> r = fn("<think>3 cats and 2 dogs</think><answer>5.4</answer>", "5")
     >>> r.accuracy, r.format, r.overall, r.status
     (1.0, 1.0, 1.0, 'ok')
@@ -339,7 +339,7 @@ def reward_function_from_spec(spec: Any) -> RewardFunction:
     Example:
         >>> from types import SimpleNamespace as NS
         >>> spec = NS(problem_type="numerical",
-        ...           verifier=NS(name="numeric", version=1, params={"abs_tol": 1}),
+        ...           verifier=NS(name="numeric", version=2, params={"abs_tol": 1}),
         ...           reward=NS(format="none", weights=NS(accuracy=1.0, format=0.0)))
         >>> reward_function_from_spec(spec)("about 11", "12").overall
         1.0

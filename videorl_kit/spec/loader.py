@@ -49,7 +49,8 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
 
     ``path`` may also be an ``hf://ORG/NAME@REV/file.yaml`` URI. Raises
     :class:`SpecError` listing all problems. The returned spec has its default verifier
-    filled in, ``source_file`` set and ``provenance`` listing Hub files and revisions.
+    (or its verifier's newest version, when the spec leaves the version out) filled in,
+    ``source_file`` set and ``provenance`` listing Hub files and revisions.
 
     Example:
         >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
@@ -66,6 +67,11 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
     spec = TaskSpec.model_validate(doc.data)
     if spec.verifier is None:
         spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
+    elif spec.verifier.version is None:  # the newest version, recorded in the resolved spec
+        newest = _newest_version(spec.verifier.name)
+        spec = spec.model_copy(
+            update={"verifier": spec.verifier.model_copy(update={"version": newest})}
+        )
     spec._source_file = doc.root_path
     return spec.with_provenance(doc.hub_files)
 
@@ -103,6 +109,12 @@ def _default_verifier(problem_type: ProblemType) -> VerifierRef:
 
     info = get_verifier(default_verifier_name(problem_type))
     return VerifierRef(name=info.name, version=info.version, params={})
+
+
+def _newest_version(name: str) -> int:
+    from videorl_kit.rewards.registry import get_verifier
+
+    return get_verifier(name).version
 
 
 def _dedupe(issues: list[SpecIssue]) -> list[SpecIssue]:
@@ -176,7 +188,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
     verifier = doc.data.get("verifier")
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
-    name, version = verifier["name"], verifier.get("version", 1)
+    name, version = verifier["name"], verifier.get("version")
     version = version if isinstance(version, int) else None
 
     def at(path: tuple[Any, ...], message: str) -> SpecIssue:

@@ -138,7 +138,14 @@ class VerifierRef(_Strict):
     """A registered verifier, by name and version, with its parameters (never code)."""
 
     name: str = Field(..., description="Registered verifier name, e.g. 'numeric'.")
-    version: int = Field(1, ge=1, description="Verifier version; bump means new semantics.")
+    version: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Verifier version; a bump means new semantics. Left out: the newest version, which "
+            "the loader fills in. A retired version is an error naming what changed."
+        ),
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters.")
 
 
