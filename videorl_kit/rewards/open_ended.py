@@ -187,7 +187,9 @@ class RougeVerifier:
         if gold_words <= self.params.short_max_words:
             if len(answer_text) > 20 * (len(gold_norm) + 20):
                 return VerifyOutcome.wrong("answer much longer than the short ground truth")
-            sentence = asserted_answer(refine_answer(answer_text))
+            sentence = refine_answer(answer_text)
+            if not gold_negated:  # a negative gold ("not blue") keeps its negations
+                sentence = asserted_answer(sentence)
             pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)

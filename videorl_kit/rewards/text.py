@@ -84,7 +84,7 @@ _REJECTS_AT_START_RE = re.compile(
     r"(?:answer|option|choice|response))\s{0,3}(?:is|was|are|were|'s|’s)\s{1,3}"
     r"|(?:definitely|certainly|clearly|surely|absolutely)\s{1,3})?not\b"
     r"|\s{0,8}(?:it|that|this|there)\s{0,3}(?:isn|wasn|aren|weren)['’]t\b"
-    r"|\s{0,8}no\s{1,3}[^\s,]{1,20}\s{0,8}$"  # "no tie", "no D"
+    r"|\s{0,8}no\s{1,3}(?:tie|draw|option\s{1,3}[a-z]|[a-z])\s{0,8}$"  # "no tie", "no D"
     r"|\s{0,8}(?:而|并)?(?:不是|并非)",
     re.IGNORECASE,
 )
