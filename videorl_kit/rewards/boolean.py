@@ -3,7 +3,7 @@
 The answer (after the final-statement refinement, compatibility forms folded) is read as yes
 or no:
 
-* ``1`` is yes and ``0`` is no (the whole answer);
+* ``1`` and ``y`` are yes, ``0`` and ``n`` are no (the whole answer);
 * a verdict after the last conclusion word (``so``, ``therefore``, ``thus``, ``hence``, ``which
   means``) decides: ``There is no cat, so yes, it is empty`` is yes;
 * a leading verdict decides, after intensifiers (``absolutely``, ``definitely``, ``certainly``,
@@ -45,9 +45,11 @@ from videorl_kit.rewards.text import clean_gold, fold_compat, refine_answer
 #: Only this many leading characters of an answer are read.
 MAX_BOOLEAN_ANSWER_CHARS = 2000
 
-_YES = frozenset({"yes", "true", "correct", "yeah", "yep", "affirmative"})
-_NO = frozenset({"no", "false", "incorrect", "nope", "negative"})
-_BOOL_WORD = r"yes|no|true|false|correct|incorrect|yeah|yep|nope|affirmative|negative"
+_YES = frozenset({"yes", "true", "correct", "yeah", "yep", "yup", "affirmative"})
+_NO = frozenset({"no", "false", "incorrect", "nope", "nah", "negative"})
+_BOOL_WORD = r"yes|no|true|false|correct|incorrect|yeah|yep|yup|nope|nah|affirmative|negative"
+#: Whole answers that are a verdict by themselves.
+_WHOLE_ANSWERS = {"1": "yes", "0": "no", "y": "yes", "n": "no"}
 _HEDGE_RE = re.compile(
     rf"\b(?P<a>{_BOOL_WORD})\s{{0,3}}(?:/|\bor\b|\band\b|,|\|)\s{{0,3}}(?:maybe\s{{1,3}})?"
     rf"(?P<b>{_BOOL_WORD})\b",
@@ -59,7 +61,7 @@ _LEAD_RE = re.compile(r"[\W_]*(?P<w>[A-Za-z]+)")
 #: Words that strengthen a verdict without being one ("absolutely not", "no doubt, yes").
 _INTENSIFIERS_RE = re.compile(
     r"(?:[\W_]{0,4}(?:absolutely|definitely|certainly|surely|undoubtedly|clearly|obviously"
-    r"|indeed|of\s{1,3}course|no\s{1,3}doubt(?:\s{1,3}about\s{1,3}it)?"
+    r"|indeed|sure|of\s{1,3}course|no\s{1,3}doubt(?:\s{1,3}about\s{1,3}it)?"
     r"|without\s{1,3}(?:a\s{1,3})?doubt|for\s{1,3}sure)\b){1,3}[\W_]{0,4}",
     re.IGNORECASE,
 )
@@ -103,8 +105,9 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
     text = clean_answer(fold_compat(text[:MAX_BOOLEAN_ANSWER_CHARS]))
     if not text:
         return None, "empty answer"
-    if text in ("1", "0"):
-        return ("yes" if text == "1" else "no"), None
+    whole = _WHOLE_ANSWERS.get(text.casefold())
+    if whole:
+        return whole, None
     for m in _HEDGE_RE.finditer(text):
         a, b = _polarity(m.group("a")), _polarity(m.group("b"))
         if m.group("b").casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):

@@ -230,6 +230,17 @@ def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
     return parsed
 
 
+_INFINITY = str.maketrans({"∞": "\\infty "})
+
+
+def _as_set(text: str) -> str:
+    """``∞`` written as ``\\infty`` (math-verify reads only that), and a one-variable
+    inequality as its interval (:func:`inequality_as_interval`)."""
+    if "∞" in text:
+        text = text.translate(_INFINITY)
+    return inequality_as_interval(text) or text
+
+
 class MathParams(BaseModel):
     """Parameters of the ``math`` verifier."""
 
@@ -262,10 +273,10 @@ class MathVerifier:
                 1.0 if pred_letter == gold_letter else 0.0, pred=pred_letter, gold=gold_letter
             )
         timeout_s = self.params.timeout_s
-        gold_text = inequality_as_interval(gold_text) or gold_text
+        gold_text = _as_set(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is not None:
-            answer = inequality_as_interval(answer) or answer
+            answer = _as_set(answer)
             verdict = exact_verdict(gold_text, answer)  # plain answers: no sympy needed
             if verdict is not None:
                 return VerifyOutcome.ok(

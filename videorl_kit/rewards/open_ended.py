@@ -8,8 +8,8 @@
   normalised gold, or when it is one short sentence that *states* the gold: the gold's words
   end it (``It is Paris.``, ``The man is holding a red umbrella.``, at most one word after
   them: ``There are two people.``; ``in the kitchen`` states ``kitchen``), once, with at most 8
-  other words, no negation (``It is not Paris``) and no alternative (``Paris or London``,
-  ``maybe``). Otherwise 0.
+  other words, no negation (``It is not Paris``), no alternative (``Paris or London``,
+  ``maybe``) and nothing placing it relative to the gold (``near Paris``). Otherwise 0.
 * **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
   with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
   tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
@@ -65,6 +65,14 @@ _NOT_A_STATEMENT = frozenset(
     )
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
+#: Words that place the answer relative to the gold instead of stating it ("near Paris").
+_RELATIONAL_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "near behind beside beneath below above outside around except besides unlike than "
+        "like opposite next close far past beyond toward towards",
+    )
+)
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
 
 
@@ -86,7 +94,8 @@ def _with_digits(norm: str) -> str:
 def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
     """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
     module docstring): the gold's words end it (one word may follow) and occur once, at most
-    :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list.
+    :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
+    word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
 
     Example:
         >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
@@ -107,7 +116,10 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
     start = spans[0]
     if len(words) - (start + n) > 1:
         return False
-    return start == 0 or words[start - 1] not in _LIST_WORDS
+    before = words[max(0, start - 2) : start]
+    return not any(w in _LIST_WORDS or w in _RELATIONAL_WORDS for w in before[-1:]) and not (
+        len(before) == 2 and before[1] in ("to", "from") and before[0] in _RELATIONAL_WORDS
+    )
 
 
 def rouge_tokens(text: str, limit: int | None = None) -> list[str]:

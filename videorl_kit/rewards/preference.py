@@ -86,7 +86,9 @@ _CLAIM_RE = re.compile(
 )
 _TIE_RE = re.compile(
     r"\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
-    r"|\bneither\b[^.\n]{0,40}\bbetter\b|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b"
+    r"|\bneither\b[^.\n]{0,40}\b(?:better|preferable|superior|worse|stronger)\b"
+    r"|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b|\bno\s{1,3}preference\b"
+    r"|\b(?:equivalent|indistinguishable|evenly\s{1,3}matched)\b|\bon\s{1,3}(?:a\s{1,3})?par\b"
     rf"|(?<!not\s)(?<!n't\s)(?<!n’t\s)(?<!quite\s)\b(?:just\s{{1,3}})?{_AS_QUALITY}",
     re.IGNORECASE,
 )

@@ -94,7 +94,14 @@ _REJECTS_AT_END_RE = re.compile(
     r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t)\s{0,8}$",
     re.IGNORECASE,
 )
-_REJECTION_HINTS = ("not", "n't", "n’t", "wrong", "incorrect", "false", "no ", "不是", "并非")
+_REJECTION_HINTS = (
+    "not", "n't", "n’t", "wrong", "incorrect", "false", "no ", "instead", "rather", "不是", "并非"
+)  # fmt: skip
+#: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
+_REJECTING_LINK_RE = re.compile(
+    r"\s{0,3},?\s{0,3}\b(?:instead\s{1,3}of|rather\s{1,3}than|and\s{1,3}not|but\s{1,3}not)\b\s{0,3}",
+    re.IGNORECASE,
+)
 #: A statement frame in front of the answer: "it is", "it's", "the answer is", "I think it's",
 #: "so" (after a dropped rejection: "It is not A or B, so C").
 _FRAME_RE = re.compile(
@@ -111,8 +118,9 @@ MAX_ASSERTED_CHARS = 2000
 
 def asserted_answer(answer: str) -> str:
     """What an answer asserts: clauses that only reject something ("not A", "it is not 5",
-    "A is wrong", "isn't C") are dropped, then a leading "it is" / "the answer is" / "I think
-    it's" frame. ``""`` when every clause is a rejection (the answer names nothing).
+    "A is wrong", "isn't C", what follows "instead of", "rather than", "and not") are dropped,
+    then a leading "it is" / "the answer is" / "I think it's" frame. ``""`` when every clause is
+    a rejection (the answer names nothing).
 
     Clauses end at ``; ! ? ( ) [ ]``, at ``, :`` not before a digit, at ``.`` before a space or
     the end, at a spaced dash and at "but". A hedge stays a hedge ("A or B, not C" asserts
@@ -134,7 +142,7 @@ def asserted_answer(answer: str) -> str:
         return text
     low = text.lower()
     if any(hint in low for hint in _REJECTION_HINTS):
-        pieces = _CLAUSE_SPLIT_RE.split(text)
+        pieces = _CLAUSE_SPLIT_RE.split(_REJECTING_LINK_RE.sub(", not ", text))
         kept = [
             p
             for p in pieces
