@@ -48,8 +48,11 @@ MAX_BOOLEAN_ANSWER_CHARS = 2000
 _YES = frozenset({"yes", "true", "correct", "yeah", "yep", "yup", "affirmative"})
 _NO = frozenset({"no", "false", "incorrect", "nope", "nah", "negative"})
 _BOOL_WORD = r"yes|no|true|false|correct|incorrect|yeah|yep|yup|nope|nah|affirmative|negative"
-#: Whole answers that are a verdict by themselves.
-_WHOLE_ANSWERS = {"1": "yes", "0": "no", "y": "yes", "n": "no"}
+#: Whole answers that are a verdict by themselves (the common ones looked up first).
+_WHOLE_ANSWERS = {
+    **{w: "yes" for w in ("yes", "true", "1", "y")},
+    **{w: "no" for w in ("no", "false", "0", "n")},
+}
 _HEDGE_RE = re.compile(
     rf"\b(?P<a>{_BOOL_WORD})\s{{0,3}}(?:/|\bor\b|\band\b|,|\|)\s{{0,3}}(?:maybe\s{{1,3}})?"
     rf"(?P<b>{_BOOL_WORD})\b",

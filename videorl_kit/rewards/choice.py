@@ -273,9 +273,11 @@ class ChoiceVerifier:
         if gold_letter is None and gold_text is None:
             return VerifyOutcome.unverifiable(why or "unreadable ground truth")
         parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
-        answer = asserted_answer(refine_answer(answer_text))
-        if not answer and answer_text.strip():
-            return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
+        answer = refine_answer(answer_text)
+        if _SIMPLE_RE.fullmatch(answer) is None:  # "B", "(B)", "B.": nothing to drop
+            answer = asserted_answer(answer)
+            if not answer and answer_text.strip():
+                return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
         if gold_letter is None:  # text ground truth, no options to map letters
             pred_text = normalize_text(_unwrap(answer), drop_articles=True)
             return VerifyOutcome.ok(

@@ -62,6 +62,11 @@ MAX_RANGE_TEXT_CHARS = 4096
 MAX_JSON_STARTS = 64
 #: Characters of one answer read as Python literals, all attempts together.
 MAX_LITERAL_CHARS = 20_000
+#: What only a Python literal has (a text JSON rejected without any is not tried as one):
+#: quotes, tuples, None/True/False, unquoted number keys, trailing commas.
+_PYTHON_ONLY_RE = re.compile(
+    r"'|\(|\b(?:None|True|False)\b|[{,]\s{0,8}-?\d[\d.]{0,30}\s{0,8}:|,\s{0,8}[}\]]"
+)
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
 _TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
@@ -331,6 +336,8 @@ def python_literal(text: str) -> Any:
     """
     if len(text) > MAX_LITERAL_CHARS:
         raise ValueError("too long for a Python literal")
+    if not _PYTHON_ONLY_RE.search(text):
+        raise ValueError("not a Python literal")  # JSON already refused it
     try:
         return _json_like(ast.literal_eval(text))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -94,9 +94,10 @@ _REJECTS_AT_END_RE = re.compile(
     r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t)\s{0,8}$",
     re.IGNORECASE,
 )
-_REJECTION_HINTS = (
-    "not", "n't", "n’t", "wrong", "incorrect", "false", "no ", "instead", "rather", "不是", "并非"
-)  # fmt: skip
+#: Words without which no clause is a rejection (a quick test before splitting).
+_REJECTION_HINT_RE = re.compile(
+    r"not|n['’]t|wrong|incorrect|false|no |instead|rather|不是|并非", re.IGNORECASE
+)
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
 _REJECTING_LINK_RE = re.compile(
     r"\s{0,3},?\s{0,3}\b(?:instead\s{1,3}of|rather\s{1,3}than|and\s{1,3}not|but\s{1,3}not)\b\s{0,3}",
@@ -140,8 +141,7 @@ def asserted_answer(answer: str) -> str:
     text = answer.strip()
     if len(text) > MAX_ASSERTED_CHARS:
         return text
-    low = text.lower()
-    if any(hint in low for hint in _REJECTION_HINTS):
+    if _REJECTION_HINT_RE.search(text):
         pieces = _CLAUSE_SPLIT_RE.split(_REJECTING_LINK_RE.sub(", not ", text))
         kept = [
             p
