@@ -17,6 +17,8 @@ from videorl_kit.cli import app
 from videorl_kit.rewards.router import reward_function_for, reward_function_from_spec
 from videorl_kit.spec import SpecError, load_spec
 
+from .specs import write_spec
+
 runner = CliRunner()
 
 UNTAGGED = [
@@ -69,15 +71,7 @@ def test_answer_source_is_validated_kept_by_pickle_and_explained() -> None:
 
 
 def _spec(tmp_path: Path, reward: str) -> Path:
-    (tmp_path / "data.jsonl").write_text('{"problem": "q", "answer": "B"}\n', encoding="utf-8")
-    path = tmp_path / "strict.yaml"
-    path.write_text(
-        "id: strict-mc\nversion: 1\nproblem_type: multiple_choice\ndata: {path: data.jsonl}\n"
-        f"reward: {reward}\n"
-        'prompt: {template: "{{ question }}"}\n',
-        encoding="utf-8",
-    )
-    return path
+    return write_spec(tmp_path, "strict", "multiple_choice", f"reward: {reward}\n", "B")
 
 
 def test_the_spec_option_reaches_the_reward_function(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import reward_function_for
 
+from .specs import write_spec
+
 runner = CliRunner()
 
 
@@ -76,14 +78,8 @@ def test_result_rejects_a_nonzero_score_with_a_masked_status() -> None:
 
 @pytest.fixture
 def scored(tmp_path: Path) -> tuple[Path, Path]:
-    (tmp_path / "data.jsonl").write_text('{"problem": "q", "answer": "x"}\n', encoding="utf-8")
-    spec = tmp_path / "fragile.yaml"
-    spec.write_text(
-        "id: fragile\nversion: 1\nproblem_type: open_ended\ndata: {path: data.jsonl}\n"
-        "verifier: {name: test_fragile, version: 1}\n"
-        'prompt: {template: "{{ question }}"}\n',
-        encoding="utf-8",
-    )
+    verifier = "verifier: {name: test_fragile, version: 1}\n"
+    spec = write_spec(tmp_path, "fragile", "open_ended", verifier, "x")
     lines = [
         {"response": "<answer>x</answer>", "answer": "x"},
         {"response": "<answer>divide</answer>", "answer": "x"},

@@ -11,17 +11,11 @@ from videorl_kit.rewards.registry import get_verifier
 from videorl_kit.rewards.router import reward_function_from_spec
 from videorl_kit.spec import SpecError, load_spec
 
+from .specs import write_spec
+
 
 def _spec(tmp_path: Path, verifier: str) -> Path:
-    (tmp_path / "data.jsonl").write_text('{"problem": "q", "answer": "3"}\n', encoding="utf-8")
-    path = tmp_path / "count.yaml"
-    path.write_text(
-        "id: count\nversion: 1\nproblem_type: numerical\ndata: {path: data.jsonl}\n"
-        f"verifier: {verifier}\n"
-        'prompt: {template: "{{ question }}"}\n',
-        encoding="utf-8",
-    )
-    return path
+    return write_spec(tmp_path, "count", "numerical", f"verifier: {verifier}\n", "3")
 
 
 def test_a_left_out_version_is_the_newest_and_is_recorded(tmp_path: Path) -> None:

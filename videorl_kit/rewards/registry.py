@@ -59,13 +59,12 @@ BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
 
 #: Built-in versions that were replaced, with what changed: asking for one is an error that says
 #: so (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
+#: Every built-in at version 2 replaced its version 1 in issue 10.
 RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
     (name, 1): "issue 10 changed how answers are read"
-    for name in (
-        "choice", "numeric", "mra", "boolean", "temporal_iou", "box_iou",
-        "spatiotemporal_iou", "tracking_iou", "rouge", "math", "preference",
-    )
-}  # fmt: skip
+    for name, version in BUILTIN_VERIFIERS
+    if version == 2
+}
 
 #: The verifier a problem type uses when a spec names none.
 DEFAULT_VERIFIERS: dict[ProblemType, str] = {
