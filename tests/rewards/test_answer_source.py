@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from videorl_kit.cli import app
 from videorl_kit.rewards.router import reward_function_for, reward_function_from_spec
+from videorl_kit.rewards.task import TaskReward
+from videorl_kit.rewards.trl_functions import TaskRewardFunction
 from videorl_kit.spec import SpecError, load_spec
 
 from .specs import write_spec
@@ -81,6 +83,24 @@ def test_the_spec_option_reaches_the_reward_function(tmp_path: Path) -> None:
     default = reward_function_from_spec(load_spec(_spec(tmp_path, "{format: answer_tag}")))
     assert default.answer_source == "auto"
     assert default("The answer is B.", "B").accuracy == 1.0
+
+
+def test_per_row_task_rewards_and_trl_functions_use_it(tmp_path: Path) -> None:
+    spec = load_spec(
+        write_spec(tmp_path, "mixed", "from_row", "reward: {answer_source: answer_tag}\n", "3")
+    )
+    task = TaskReward.from_spec(spec)
+    assert task.score("So the answer is 3.", "3", problem_type="numerical").accuracy == 0.0
+    assert task.score("<answer>3</answer>", "3", problem_type="numerical").accuracy == 1.0
+    assert all(fn.answer_source == "answer_tag" for fn in task.functions.values())
+    trl = TaskRewardFunction.from_spec(spec)
+    rewards = trl(
+        prompts=["p", "p"],
+        completions=["The answer is B.", "<answer>B</answer>"],
+        answer=["B", "B"],
+        problem_type=["multiple_choice", "multiple_choice"],
+    )
+    assert rewards == [0.0, 1.0]
 
 
 def test_an_unknown_answer_source_is_a_spec_error_naming_the_field(tmp_path: Path) -> None:

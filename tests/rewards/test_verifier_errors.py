@@ -19,6 +19,8 @@ from videorl_kit.rewards.base import NoParams, VerifyOutcome
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import reward_function_for
+from videorl_kit.rewards.trl_functions import TaskRewardFunction
+from videorl_kit.spec import load_spec
 
 from .specs import write_spec
 
@@ -93,6 +95,17 @@ def scored(tmp_path: Path) -> tuple[Path, Path]:
         encoding="utf-8",
     )
     return spec, rollouts
+
+
+def test_trl_reward_functions_mask_errors_with_none(scored: tuple[Path, Path]) -> None:
+    spec, _ = scored
+    trl = TaskRewardFunction.from_spec(load_spec(spec))
+    rewards = trl(
+        prompts=["p"] * 3,
+        completions=["<answer>x</answer>", "<answer>divide</answer>", "<answer>y</answer>"],
+        answer=["x", "x", "x"],
+    )
+    assert rewards == [1.0, None, 0.1]  # the wrong answer still earns its format
 
 
 def test_reward_score_json_reports_error_lines(scored: tuple[Path, Path]) -> None:

@@ -1,4 +1,4 @@
-"""Store commands: ``build-cache`` and ``cache status | verify | export``."""
+"""Store commands: ``build-cache`` and ``cache status | verify | repair | export``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from rich.progress import (
 from rich.table import Table
 
 from videorl_kit.errors import UserError
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
+from videorl_kit.store.errors import repair_hint
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -98,14 +99,29 @@ def build_cache_command(
             "item fails (0: no limit).",
         ),
     ] = DEFAULT_ITEM_TIMEOUT_S,
+    fail_on_error: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-error", help=f"Exit {EXIT_BUILD_FAILED} if any input failed to decode."
+        ),
+    ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Repair a damaged store first (see `cache repair`)."),
+    ] = False,
 ) -> None:
     """Decode every distinct video/image of the specs once into a Lance store.
 
     Every input ends as ok (a frames row), failed (a failures row with the reason) or
-    skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed.
+    skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed, with
+    the skipped samples grouped by rule and example rows.
     Re-running adds nothing; an interrupted build resumes where its last commit ended.
     Failed items are retried only with --retry-failed. A decode that hangs longer than
     --item-timeout seconds is killed (its worker is replaced) and the item fails.
+
+    Exit status: 0 when the build produced something usable; 3 when no input ended ok
+    (every one failed or was skipped) or, with --fail-on-error, when any input failed;
+    1 for a user error (a bad spec, store or flag value); 2 for a usage error.
 
     Examples:
 
@@ -118,9 +134,11 @@ def build_cache_command(
       videorl-kit build-cache task_specs/*.yaml --store cache/ --item-timeout 60
 
       videorl-kit build-cache task_specs/*.yaml --store cache-tc/ --decoder torchcodec
+
+      videorl-kit build-cache task_specs/*.yaml --store cache/ --repair
     """
     from videorl_kit.spec.loader import discover_spec_paths
-    from videorl_kit.store.builder import BuildProgress, build_cache
+    from videorl_kit.store.builder import build_cache
 
     if engine not in ("local", "ray"):
         raise UserError(f"--engine must be 'local' or 'ray', not {engine!r}")
@@ -132,10 +150,33 @@ def build_cache_command(
         max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
         batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout, decoder=decoder,
     )  # fmt: skip
+    repaired = _repair_before_build(store, workers, as_json) if repair else None
+    _check_existing_store(store)
     if as_json:
         summary = build_cache(paths, store, **kwargs)
-        _print_json(summary.as_dict())
-        return
+        payload = summary.as_dict()
+        if repaired is not None:
+            payload["repair"] = repaired.as_dict()
+        _print_json(payload)
+    else:
+        summary = _build_with_progress(paths, store, kwargs)
+        _print_summary(summary)
+    code = summary.exit_code(fail_on_error=fail_on_error)
+    if code and not as_json:
+        why = "no input was cached" if summary.exit_code() else "an input failed (--fail-on-error)"
+        _console(stderr=True).print(
+            f"error: {why} ({summary.n_failed} failed, {summary.n_skipped} skipped); "
+            f"exit status {code}",
+            style="red",
+            markup=False,
+        )
+    if code:
+        raise typer.Exit(code)
+
+
+def _build_with_progress(paths: list[Any], store: Path, kwargs: dict[str, Any]) -> Any:
+    from videorl_kit.store.builder import BuildProgress, build_cache
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -156,8 +197,28 @@ def build_cache_command(
                 ok=event.n_ok, failed=event.n_failed, skipped=event.n_skipped,
             )  # fmt: skip
 
-        summary = build_cache(paths, store, progress=on_progress, **kwargs)
-    _print_summary(summary)
+        return build_cache(paths, store, progress=on_progress, **kwargs)
+
+
+def _check_existing_store(store: Path) -> None:
+    """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.tables import StoreTables
+
+    if StoreTables(store).exists():
+        StoreTables.open(store).ensure_writable()
+
+
+def _repair_before_build(store: Path, workers: int | None, quiet: bool) -> Any:
+    """``build-cache --repair``: repair an existing store (None when there is none yet)."""
+    from videorl_kit.store.repair import repair_store
+    from videorl_kit.store.tables import StoreTables
+
+    if not StoreTables(store).exists():
+        return None
+    report = repair_store(store, workers=workers or 1)
+    if not quiet:
+        _console(stderr=True).print(report.summary(), markup=False)
+    return report
 
 
 def _print_summary(summary: Any) -> None:
@@ -166,7 +227,7 @@ def _print_summary(summary: Any) -> None:
     table = Table("", "count", title=f"build-cache → {summary.store}", show_header=False)
     table.add_row("inputs", str(summary.n_input))
     table.add_row("  media items", str(summary.n_media_items))
-    table.add_row("  malformed rows", str(summary.n_malformed_rows))
+    table.add_row("  skipped data rows", str(summary.n_skipped_rows))
     table.add_row("ok", str(summary.n_ok))
     table.add_row("  already cached", str(summary.n_already_cached))
     table.add_row("  decoded now", str(summary.n_decoded))
@@ -183,6 +244,7 @@ def _print_summary(summary: Any) -> None:
     table.add_row("commits", str(summary.n_commits))
     table.add_row("seconds", f"{summary.seconds:.2f}")
     console.print(table)
+    _print_skips(console, data["samples"]["skips"], "skipped samples")
     mark = "holds" if summary.invariant_holds else "VIOLATED"
     console.print(
         f"n_input {summary.n_input} == n_ok {summary.n_ok} + n_failed {summary.n_failed} "
@@ -195,12 +257,32 @@ def _print_summary(summary: Any) -> None:
             "retry with --retry-failed",
             markup=False,
         )
+    warned = summary.decode_warnings
+    if warned:
+        first = next(iter(warned))
+        _console(stderr=True).print(
+            f"warning: {len(warned)} item(s) decoded with warnings (kept in the row's "
+            f"decode_warnings), e.g. {first}: {warned[first][0]}",
+            style="yellow",
+            markup=False,
+        )
     if summary.engine_fallback:
         _console(stderr=True).print(
             f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
             style="yellow",
             markup=False,
         )
+
+
+def _print_skips(console: Console, skips: dict[str, dict[str, Any]], title: str) -> None:
+    """Skipped samples by rule: the count, then example rows (task, row number, reason)."""
+    if not skips:
+        return
+    console.print(f"{title}:", markup=False)
+    for rule, entry in skips.items():
+        console.print(f"  {rule}: {entry['count']}", markup=False)
+        for example in entry["examples"]:
+            console.print(f"    {example}", markup=False, highlight=False)
 
 
 @cache_app.command("status")
@@ -216,9 +298,12 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
 
       videorl-kit cache status --store cache/ --json
     """
+    from videorl_kit.store.samples import skip_summary
+    from videorl_kit.store.tables import StoreTables
     from videorl_kit.store.verify import store_status
 
     info = store_status(store)
+    info["samples"]["skips"] = skip_summary(StoreTables.open(store))
     if as_json:
         _print_json(info)
         return
@@ -246,6 +331,7 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 task_id, *(str(counts.get(k, 0)) for k in ("ready", "media_failed", "skipped"))
             )
         console.print(samples)
+    _print_skips(console, info["samples"]["skips"], "skipped samples by rule")
     if info["specs"]:
         specs = Table("task", "version", "spec sha256", title="specs")
         specs.add_column("spec from", overflow="fold")  # paths and revisions in full
@@ -256,6 +342,13 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 _spec_origin(source), _data_origin(source["data"]),
             )  # fmt: skip
         console.print(specs)
+    if frames["decode_warnings"]:
+        warned = Table(title=f"decoded with warnings ({len(frames['decode_warnings'])})")
+        warned.add_column("source", overflow="fold")
+        warned.add_column("warnings", overflow="fold")
+        for item in frames["decode_warnings"]:
+            warned.add_row(item["source_uri"], "\n".join(item["warnings"]))
+        console.print(warned)
     failures = info["failures"]
     if failures["rows"]:
         listing = Table(title=f"failures ({failures['rows']})")
@@ -299,7 +392,7 @@ def verify_command(
 
     Checks each row's bytes against its stored sha256, the source's content hash, then the
     frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
-    Exits 1 if any row is corrupt or does not match.
+    Exits 1 if any row is corrupt or does not match; `cache repair` fixes corrupt rows.
 
     Examples:
 
@@ -324,8 +417,41 @@ def verify_command(
             )
         console.print(table)
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
+        if report.counts.get("corrupt"):
+            console.print(repair_hint(report.store), markup=False)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@cache_app.command("repair")
+def repair_command(
+    store: StoreOption,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Processes that decode rows again.")
+    ] = 1,
+    as_json: JsonOption = False,
+) -> None:
+    """Repair a damaged store in place, so nobody has to delete it.
+
+    Accepts a table whose newest manifest is gone at the version Lance still has, drops
+    fragments whose data file is missing or truncated, checks every frames row (stored bytes
+    against their checksum, frames against their sha256), decodes damaged or lost rows again
+    from their source when it still exists and hashes the same, and removes what cannot be
+    recovered, recording it in `failures`. Running it again changes nothing.
+
+    Examples:
+
+      videorl-kit cache repair --store cache/
+
+      videorl-kit cache repair --store cache/ --workers 4 --json
+    """
+    from videorl_kit.store.repair import repair_store
+
+    report = repair_store(store, workers=workers)
+    if as_json:
+        _print_json(report.as_dict())
+    else:
+        _console().print(report.summary(), markup=False)
 
 
 @cache_app.command("export")
