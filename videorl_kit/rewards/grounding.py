@@ -64,10 +64,9 @@ MAX_JSON_STARTS = 64
 #: Characters of one answer read as Python literals, all attempts together.
 MAX_LITERAL_CHARS = 20_000
 #: What only a Python literal has (a text JSON rejected without any is not tried as one):
-#: quotes, tuples, None/True/False, unquoted number keys, trailing commas.
-_PYTHON_ONLY_RE = re.compile(
-    r"'|\(|\b(?:None|True|False)\b|[{,]\s{0,8}-?\d[\d.]{0,30}\s{0,8}:|,\s{0,8}[}\]]"
-)
+#: quotes, tuples, None/True/False (looked for first), unquoted number keys, trailing commas.
+_PYTHON_ONLY_WORDS = ("'", "(", "None", "True", "False")
+_PYTHON_ONLY_RE = re.compile(r"[{,]\s{0,8}-?\d[\d.]{0,30}\s{0,8}:|,\s{0,8}[}\]]")
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
 _TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
@@ -337,7 +336,7 @@ def python_literal(text: str) -> Any:
     """
     if len(text) > MAX_LITERAL_CHARS:
         raise ValueError("too long for a Python literal")
-    if not _PYTHON_ONLY_RE.search(text):
+    if not any(word in text for word in _PYTHON_ONLY_WORDS) and not _PYTHON_ONLY_RE.search(text):
         raise ValueError("not a Python literal")  # JSON already refused it
     try:
         return _json_like(ast.literal_eval(text))
@@ -363,12 +362,15 @@ def _json_candidates(text: str) -> list[Any]:
     if stripped[:1] in "{[":
         try:
             return [_loads_stripped(stripped)]
-        except (ValueError, RecursionError):
-            pass
-        try:
-            return [python_literal(stripped)]
-        except ValueError:
-            pass
+        except ValueError as exc:  # "Extra data": a JSON value and more text, no literal either
+            json_prefix = str(exc) == "Extra data"
+        except RecursionError:
+            json_prefix = True
+        if not json_prefix:
+            try:
+                return [python_literal(stripped)]
+            except ValueError:
+                pass
     found: list[Any] = []
     if "```" in stripped:
         for m in _FENCE_RE.finditer(stripped):

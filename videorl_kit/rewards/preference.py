@@ -125,11 +125,11 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     text = clean_answer(text[:MAX_PREFERENCE_CHARS])
     if not text:
         return None, "empty answer"
+    label = exact_label(text)
+    if label is not None:
+        return label, None
     if _LEANING_RE.search(text):
         return None, "leans to a response without choosing it"
-    simple = _LABEL_PREFIX_RE.sub("", _NON_WORD_RE.sub("", text[:64].casefold()).strip())
-    if simple in _EXACT_LABELS:
-        return _EXACT_LABELS[simple], None
     preferred: set[str] = set()
     for m in _CLAIM_RE.finditer(text):
         if m.group("subject"):
@@ -165,6 +165,18 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     return None, "no judgement found"
 
 
+def exact_label(text: str) -> str | None:
+    """``"1"``, ``"2"`` or ``"tie"`` when the whole text is a label (``Response 2.``, ``A``,
+    ``It's a tie``), else None.
+
+    Example:
+        >>> exact_label("**Response B**"), exact_label("Response 2 is better")
+        ('2', None)
+    """
+    simple = _LABEL_PREFIX_RE.sub("", _NON_WORD_RE.sub("", text[:64].casefold()).strip())
+    return _EXACT_LABELS.get(simple)
+
+
 @lru_cache(maxsize=1024)
 def _gold_label(gold: str) -> tuple[str | None, str]:
     value, reason = parse_preference(fold_compat(clean_gold(gold)))
@@ -191,9 +203,11 @@ class PreferenceVerifier:
         gold_value, why = _gold_label(gold)
         if gold_value is None:
             return VerifyOutcome.unverifiable(why)
-        judgement = asserted_answer(refine_answer(answer_text))
-        if not judgement and answer_text.strip():
-            return VerifyOutcome.wrong("the answer only rejects a judgement", gold=gold_value)
+        judgement = refine_answer(answer_text)
+        if exact_label(judgement) is None:  # a bare label has no clause to drop
+            judgement = asserted_answer(judgement)
+            if not judgement and answer_text.strip():
+                return VerifyOutcome.wrong("the answer only rejects a judgement", gold=gold_value)
         pred, reason = parse_preference(judgement)
         if pred is None:
             return VerifyOutcome.wrong(reason or "no judgement", gold=gold_value)
