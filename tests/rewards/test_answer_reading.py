@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from videorl_kit.rewards.grounding import python_literal
 from videorl_kit.rewards.math_intervals import inequality_as_interval
-from videorl_kit.rewards.numeric import find_numbers, read_single_number
+from videorl_kit.rewards.numeric import _answer_number, find_numbers, read_single_number
 from videorl_kit.rewards.router import reward_function_for
-from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat
+from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat, refine_answer
 
 CHOICE = reward_function_for("multiple_choice")
 NUMERIC = reward_function_for("numerical")
@@ -146,6 +146,31 @@ def test_superscript_powers_and_bounds_on_huge_powers() -> None:
     assert find_numbers("9^9999") == []  # beyond MAX_POWER_BITS: not a number anyone means
     assert find_numbers("123456^999") == []
     assert find_numbers("0^-1") == []
+
+
+NEAR_WORDS = st.sampled_from(
+    ["about", "not", "no", "never", "but", "so", "dozen", "half", "twelve", "percent", "items",
+     "m", "answer", "roughly", "x", "is", "couple", "instead"]
+)  # fmt: skip
+
+
+@given(
+    st.one_of(st.none(), NEAR_WORDS),
+    st.integers(-(10**7), 10**7),
+    st.sampled_from(["{}", "{}.5", "{:,}"]),
+    st.one_of(st.none(), NEAR_WORDS),
+)
+def test_numeric_fast_paths_read_what_the_plain_path_reads(
+    before: str | None, value: int, form: str, after: str | None
+) -> None:
+    text = " ".join(w for w in (before, form.format(value), after) if w)
+    fast_value, fast_percent, _ = _answer_number(text)
+    asserted = asserted_answer(refine_answer(text))
+    number = read_single_number(asserted).number if asserted else None
+    if number is None:
+        assert fast_value is None, text
+    else:
+        assert (fast_value, fast_percent) == (number.value, number.percent), text
 
 
 @pytest.mark.parametrize(
