@@ -127,14 +127,15 @@ def test_threads_are_refused_so_a_thread_bomb_cannot_take_the_hosts_pids() -> No
 
 @pytest.mark.parametrize(
     ("syscall", "args"),
-    [(206, "4096, ctypes.byref(ctypes.c_ulong(0))"), (253, ""), (294, "0")],
-    ids=["io_setup", "inotify_init", "inotify_init1"],
+    [(206, "4096, ctypes.byref(ctypes.c_ulong(0))"), (253, ""), (294, "0"), (319, "b'm', 0")],
+    ids=["io_setup", "inotify_init", "inotify_init1", "memfd_create"],
 )
 def test_host_wide_kernel_pools_cannot_be_drained(syscall: int, args: str) -> None:
     """Hole: kernel AIO contexts come from one host-wide pool (``fs.aio-max-nr``, 65536): 16
     ``io_setup(4096)`` calls took all of it, and every other program's ``io_setup`` failed
     with EAGAIN until the run ended. inotify instances count against the kernel user, root for
-    a sandbox started by root: 60 of them left the host's root 68 of its 128."""
+    a sandbox started by root: 60 of them left the host's root 68 of its 128. ``memfd_create``
+    files are memory outside RLIMIT_AS: 60 of 4 MB added 240 MB to a 512 MB child."""
     code = (
         "import ctypes\ndef f():\n    libc = ctypes.CDLL(None, use_errno=True)\n"
         f"    return libc.syscall({syscall}{', ' if args else ''}{args}), ctypes.get_errno()\n"
@@ -332,3 +333,23 @@ def test_the_shipped_code_tasks_plan_to_calls_only() -> None:
         gold = json.loads(build_code(random.Random(index), Canvas(), index).answer)
         plan = plan_tests(gold["entry_point"], gold["tests"])
         assert plan.script_tests == () and len(plan.call_tests) == len(gold["tests"])
+
+
+@pytest.mark.parametrize(
+    ("test", "returned"),
+    [
+        ('d = {}\nd["a"] = f(1)\nassert d["a"] == 1', "x"),
+        ("r = [0, 0]\nr[0] = f(1)\nassert r == [1, 0]", "x"),
+        ('d = {"a": 1}\nassert f(1) == {**d}', "{'a': x}"),
+        ('d = {"a": 1}\nassert f(1) == dict(**d)', "{'a': x}"),
+    ],
+    ids=["dict_item", "list_item", "dict_display", "call_kwargs"],
+)
+def test_tests_the_evaluator_cannot_run_become_script_tests(test: str, returned: str) -> None:
+    """Hole (a wrong verdict for honest answers): assignments to an item and ``**`` unpacking
+    passed the planner, then the evaluator refused them while judging, so the test failed for
+    every answer, the correct one included. They are script tests now."""
+    gold = json.dumps({"entry_point": "f", "tests": [test]})
+    outcome = _verifier().score(f"def f(x):\n    return {returned}\n", gold)
+    assert outcome.accuracy == 1.0, outcome.details
+    assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 0, "exit_status": 1}

@@ -163,6 +163,14 @@ def _check_shape(tree: ast.Module, entry_point: str) -> None:
     for node in ast.walk(tree):
         if type(node) not in SUPPORTED_NODES:
             raise NotEvaluable(f"{type(node).__name__} is not evaluated")
+        if isinstance(getattr(node, "ctx", None), ast.Store) and not isinstance(
+            node, ast.Name | ast.Tuple | ast.List
+        ):
+            raise NotEvaluable(f"assignment to a {type(node).__name__} is not evaluated")
+        if (isinstance(node, ast.Dict) and None in node.keys) or (
+            isinstance(node, ast.keyword) and node.arg is None
+        ):
+            raise NotEvaluable("** unpacking is not evaluated")
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
         elif isinstance(node, ast.alias):

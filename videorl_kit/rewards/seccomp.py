@@ -10,7 +10,8 @@ filter closes what namespaces leave open or what a kernel does not limit for eve
   space: enough to take every PID of a host (``kernel.pid_max`` is often 32768);
 * **no host-wide pools**: kernel AIO contexts (``io_setup``, from ``fs.aio-max-nr``) and inotify
   instances (counted per kernel user: root's, for a sandbox started by root) would be taken from
-  the whole host's share;
+  the whole host's share; ``memfd_create`` files hold memory outside the address-space limit
+  (60 of 4 MB each added 240 MB to a 512 MB child);
 * **no changing host inodes**: the ``chmod`` family is refused. The four devices are the host's
   own nodes, bound in writable (a read-only bind would also forbid opening them), and a sandbox
   started by root owns them (its kernel uid is root), so ``chmod("/dev/null", 0)`` would change
@@ -105,6 +106,7 @@ _DENIED_X86_64: dict[int, str] = {
     311: "process_vm_writev",
     312: "kcmp",
     313: "finit_module",
+    319: "memfd_create",
     320: "kexec_file_load",
     321: "bpf",
     323: "userfaultfd",
