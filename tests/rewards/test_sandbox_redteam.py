@@ -10,10 +10,12 @@ trusting the sandbox's report alone.
 from __future__ import annotations
 
 import ast
+import errno
 import json
 import math
 import os
 import stat
+import struct
 import time
 
 import pytest
@@ -85,19 +87,42 @@ def test_the_hosts_device_nodes_cannot_be_changed() -> None:
     assert set(outcome.values()) == {1}, outcome  # EPERM, every one
 
 
-def test_extended_attributes_and_ownership_of_the_devices_stay_the_hosts() -> None:
-    """Safe: xattrs and chown on the host's nodes are refused by the kernel (no capability)."""
+def test_the_hosts_device_nodes_cannot_be_changed_through_an_acl() -> None:
+    """Hole: a POSIX ACL is the mode by another name: ``setxattr('/dev/null',
+    'system.posix_acl_access', ...)`` by its owner (root, for a sandbox started by root) turned
+    a copy of the host's /dev/null from 0666 to 0600. The probe's ACL says rw for all, the mode
+    the host's node has, so the host is unchanged whatever happens."""
+    before = os.stat("/dev/null").st_mode
+    assert stat.S_IMODE(before) == 0o666
+    entries = [(0x01, 6), (0x04, 6), (0x20, 6)]  # owner, group, other: rw-
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, 2**32 - 1) for t, p in entries)
     code = (
-        "import os\ndef f():\n    errors = []\n"
-        "    for name in ('user.x', 'security.x', 'trusted.x'):\n        try:\n"
-        "            os.setxattr('/dev/null', name, b'1')\n            errors.append(name)\n"
+        "import os\ndef f(acl):\n    errors = []\n"
+        "    for name in ('system.posix_acl_access', 'user.x', 'security.x', 'trusted.x'):\n"
+        "        try:\n            os.setxattr('/dev/null', name, acl)\n"
+        "            errors.append(name)\n"
         "        except OSError as exc:\n            errors.append(exc.errno)\n"
-        "    try:\n        os.chown('/dev/null', 1000, 1000)\n        errors.append('chown')\n"
+        "    try:\n        os.removexattr('/dev/null', 'system.posix_acl_access')\n"
+        "        errors.append('removed')\n"
         "    except OSError as exc:\n        errors.append(exc.errno)\n"
         "    return errors\n"
     )
-    assert all(isinstance(error, int) for error in _returned(code))
-    assert os.listxattr("/dev/null") == []
+    assert _returned(code, acl) == [1] * 5  # EPERM
+    assert os.stat("/dev/null").st_mode == before
+
+
+def test_ownership_of_the_devices_stays_the_hosts() -> None:
+    """Safe: chown of the host's nodes fails (a uid outside the namespace's one-uid map, or no
+    capability); the only ids the sandbox can name are the owner's own."""
+    code = (
+        "import os\ndef f():\n    found = []\n    for uid in (0, 1000, 65533):\n        try:\n"
+        "            os.chown('/dev/null', uid, uid)\n            found.append('changed')\n"
+        "        except OSError as exc:\n            found.append(exc.errno)\n    return found\n"
+    )
+    before = os.stat("/dev/null")
+    assert set(_returned(code)) <= {errno.EPERM, errno.EINVAL}
+    after = os.stat("/dev/null")
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
 
 
 # ------------------------------------------------------------------------------ host pools

@@ -6,22 +6,24 @@ filter closes what namespaces leave open or what a kernel does not limit for eve
 * **no new processes or threads**: ``fork``, ``vfork`` and ``clone`` fail with ``EPERM``, and
   ``clone3`` with ``ENOSYS`` (C libraries then fall back to ``clone``). Threads are refused too:
   ``RLIMIT_NPROC`` does not bind a process whose kernel uid is root, which is what a sandbox
-  started by root runs as, and threads with 16 KB stacks fit 25,000 to the 512 MB address
-  space: enough to take every PID of a host (``kernel.pid_max`` is often 32768);
+  started by root runs as, and 25,000 threads with 16 KB stacks fit in 512 MB of address space:
+  they took every PID of a host whose ``kernel.pid_max`` is 32768;
 * **no host-wide pools**: kernel AIO contexts (``io_setup``, from ``fs.aio-max-nr``) and inotify
   instances (counted per kernel user: root's, for a sandbox started by root) would be taken from
   the whole host's share; ``memfd_create`` files hold memory outside the address-space limit
   (60 of 4 MB each added 240 MB to a 512 MB child);
-* **no changing host inodes**: the ``chmod`` family is refused. The four devices are the host's
-  own nodes, bound in writable (a read-only bind would also forbid opening them), and a sandbox
-  started by root owns them (its kernel uid is root), so ``chmod("/dev/null", 0)`` would change
-  them for every user of the host;
+* **no changing host inodes**: the ``chmod`` family, extended attributes (a POSIX ACL is a mode
+  too) and ``file_setattr`` are refused. The four devices are the host's own nodes, bound in
+  writable (a read-only bind would also forbid opening them), and a sandbox started by root owns
+  them (its kernel uid is root), so ``chmod("/dev/null", 0)`` would change them for every user
+  of the host;
 * **no reaching into other processes or the kernel**: ``ptrace``, ``process_vm_readv/writev``,
   ``pidfd_getfd``, ``kcmp``, keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``, io_uring,
   module loading, ``kexec``, ``reboot``, clock and host-name changes, ``syslog``, ``acct``,
   swap, quotas, ``fanotify``, port I/O and ``modify_ldt``;
-* **no file-system tricks**: ``mount`` and the new mount API, ``pivot_root``, ``chroot``,
-  ``unshare``, ``setns``, ``mknod``, ``open_by_handle_at``/``name_to_handle_at``;
+* **no file-system tricks**: ``mount`` and the new mount API (``open_tree_attr`` too),
+  ``pivot_root``, ``chroot``, ``unshare``, ``setns``, ``mknod``,
+  ``open_by_handle_at``/``name_to_handle_at``;
 * **no sockets** (the network namespace already has only a loopback of its own);
 * other architectures' system-call tables (32-bit and x32 entry points) are refused outright.
 
@@ -84,6 +86,12 @@ _DENIED_X86_64: dict[int, str] = {
     175: "init_module",
     176: "delete_module",
     179: "quotactl",
+    188: "setxattr",
+    189: "lsetxattr",
+    190: "fsetxattr",
+    197: "removexattr",
+    198: "lremovexattr",
+    199: "fremovexattr",
     206: "io_setup",
     212: "lookup_dcookie",
     227: "clock_settime",
@@ -124,6 +132,10 @@ _DENIED_X86_64: dict[int, str] = {
     443: "quotactl_fd",
     447: "memfd_secret",
     452: "fchmodat2",
+    463: "setxattrat",
+    466: "removexattrat",
+    467: "open_tree_attr",
+    469: "file_setattr",
 }
 _CLONE3_X86_64 = 435
 
