@@ -190,6 +190,18 @@ def test_queued_signals_real_time_priority_and_nice_are_bounded() -> None:
     assert queued <= MAX_PENDING_SIGNALS and fifo == 1
 
 
+def test_system_calls_newer_than_the_filter_and_foreign_tables_are_refused() -> None:
+    """Guard: the filter is a list of refusals, so a call a newer kernel adds would be open by
+    default; numbers past the last one it knows (and x32's) report ENOSYS instead."""
+    code = (
+        "import ctypes\ndef f():\n    libc = ctypes.CDLL(None, use_errno=True)\n    found = []\n"
+        "    for number in (470, 500, 0x40000000 + 39):\n"
+        "        found.append((libc.syscall(number, 0, 0, 0, 0, 0), ctypes.get_errno()))\n"
+        "    return found\n"
+    )
+    assert _returned(code) == [(-1, errno.ENOSYS)] * 3
+
+
 # ------------------------------------------------------------------------------ host time
 
 

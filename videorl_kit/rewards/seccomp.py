@@ -25,7 +25,10 @@ filter closes what namespaces leave open or what a kernel does not limit for eve
   ``pivot_root``, ``chroot``, ``unshare``, ``setns``, ``mknod``,
   ``open_by_handle_at``/``name_to_handle_at``;
 * **no sockets** (the network namespace already has only a loopback of its own);
-* other architectures' system-call tables (32-bit and x32 entry points) are refused outright.
+* other architectures' system-call tables (32-bit and x32 entry points) are refused outright,
+  and so are numbers past the last call this table knows (469, ``file_setattr``, Linux 6.17):
+  a newer kernel's calls are not open by default (they report ``ENOSYS``, as on an older
+  kernel).
 
 Denied calls return ``EPERM`` (the code sees an ordinary ``PermissionError``); a call through a
 foreign architecture's table kills the process. Only x86_64 is supported: elsewhere
@@ -51,7 +54,9 @@ from videorl_kit.errors import VideoRLKitError
 
 #: ``AUDIT_ARCH_*`` value and system-call numbers per machine (``platform.machine()`` names).
 _ARCH_X86_64 = 0xC000003E
-_X32_SYSCALL_BIT = 0x40000000
+#: The first number past the calls this module knows (469, file_setattr); x32 numbers (bit 30
+#: set) lie beyond it too.
+_FIRST_UNKNOWN_X86_64 = 470
 
 #: System calls refused with EPERM on x86_64 (number: name, for the reader).
 _DENIED_X86_64: dict[int, str] = {
@@ -166,7 +171,7 @@ def seccomp_program(machine: str) -> bytes:
         raise UnsupportedArchitecture(f"no seccomp table for {machine} (only x86_64)")
     denied = sorted(_DENIED_X86_64)
     # Layout: header, one test per denied call, then the shared return blocks.
-    #   0 ld arch; 1 jeq x86_64 else KILL; 2 ld nr; 3 jge x32 bit -> DENY;
+    #   0 ld arch; 1 jeq x86_64 else KILL; 2 ld nr; 3 jge first unknown (x32 too) -> NOSYS;
     #   4 jeq clone3 -> NOSYS; 5.. jeq nr -> DENY; ALLOW; DENY; NOSYS; KILL
     first_test = 5
     allow = first_test + len(denied)
@@ -179,7 +184,7 @@ def seccomp_program(machine: str) -> bytes:
         (_LD_W_ABS, 0, 0, _OFFSET_ARCH),
         jump(1, _ARCH_X86_64, 2, kill),
         (_LD_W_ABS, 0, 0, _OFFSET_NR),
-        jump(3, _X32_SYSCALL_BIT, deny, 4, op=_JGE_K),
+        jump(3, _FIRST_UNKNOWN_X86_64, nosys, 4, op=_JGE_K),
         jump(4, _CLONE3_X86_64, nosys, first_test),
     ]
     for index, number in enumerate(denied):
