@@ -14,6 +14,7 @@ import errno
 import json
 import math
 import os
+import shutil
 import stat
 import struct
 import time
@@ -28,6 +29,7 @@ from tests.rewards.test_sandbox import (  # noqa: F401 - the fixture guards ever
     no_sandbox_outlives_its_test,
     pytestmark,
 )
+from videorl_kit.rewards import sandbox_command
 from videorl_kit.rewards.code_tests import plan_tests
 from videorl_kit.rewards.plain_eval import MAX_EQUAL_HASHES, EvalLimit, Evaluator
 from videorl_kit.rewards.sandbox import MAX_PENDING_SIGNALS
@@ -390,3 +392,15 @@ def test_tests_the_evaluator_cannot_run_become_script_tests(test: str, returned:
     outcome = _verifier().score(f"def f(x):\n    return {returned}\n", gold)
     assert outcome.accuracy == 1.0, outcome.details
     assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 0, "exit_status": 1}
+
+
+def test_a_sandbox_that_fails_mid_run_is_unverifiable_never_weaker(monkeypatch) -> None:
+    """Guard: once the verifier exists, a bubblewrap that stops working (here: replaced by a
+    program that exits at once) makes each result unverifiable (masked by trainers) with the
+    reason; nothing falls back to the weaker subprocess mode."""
+    verifier = _verifier()
+    monkeypatch.setattr(sandbox_command, "bwrap_path", lambda: shutil.which("false"))
+    outcome = verifier.score("def f(x):\n    return x * x\n", GOLD_SQUARE)
+    assert outcome.status == "unverifiable" and outcome.accuracy == 0.0
+    assert outcome.details["sandbox"]["isolation"] == "bubblewrap"
+    assert outcome.details["sandbox"]["status"] == "sandbox_error"
