@@ -47,12 +47,12 @@ from videorl_kit.errors import VideoRLKitError
 MAX_ITEMS = 10_000_000
 #: Largest integer (in bits) a power or shift may build.
 MAX_BITS = 1 << 20
-#: Expression nodes one test may evaluate, and the wall-clock budget of one evaluation.
 #: Largest product of two integers' sizes (bits) that ``*``, ``//``, ``%``, ``divmod`` and
 #: ``math.gcd`` may combine (their cost grows with the product: about 0.1 s at this bound).
 MAX_BITS_PRODUCT = 1 << 34
 #: Most distinct values with one hash that a set or dict may be built from.
 MAX_EQUAL_HASHES = 8
+#: Expression nodes one test may evaluate, and the wall-clock budget of one evaluation.
 MAX_STEPS = 200_000
 MAX_SECONDS = 2.0
 _CLOCK_EVERY = 16  # steps between deadline checks (one step can be a C loop over 1 MB of data)
@@ -538,9 +538,8 @@ def check_hash_spread(items: Iterable[Any], what: str = "a set") -> None:
         same_hash = distinct.get(hash(item))
         if same_hash is None or item in same_hash:  # ``in``: identity, then ==
             continue
-        if len(same_hash) >= MAX_EQUAL_HASHES:
-            limit = MAX_EQUAL_HASHES
-            raise EvalLimit(f"{what}: more than {limit} distinct values share a hash")
+        if len(same_hash) == MAX_EQUAL_HASHES:
+            raise EvalLimit(f"{what}: more than {len(same_hash)} distinct values share a hash")
         same_hash.append(item)
 
 
@@ -589,7 +588,7 @@ _UNCHECKED_CONTAINERS = (str, bytes, bytearray, set, frozenset, dict)  # built o
 
 
 def _builds_hashed(function: Any) -> bool:
-    """Whether ``function`` builds a set or dict from its first argument's items."""
+    """Whether ``function`` builds a set or dict from its arguments' items."""
     if function is set or function is frozenset or function is dict:
         return True
     owner = getattr(function, "__self__", None)

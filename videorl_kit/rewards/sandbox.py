@@ -18,10 +18,10 @@ Two isolation levels (``isolation=``):
   writable place is ``/work``, a private tmpfs of ``tmp_bytes``. A seccomp filter
   (:mod:`videorl_kit.rewards.seccomp`) refuses process and thread creation, ``chmod``, ptrace
   and cross-process memory access, sockets, mounts, keyrings, host-wide kernel pools and other
-  kernel interfaces. The child's own ``RLIMIT_*``
-  bound CPU time, address space, file size and open files. The host kills the namespace's init
-  (which takes every process in it down) when the run ends or its time is up, and bubblewrap's
-  ``--die-with-parent`` does the same if the host dies.
+  kernel interfaces. The child's own ``RLIMIT_*`` bound CPU time, address space, file size,
+  open files and queued signals, and refuse real-time priority. The host kills the namespace's
+  init (which takes every process in it down) when the run ends or its time is up, and
+  bubblewrap's ``--die-with-parent`` does the same if the host dies.
 * ``"subprocess"`` (an explicit opt-in, weaker): a plain ``python -S -s -B -P`` child in a new
   session, in an empty temporary directory, with a scrubbed environment and the same resource
   limits. The verdict is still decided by the host from plain data, but the code runs with the
