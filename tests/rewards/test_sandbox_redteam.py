@@ -204,6 +204,33 @@ def test_system_calls_newer_than_the_filter_and_foreign_tables_are_refused() -> 
     assert _returned(code) == [(-1, errno.ENOSYS)] * 3
 
 
+def test_the_remaining_kernel_interfaces_an_attacker_would_try_next_are_closed() -> None:
+    """Guard: raw ``clone`` of a thread, ``vfork``, ``perf_event_open``, ``bpf``, ``setns``,
+    ``kcmp``, ``pidfd_getfd`` and ``personality`` are refused by the filter; raising a hard
+    limit, ``PR_SET_MM`` and ``TIOCSTI`` on the inherited stdin fail in the kernel."""
+    code = (
+        "import ctypes, fcntl, resource, termios\ndef f():\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n    found = {}\n"
+        "    calls = {'clone': (56, 0x10F00, 0), 'vfork': (58,), 'perf_event_open': (298, 0, 0,"
+        " -1, -1, 0), 'bpf': (321, 0, 0, 0), 'setns': (308, 0, 0), 'kcmp': (312, 1, 1, 0, 0, 0),"
+        " 'pidfd_getfd': (438, 0, 0, 0), 'personality': (135, 0x0008)}\n"
+        "    for name, args in calls.items():\n"
+        "        found[name] = (libc.syscall(*args), ctypes.get_errno())\n"
+        "    found['PR_SET_MM'] = (libc.prctl(35, 1, 0, 0, 0), ctypes.get_errno())\n"
+        "    try:\n        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))\n"
+        "        found['raise limit'] = 'raised'\n"
+        "    except ValueError:\n        found['raise limit'] = 'refused'\n"
+        "    try:\n        fcntl.ioctl(0, termios.TIOCSTI, b'x')\n        found['TIOCSTI'] = 'typed'\n"
+        "    except OSError as exc:\n        found['TIOCSTI'] = exc.errno\n"
+        "    return found\n"
+    )
+    found = _returned(code)
+    assert found.pop("raise limit") == "refused"
+    assert found.pop("TIOCSTI") == errno.ENOTTY
+    assert found.pop("PR_SET_MM")[0] == -1
+    assert found == dict.fromkeys(found, (-1, errno.EPERM)), found
+
+
 # ------------------------------------------------------------------------------ host time
 
 
