@@ -300,6 +300,17 @@ def test_arithmetic_on_two_huge_returned_integers_is_refused(test: str) -> None:
     Evaluator().run(ast.parse(f"assert not ({test})").body, {"a": 1 << 300_000, "b": 7})
 
 
+def test_a_forged_report_cannot_flood_the_results_details() -> None:
+    """Hole: messages in the report (what a call raised, why the code failed) were taken whole,
+    so a forged report put 900 KB into the details of one reward result (into every trainer log
+    line and ``reward score --json`` row); they are cut as the child cuts its own."""
+    outcome = _verifier().score(
+        _forged_report("'result raised \"' + 'x' * 900_000 + '\"'"), GOLD_ONE_CALL
+    )
+    assert outcome.accuracy == 0.0
+    assert len(json.dumps(outcome.details)) < 2_000
+
+
 # ------------------------------------------------------------------------------ verdicts
 
 

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from videorl_kit.rewards import sandbox_command
-from videorl_kit.rewards.sandbox_child import WireError, encode_value
+from videorl_kit.rewards.sandbox_child import MAX_MESSAGE_CHARS, WireError, encode_value
 from videorl_kit.rewards.sandbox_wire import decode_value
 from videorl_kit.rewards.seccomp import UnsupportedArchitecture, seccomp_program
 
@@ -652,11 +652,13 @@ def _death(returncode: int | None) -> str:
 
 
 def _json_string(text: str) -> str:
-    """A JSON string from the report, with lone surrogates spelled out (it goes into JSON)."""
+    """A message from the report: a JSON string, cut to :data:`MAX_MESSAGE_CHARS` as the child
+    cuts its own (a forged report's would otherwise reach every result's details whole), with
+    lone surrogates spelled out (it goes into JSON)."""
     value = json.loads(text)
     if type(value) is not str:
         raise ValueError("expected a JSON string")
-    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value[:MAX_MESSAGE_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _parse_lines(raw: list[bytes], *, n_calls: int | None, nonce: str | None) -> dict[str, Any]:
