@@ -38,7 +38,9 @@ format: install
 
 bench: install
 	$(PY) benchmarks/bench_rewards.py
+	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_eval.py
 
 clean:
 	rm -rf $(VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -24,7 +24,7 @@ from videorl_kit.rewards.registry import (
 )
 
 #: The built-in verifiers and their current versions (issue 10 bumped every verifier whose
-#: reading of answers changed; wer and code_exec kept theirs).
+#: reading of answers changed, issue 11 code_exec; wer kept its version).
 CURRENT_VERSIONS = {
     "choice": 2,
     "numeric": 2,
@@ -37,7 +37,7 @@ CURRENT_VERSIONS = {
     "wer": 1,
     "rouge": 2,
     "math": 2,
-    "code_exec": 1,
+    "code_exec": 2,
     "preference": 2,
 }
 BRIEF_NAMES = set(CURRENT_VERSIONS)

@@ -54,17 +54,19 @@ BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
     ("wer", 1): "videorl_kit.rewards.ocr",
     ("rouge", 2): "videorl_kit.rewards.open_ended",
     ("math", 2): "videorl_kit.rewards.math",
-    ("code_exec", 1): "videorl_kit.rewards.code:CodeExecVerifier",
+    ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
     ("preference", 2): "videorl_kit.rewards.preference",
 }
 
-#: Built-in versions that were replaced, with what changed: asking for one is an error that says
-#: so (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
-#: Every built-in at version 2 replaced its version 1 in issue 10.
+#: Built-in versions that were replaced, with why: asking for one is an error that says so
+#: (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
+_ISSUE_10 = (
+    "choice", "numeric", "mra", "boolean", "temporal_iou", "box_iou", "spatiotemporal_iou",
+    "tracking_iou", "rouge", "math", "preference",
+)  # fmt: skip
 RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
-    (name, 1): "issue 10 changed how answers are read"
-    for name, version in BUILTIN_VERIFIERS
-    if version == 2
+    **{(name, 1): "issue 10 changed how answers are read" for name in _ISSUE_10},
+    ("code_exec", 1): "withdrawn: its verdicts could be forged (issue 11)",
 }
 
 #: The verifier a problem type uses when a spec names none.
