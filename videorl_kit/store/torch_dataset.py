@@ -113,6 +113,39 @@ def check_sample_budgets(
     return checked
 
 
+def processor_outputs(
+    processor: Any,
+    text: str,
+    videos: Sequence[Any],
+    video_metadata: Sequence[dict[str, Any]],
+    images: Sequence[Any],
+) -> Any:
+    """Run an HF Qwen-VL processor on cached media: one prompt ``text`` (chat template
+    applied) with its videos (uint8 T×H×W×3, metadata from
+    :meth:`~videorl_kit.store.reader.CachedFrames.video_metadata`) and images (H×W×3).
+
+    The cache already sampled and resized the frames, so the processor runs with
+    ``do_sample_frames=False`` and ``do_resize=False``; the metadata gives Qwen2.5-VL its
+    ``second_per_grid_ts`` and Qwen3-VL its ``<t seconds>`` markers. Returns the processor's
+    batch (``input_ids``, ``pixel_values_videos``, ``video_grid_thw``, ...), batch size 1.
+
+    Example:
+        >>> out = processor_outputs(processor, text, [frames], [meta], [])  # doctest: +SKIP
+        >>> out["video_grid_thw"].tolist()                                   # doctest: +SKIP
+        [[4, 8, 10]]
+    """
+    from transformers.video_utils import VideoMetadata
+
+    kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt", "do_resize": False}
+    if videos:
+        kwargs["videos"] = [frames.copy() for frames in videos]
+        kwargs["video_metadata"] = [VideoMetadata(**meta) for meta in video_metadata]
+        kwargs["do_sample_frames"] = False
+    if images:
+        kwargs["images"] = [image.copy() for image in images]
+    return processor(**kwargs)
+
+
 class CachedSampleDataset:
     """Ready samples of a store with their cached frames (optionally through an HF processor).
 
@@ -215,8 +248,6 @@ class CachedSampleDataset:
         return item
 
     def _process(self, item: dict[str, Any], media: list[CachedFrames]) -> dict[str, Any]:
-        from transformers.video_utils import VideoMetadata
-
         factor = processor_factor(self.processor)
         for cached in media:
             if factor is not None and cached.patch != factor:
@@ -229,15 +260,9 @@ class CachedSampleDataset:
         text = self.processor.apply_chat_template(
             item["messages"], add_generation_prompt=self.add_generation_prompt, tokenize=False
         )
-        kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt"}
-        if item["videos"]:
-            kwargs["videos"] = [frames.copy() for frames in item["videos"]]
-            kwargs["video_metadata"] = [VideoMetadata(**m) for m in item["video_metadata"]]
-            kwargs["do_sample_frames"] = False
-        if item["images"]:
-            kwargs["images"] = [image.copy() for image in item["images"]]
-        kwargs["do_resize"] = False
-        outputs = self.processor(**kwargs)
+        outputs = processor_outputs(
+            self.processor, text, item["videos"], item["video_metadata"], item["images"]
+        )
         return {
             key: (
                 value[0] if key in ("input_ids", "attention_mask", "mm_token_type_ids") else value
