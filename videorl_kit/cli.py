@@ -39,8 +39,9 @@ def _root(
 
 def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.spec.commands import register as register_spec
+    from videorl_kit.train.recipe import is_recipe_document, validate_recipe
 
-    register_spec(root)
+    register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
     from videorl_kit.rewards.commands import register as register_rewards
 
     register_rewards(root)

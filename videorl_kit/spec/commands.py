@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -21,45 +22,66 @@ def _console() -> Console:
     return Console(soft_wrap=True)
 
 
-def validate(
-    specs: Annotated[list[str], typer.Argument(help="Spec files, folders or hf:// URIs.")],
-    as_json: JsonOption = False,
-) -> None:
-    """Validate task specs; print one `file:line: field.path: message` per problem.
+DocumentKind = tuple[Callable[[str | Path], bool], Callable[[str | Path], str]]
+"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``.
 
-    Every problem in every file is reported at once. Files whose name starts with `_`
-    are include-only bases and are skipped.
+``load`` raises :class:`SpecError` listing every problem. The CLI passes training recipes
+(``videorl_kit.train``) this way, so this layer never imports the layers above it.
+"""
 
-    Examples:
 
-      videorl-kit validate task_specs/*.yaml
+def _spec_id(path: str | Path) -> str:
+    return load_spec(path).id
 
-      videorl-kit validate task_specs/ --json
-    """
-    paths = discover_spec_paths(list(specs))
-    if not paths:
-        raise UserError("no spec files given (base files starting with '_' are skipped)")
-    results = []
-    for path in paths:
-        try:
-            spec = load_spec(path)
-            results.append({"file": str(path), "id": spec.id, "ok": True, "issues": []})
-        except SpecError as exc:
-            issues = [vars(i) | {"text": str(i)} for i in exc.issues]
-            results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
-    n_bad = sum(not r["ok"] for r in results)
-    if as_json:
-        typer.echo(
-            json.dumps({"n_specs": len(results), "n_invalid": n_bad, "specs": results}, indent=2)
-        )
-    else:
-        for result in results:
-            for issue in result["issues"]:
-                typer.echo(issue["text"])
-        summary = f"{len(results) - n_bad} of {len(results)} specs valid"
-        typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED, err=True)
-    if n_bad:
-        raise typer.Exit(1)
+
+def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., None]:
+    """The ``validate`` command, also accepting the ``other_kinds`` of documents."""
+
+    def validate(
+        specs: Annotated[
+            list[str], typer.Argument(help="Spec or recipe files, folders or hf:// URIs.")
+        ],
+        as_json: JsonOption = False,
+    ) -> None:
+        """Validate specs and recipes; print one `file:line: field.path: message` per problem.
+
+        Every problem in every file is reported at once (a recipe's own and those of every
+        spec it names). A file is a recipe when its top level says `kind: recipe` or has a
+        `tasks` or `algorithm` key. Files whose name starts with `_` are include-only bases
+        and are skipped.
+
+        Examples:
+
+          videorl-kit validate task_specs/*.yaml
+
+          videorl-kit validate task_specs/ recipes/ --json
+        """
+        paths = discover_spec_paths(list(specs))
+        if not paths:
+            raise UserError("no spec files given (base files starting with '_' are skipped)")
+        results = []
+        for path in paths:
+            load = next((load for is_kind, load in other_kinds if is_kind(path)), _spec_id)
+            try:
+                results.append({"file": str(path), "id": load(path), "ok": True, "issues": []})
+            except SpecError as exc:
+                issues = [vars(i) | {"text": str(i)} for i in exc.issues]
+                results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
+        n_bad = sum(not r["ok"] for r in results)
+        if as_json:
+            payload = {"n_specs": len(results), "n_invalid": n_bad, "specs": results}
+            typer.echo(json.dumps(payload, indent=2))
+        else:
+            for result in results:
+                for issue in result["issues"]:
+                    typer.echo(issue["text"])
+            summary = f"{len(results) - n_bad} of {len(results)} files valid"
+            color = typer.colors.GREEN if not n_bad else typer.colors.RED
+            typer.secho(summary, fg=color, err=True)
+        if n_bad:
+            raise typer.Exit(1)
+
+    return validate
 
 
 def list_specs(
@@ -233,9 +255,9 @@ def budget(
     console.print(f"image {width}x{height} -> {resized}, {image.total_tokens} visual tokens")
 
 
-def register(app: typer.Typer) -> None:
-    """Add the spec commands to the ``videorl-kit`` app."""
-    app.command("validate")(validate)
+def register(app: typer.Typer, other_kinds: Sequence[DocumentKind] = ()) -> None:
+    """Add the spec commands to the ``videorl-kit`` app; ``validate`` also reads ``other_kinds``."""
+    app.command("validate")(make_validate(other_kinds))
     app.command("ls")(list_specs)
     app.command("show")(show)
     app.command("budget")(budget)
