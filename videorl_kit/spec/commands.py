@@ -14,6 +14,7 @@ from rich.table import Table
 
 from videorl_kit.errors import UserError
 from videorl_kit.spec.loader import SpecError, discover_spec_paths, load_spec
+from videorl_kit.spec.models import TaskSpec
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
@@ -104,11 +105,9 @@ def list_specs(
     for path in discover_spec_paths([folder]):
         try:
             spec = load_spec(path)
-            verifier = spec.verifier
             rows.append({
                 "file": str(path), "id": spec.id, "version": spec.version,
-                "problem_type": spec.problem_type.value,
-                "verifier": f"{verifier.name}@{verifier.version}" if verifier else "",
+                "problem_type": str(spec.problem_type), "verifier": _verifier_label(spec),
                 "ok": True, "problem": None,
             })  # fmt: skip
         except SpecError as exc:
@@ -128,6 +127,22 @@ def list_specs(
         else:
             table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
     _console().print(table)
+
+
+def _verifier_label(spec: TaskSpec) -> str:
+    """``name@version`` of the spec's verifier; per-row specs list their overrides.
+
+    Example:
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "from_row",
+        ...     "data": {"path": "d.jsonl"}, "prompt": {"template": "{{ question }}"},
+        ...     "verifiers": {"numerical": {"name": "numeric", "params": {"abs_tol": 1}}}})
+        >>> _verifier_label(spec)
+        'per row (numerical: numeric@1; others: default)'
+    """
+    if spec.verifier is not None:
+        return f"{spec.verifier.name}@{spec.verifier.version}"
+    chosen = [f"{ptype}: {ref.name}@{ref.version}" for ptype, ref in spec.verifiers.items()]
+    return f"per row ({'; '.join([*chosen, 'others: default'])})"
 
 
 def show(

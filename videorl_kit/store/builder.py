@@ -3,7 +3,7 @@
 The build, step by step:
 
 1. Collect the inputs (:mod:`videorl_kit.store.inputs` defines them precisely): distinct
-   (media file, budget) items plus malformed rows.
+   (media file, budget) items plus data rows skipped by a row rule.
 2. Hash every media file's content (threads) and compute its cache key. A file that cannot
    be read fails right there, with its reason recorded in ``failures``.
 3. Read the *committed* state: keys in ``frames`` and rows in ``failures``. To do =
@@ -50,12 +50,7 @@ from videorl_kit.store.commit import (
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
 from videorl_kit.store.engine_ray import FRAMES_COMMITTED
 from videorl_kit.store.errors import BuildInvariantError
-from videorl_kit.store.inputs import (
-    RULE_MALFORMED_ROW,
-    BuildInputs,
-    MediaItem,
-    collect_inputs,
-)
+from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
 from videorl_kit.store.samples import ItemOutcome, SampleLedger, write_samples
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -114,7 +109,7 @@ class BuildSummary:
     n_already_cached: int = 0
     seconds: float = 0.0
     n_media_items: int = 0
-    n_malformed_rows: int = 0
+    n_skipped_rows: int = 0
     n_decoded: int = 0
     n_new_failures: int = 0
     n_known_failures: int = 0
@@ -151,7 +146,7 @@ class BuildSummary:
             "invariant": "n_input == n_ok + n_failed + n_skipped",
             "invariant_holds": self.invariant_holds,
             "n_media_items": self.n_media_items,
-            "n_malformed_rows": self.n_malformed_rows,
+            "n_skipped_rows": self.n_skipped_rows,
             "n_decoded": self.n_decoded,
             "n_new_failures": self.n_new_failures,
             "n_known_failures": self.n_known_failures,
@@ -318,7 +313,7 @@ class _Build:
         self.hash_memo: HashMemo = {}
         self.counts: Counter[str] = Counter()
         self.n_cached = 0
-        self.n_malformed = len(inputs.malformed_rows)
+        self.n_skipped_rows = len(inputs.skipped_rows)
         self._last_phase = ""
         self._last_report = 0.0
 
@@ -346,11 +341,11 @@ class _Build:
         self.progress(
             BuildProgress(
                 phase=phase,
-                done=len(self.outcomes) + self.n_malformed,
+                done=len(self.outcomes) + self.n_skipped_rows,
                 total=self.inputs.n_input,
                 n_ok=self.counts["ok"],
                 n_failed=self.counts["failed"],
-                n_skipped=self.counts["skipped"] + self.n_malformed,
+                n_skipped=self.counts["skipped"] + self.n_skipped_rows,
                 n_already_cached=self.n_cached,
                 current=current,
             )
@@ -622,15 +617,14 @@ def build_cache(
 
     # summary + invariant
     values = list(build.outcomes.values())
-    malformed = len(inputs.malformed_rows)
-    if malformed:
-        build.skipped_by_rule[RULE_MALFORMED_ROW] += malformed
+    skipped_rows = inputs.skipped_rows
+    build.skipped_by_rule.update(row.skip_rule for row in skipped_rows)
     summary.n_input = inputs.n_input
     summary.n_media_items = len(inputs.items)
-    summary.n_malformed_rows = malformed
+    summary.n_skipped_rows = len(skipped_rows)
     summary.n_ok = sum(v.status == "ok" for v in values)
     summary.n_failed = sum(v.status == "failed" for v in values)
-    summary.n_skipped = sum(v.status == "skipped" for v in values) + malformed
+    summary.n_skipped = sum(v.status == "skipped" for v in values) + len(skipped_rows)
     summary.n_already_cached = sum(v.already_cached for v in values)
     summary.skipped_by_rule = dict(build.skipped_by_rule)
     summary.failed_by_class = dict(build.failed_by_class)

@@ -166,7 +166,7 @@ def _print_summary(summary: Any) -> None:
     table = Table("", "count", title=f"build-cache → {summary.store}", show_header=False)
     table.add_row("inputs", str(summary.n_input))
     table.add_row("  media items", str(summary.n_media_items))
-    table.add_row("  malformed rows", str(summary.n_malformed_rows))
+    table.add_row("  skipped data rows", str(summary.n_skipped_rows))
     table.add_row("ok", str(summary.n_ok))
     table.add_row("  already cached", str(summary.n_already_cached))
     table.add_row("  decoded now", str(summary.n_decoded))

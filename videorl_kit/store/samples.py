@@ -5,9 +5,16 @@ rendered prompt, the cache keys of its media and a prompt-token estimate, plus a
 
 ``ready``          every media item is cached (or the row has no media)
 ``media_failed``   at least one media item failed to decode (see ``failures``)
-``skipped``        not usable, ``skip_reason`` says why: a malformed row (``row 7: missing
-                   field 'problem'``), a duplicate id, a prompt that does not render, a media
-                   item skipped by rule, or a prompt over ``max_prompt_tokens``
+``skipped``        not usable: ``skip_rule`` names the rule and ``skip_reason`` says why. A
+                   row rule of :mod:`videorl_kit.spec.data` (``malformed_row``: ``row 7:
+                   missing field 'problem'``, ``problem_type_mismatch``,
+                   ``data_type_mismatch``, ``duplicate_id``, ...), ``prompt_error`` (the
+                   prompt does not render), a media item's skip rule
+                   (``over_token_budget``, ``data_type_mismatch``), or
+                   ``over_token_budget`` for a prompt over ``max_prompt_tokens``
+
+A row also keeps the raw data row (``row_json``), so consumers can group metrics by any
+column of the source data (``data_source``, ...).
 
 Every row also records where its spec came from (file, version, content hash, the Hub
 files and commits it was built from, and the commit of Hub data; see
@@ -24,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable
@@ -34,6 +42,7 @@ from typing import Any
 import pyarrow as pa
 
 from videorl_kit.errors import UserError
+from videorl_kit.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
 from videorl_kit.store.provenance import SpecSource
@@ -50,6 +59,9 @@ from videorl_kit.store.tables import StoreTables
 STATUS_READY = "ready"
 STATUS_MEDIA_FAILED = "media_failed"
 STATUS_SKIPPED = "skipped"
+
+SKIP_EXAMPLES = 3
+"""Example rows kept per skip rule in a :class:`SampleLedger` (and shown by the CLI)."""
 
 BYTES_PER_TEXT_TOKEN = 4
 """Rough UTF-8 bytes per text token for the estimate (no tokenizer at build time)."""
@@ -75,7 +87,8 @@ class SampleLedger:
     n_ready: int = 0
     n_failed: int = 0
     n_skipped: int = 0
-    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    skipped_by_rule: dict[str, int] = field(default_factory=dict)
+    skip_examples: dict[str, list[str]] = field(default_factory=dict)
     rows_written: int = 0
     rows_deleted: int = 0
 
@@ -91,7 +104,8 @@ class SampleLedger:
             "n_ready": self.n_ready,
             "n_failed": self.n_failed,
             "n_skipped": self.n_skipped,
-            "skipped_by_reason": dict(sorted(self.skipped_by_reason.items())),
+            "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
+            "skip_examples": dict(sorted(self.skip_examples.items())),
             "rows_written": self.rows_written,
             "rows_deleted": self.rows_deleted,
         }
@@ -107,9 +121,21 @@ def estimate_text_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TEXT_TOKEN)
 
 
-def _reason_kind(reason: str) -> str:
-    """Short category of a skip reason, for counting ("malformed_row", "over_token_budget", ...)."""
-    return reason.split(":", 1)[0] if not reason.startswith("row ") else "malformed_row"
+def skip_example(task_id: str, row_index: int, reason: str | None) -> str:
+    """How one skipped row is named in the skip listings: task, row number and reason.
+
+    Example:
+        >>> skip_example("mixed", 7, "row 7: data_type is 'image' but the row has no image")
+        "mixed row 7: data_type is 'image' but the row has no image"
+    """
+    detail = (reason or "").removeprefix(f"row {row_index}: ")
+    return f"{task_id} row {row_index}: {detail}"
+
+
+def _row_json(raw: dict[str, Any]) -> str | None:
+    if not raw:
+        return None
+    return json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _media_problem(kind: str, item: MediaItem, outcome: ItemOutcome) -> str:
@@ -134,14 +160,14 @@ def sample_row(
     from videorl_kit.spec.prompt import render_prompt
 
     spec, sample = ref.spec, ref.sample
-    status, reason, prompt = STATUS_READY, ref.malformed_reason, None
-    if reason is not None:
+    status, rule, reason, prompt = STATUS_READY, ref.skip_rule, ref.skip_reason, None
+    if rule is not None:
         status = STATUS_SKIPPED
     else:
         try:
             prompt = render_prompt(spec, sample)
         except UserError as exc:
-            status, reason = STATUS_SKIPPED, f"prompt_error: {exc}"
+            status, rule, reason = STATUS_SKIPPED, RULE_PROMPT_ERROR, f"{RULE_PROMPT_ERROR}: {exc}"
     media = [("video", m) for m in ref.videos] + [("image", m) for m in ref.images]
     visual: int | None = 0
     if status == STATUS_READY:
@@ -151,7 +177,8 @@ def sample_row(
                 status, reason = STATUS_MEDIA_FAILED, _media_problem(kind, item, outcome)
                 break
             if outcome.status == "skipped":
-                status, reason = STATUS_SKIPPED, _media_problem(kind, item, outcome)
+                status, rule = STATUS_SKIPPED, outcome.rule
+                reason = _media_problem(kind, item, outcome)
                 break
             visual = (visual or 0) + int(outcome.visual_tokens or 0)
     if status != STATUS_READY:
@@ -161,8 +188,8 @@ def sample_row(
     total = None if visual is None or text_tokens is None else visual + text_tokens
     limit = max_prompt_tokens
     if status == STATUS_READY and limit is not None and total is not None and total > limit:
-        status = STATUS_SKIPPED
-        reason = f"over_token_budget: about {total} prompt tokens > max_prompt_tokens {limit}"
+        status, rule = STATUS_SKIPPED, RULE_OVER_TOKEN_BUDGET
+        reason = f"{rule}: about {total} prompt tokens > max_prompt_tokens {limit}"
 
     def key_of(item: MediaItem) -> str | None:
         outcome = outcomes.get(item)
@@ -175,7 +202,7 @@ def sample_row(
         "sample_id": sample.sample_id,
         "spec_version": spec.version,
         "row_index": sample.row_index,
-        "problem_type": str(sample.problem_type.value),
+        "problem_type": str(sample.problem_type or spec.problem_type),
         "question": sample.question,
         "options": sample.options,
         "answer": sample.answer,
@@ -191,7 +218,9 @@ def sample_row(
         "text_tokens_estimate": text_tokens,
         "prompt_tokens_estimate": total,
         "status": status,
+        "skip_rule": rule,
         "skip_reason": reason,
+        "row_json": _row_json(sample.raw),
         **(ref.source or SpecSource.of(spec)).columns(),
         "cache_schema_version": CACHE_SCHEMA_VERSION,
     }
@@ -237,7 +266,7 @@ def write_samples(
     """
     ledger = SampleLedger()
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    reasons: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
     task_ids: list[str] = []
     built = [sample_row(ref, outcomes, max_prompt_tokens=max_prompt_tokens) for ref in refs]
     # well-formed rows first: a malformed row that collides with a real id gets a suffix
@@ -251,7 +280,10 @@ def write_samples(
             ledger.n_failed += 1
         else:
             ledger.n_skipped += 1
-            reasons[_reason_kind(row["skip_reason"] or "")] += 1
+            rules[row["skip_rule"]] += 1
+            examples = ledger.skip_examples.setdefault(row["skip_rule"], [])
+            if len(examples) < SKIP_EXAMPLES:
+                examples.append(skip_example(row["task_id"], row["row_index"], row["skip_reason"]))
         key = (row["task_id"], row["sample_id"])
         if key in rows:
             key = (row["task_id"], f"{row['sample_id']}#row{row['row_index']}")
@@ -260,7 +292,7 @@ def write_samples(
                 canonical_json({k: v for k, v in row.items() if k != "row_hash"})
             )
         rows[key] = row
-    ledger.skipped_by_reason = dict(reasons)
+    ledger.skipped_by_rule = dict(rules)
     existing = _existing_hashes(tables, task_ids)
     changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
     now = datetime.now(UTC)
