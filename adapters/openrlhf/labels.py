@@ -53,10 +53,11 @@ def decode_label(value: Any) -> Label:
     """Read a label back; raises :class:`LabelError` saying what is wrong with it.
 
     Example:
-        >>> decode_label('{"task_id": 3}')
-        Traceback (most recent call last):
-        ...
-        videorl_kit.adapters.openrlhf.labels.LabelError: label field 'task_id' must be a non-empty string, got 3
+        >>> try:
+        ...     decode_label('{"task_id": 3}')
+        ... except LabelError as exc:
+        ...     print(exc)
+        label field 'task_id' must be a non-empty string, got 3
     """
     if isinstance(value, bytes):
         value = value.decode("utf-8", errors="replace")

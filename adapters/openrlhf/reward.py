@@ -18,6 +18,7 @@ that of ``task/<id>/share`` is the task's accuracy.
 accuracy, so dynamic filtering drops prompt groups whose answers are all right or all wrong.
 
 Example:
+    >>> from videorl_kit.adapters.openrlhf.labels import encode_label
     >>> from videorl_kit.spec.models import TaskSpec
     >>> spec = TaskSpec.model_validate({"id": "count", "version": 1,
     ...     "problem_type": "numerical", "data": {"path": "rows.jsonl"},
@@ -72,6 +73,48 @@ class SampleReward:
     task_id: str | None = None
     error: str | None = None
     reason: str | None = None
+
+
+def write_tasks_file(
+    path: Path,
+    specs: Sequence[TaskSpec],
+    markers: ChatMarkers,
+    *,
+    per_task: Sequence[dict[str, Any]] | None = None,
+    **fields: Any,
+) -> None:
+    """Write ``tasks.resolved.json``: each spec resolved, with its source and provenance (and
+    the matching ``per_task`` entries), the chat markers and any other top-level ``fields``.
+
+    Example:
+        >>> import tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> spec = TaskSpec.model_validate({"id": "yn", "version": 1, "problem_type": "boolean",
+        ...     "data": {"path": "rows.jsonl"}, "prompt": {"template": "{{ question }}"}})
+        >>> path = Path(tempfile.mkdtemp()) / "tasks.resolved.json"
+        >>> write_tasks_file(path, [spec], ChatMarkers("A:"), recipe="demo")
+        >>> list(BundleReward.from_file(path).tasks)
+        ['yn']
+    """
+    extras = per_task if per_task is not None else [{} for _ in specs]
+    tasks = [
+        {
+            "id": spec.id,
+            **extra,
+            "source_file": str(spec.source_file) if spec.source_file else None,
+            "provenance": spec.provenance,
+            "spec": spec.resolved_dict(),
+        }
+        for spec, extra in zip(specs, extras, strict=True)
+    ]
+    document = {
+        "format": TASKS_FILE_FORMAT,
+        "format_version": 1,
+        **fields,
+        "chat": markers.to_dict(),
+        "tasks": tasks,
+    }
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 class BundleReward:

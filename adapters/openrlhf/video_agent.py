@@ -7,7 +7,7 @@ prompt it:
 
 1. reads the row's media (``.npy`` videos with their metadata, PNG images; see
    :mod:`.media`) and runs the model's processor on them exactly as the kit's own dataset
-   does (:func:`~videorl_kit.store.torch_dataset.processor_outputs`: frames already sampled
+   does (:func:`~videorl_kit.media.processor_inputs.processor_outputs`: frames already sampled
    and resized, source fps and frame indices as ``video_metadata``). That gives the
    training inputs: the expanded prompt ids and ``pixel_values_videos``, ``video_grid_thw``
    and the timing each family needs (``second_per_grid_ts`` for Qwen2.5-VL; Qwen3-VL's
@@ -38,7 +38,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.media import VIDEO_SUFFIX, read_png, read_video
 from videorl_kit.adapters.openrlhf.patches import raise_vllm_video_limit
 from videorl_kit.adapters.openrlhf.reward import BundleReward
-from videorl_kit.store.torch_dataset import processor_outputs
+from videorl_kit.media.processor_inputs import processor_outputs
 
 _NOT_TRAINING_INPUTS = {"input_ids", "attention_mask", "token_type_ids", "mm_token_type_ids"}
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.errors import StoreMismatchError, rebuild_hint
 from videorl_kit.store.reader import CachedFrames, FrameStore, budget_dict, require_budget
@@ -111,39 +112,6 @@ def check_sample_budgets(
             )
         checked[modality] = expected
     return checked
-
-
-def processor_outputs(
-    processor: Any,
-    text: str,
-    videos: Sequence[Any],
-    video_metadata: Sequence[dict[str, Any]],
-    images: Sequence[Any],
-) -> Any:
-    """Run an HF Qwen-VL processor on cached media: one prompt ``text`` (chat template
-    applied) with its videos (uint8 T×H×W×3, metadata from
-    :meth:`~videorl_kit.store.reader.CachedFrames.video_metadata`) and images (H×W×3).
-
-    The cache already sampled and resized the frames, so the processor runs with
-    ``do_sample_frames=False`` and ``do_resize=False``; the metadata gives Qwen2.5-VL its
-    ``second_per_grid_ts`` and Qwen3-VL its ``<t seconds>`` markers. Returns the processor's
-    batch (``input_ids``, ``pixel_values_videos``, ``video_grid_thw``, ...), batch size 1.
-
-    Example:
-        >>> out = processor_outputs(processor, text, [frames], [meta], [])  # doctest: +SKIP
-        >>> out["video_grid_thw"].tolist()                                   # doctest: +SKIP
-        [[4, 8, 10]]
-    """
-    from transformers.video_utils import VideoMetadata
-
-    kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt", "do_resize": False}
-    if videos:
-        kwargs["videos"] = [frames.copy() for frames in videos]
-        kwargs["video_metadata"] = [VideoMetadata(**meta) for meta in video_metadata]
-        kwargs["do_sample_frames"] = False
-    if images:
-        kwargs["images"] = [image.copy() for image in images]
-    return processor(**kwargs)
 
 
 class CachedSampleDataset:

@@ -53,6 +53,7 @@ from videorl_kit.train.algorithms import (
     resolve_params,
     unknown_algorithm_message,
 )
+from videorl_kit.train.openrlhf_limits import openrlhf_problems
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
 RECIPE_KEYS = ("tasks", "algorithm")
@@ -396,7 +397,10 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     folder = doc.root_path.parent
     name, params, options, algorithm_issues = _algorithm_issues(doc, recipe, recipe.backend)
     tasks, task_issues = _task_issues(doc, recipe, folder)
-    issues = [*algorithm_issues, *task_issues]
+    backend_issues = [
+        _at(doc, tuple(path.split(".", 2)), message) for path, message in openrlhf_problems(recipe)
+    ]
+    issues = [*algorithm_issues, *task_issues, *backend_issues]
     if issues:
         raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
     if recipe.algorithm.name != name:

@@ -1,0 +1,67 @@
+"""Fixtures for the OpenRLHF adapter: OpenRLHF's own code, a tiny model, a synthetic store.
+
+Tests that need OpenRLHF call :func:`require_openrlhf`: in the main ``.venv`` (no OpenRLHF)
+they skip; ``make test-openrlhf`` runs them in ``.venv-openrlhf`` with
+``VIDEORL_REQUIRE_OPENRLHF=1``, where a missing OpenRLHF is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+TINY_RECIPE_TASKS = (
+    "synth-count",
+    "synth-multiple-choice",
+    "synth-boolean",
+    "synth-temporal",
+    "synth-image-count",
+    "synth-image-multiple-choice",
+)
+
+
+def require_openrlhf() -> None:
+    """Skip (main venv) or fail (``VIDEORL_REQUIRE_OPENRLHF=1``) without OpenRLHF installed."""
+    if importlib.util.find_spec("openrlhf") is not None:
+        return
+    if os.environ.get("VIDEORL_REQUIRE_OPENRLHF") == "1":
+        pytest.fail("openrlhf is not installed; run these tests in .venv-openrlhf")
+    pytest.skip("openrlhf lives in .venv-openrlhf (make test-openrlhf)")
+
+
+def stub_flash_attn_kernels() -> None:
+    """``openrlhf.models`` imports flash-attn helpers whose CUDA kernels a CPU machine lacks;
+    only packing and ring attention (not used here) call them."""
+    sys.modules.setdefault("flash_attn_2_cuda", types.ModuleType("flash_attn_2_cuda"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Tiny random models of both families (seed 0), read-only for the tests."""
+    from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model
+
+    root = tmp_path_factory.mktemp("tiny")
+    return {family: build_tiny_model(root / family, family, seed=0).path for family in FAMILIES}
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the shipped recipes and specs with synthetic data and a built store:
+    ``recipes/tiny-grpo.yaml`` runs here exactly as in a checkout after ``make run``."""
+    from videorl_kit.store import build_cache
+    from videorl_kit.synth import generate_suite
+
+    root = tmp_path_factory.mktemp("workspace")
+    shutil.copytree(REPO / "recipes", root / "recipes")
+    shutil.copytree(REPO / "task_specs", root / "task_specs")
+    generate_suite(root / "data" / "synth", n_per_task=2, seed=0)
+    specs = [root / "task_specs" / f"{task}.yaml" for task in TINY_RECIPE_TASKS]
+    build_cache(specs, root / "store", workers=1)
+    return root
