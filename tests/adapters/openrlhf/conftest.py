@@ -37,9 +37,12 @@ def require_openrlhf() -> None:
 
 
 def stub_flash_attn_kernels() -> None:
-    """``openrlhf.models`` imports flash-attn helpers whose CUDA kernels a CPU machine lacks;
-    only packing and ring attention (not used here) call them."""
+    """Run ``openrlhf.models`` on CPU with flash-attn's Python-only install: its CUDA kernel
+    module gets an empty stand-in (only packing and ring attention, unused here, call it), and
+    its Triton cross-entropy is made unimportable so OpenRLHF takes its own fallback (the
+    log-softmax path it uses wherever flash-attn is missing)."""
     sys.modules.setdefault("flash_attn_2_cuda", types.ModuleType("flash_attn_2_cuda"))
+    sys.modules["flash_attn.ops.triton.cross_entropy"] = None  # type: ignore[assignment]
 
 
 @pytest.fixture(scope="session")
@@ -63,5 +66,11 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPO / "task_specs", root / "task_specs")
     generate_suite(root / "data" / "synth", n_per_task=2, seed=0)
     specs = [root / "task_specs" / f"{task}.yaml" for task in TINY_RECIPE_TASKS]
-    build_cache(specs, root / "store", workers=1)
+    qwen3 = root / "task_specs" / "synth-count-qwen3.yaml"  # Qwen3-VL resizes to multiples of 32
+    qwen3.write_text(
+        "include: synth-count.yaml\nid: synth-count-qwen3\n"
+        "budget: {video: {patch: 32}, image: {patch: 32}}\n",
+        encoding="utf-8",
+    )
+    build_cache([*specs, qwen3], root / "store", workers=1)
     return root
