@@ -68,7 +68,8 @@ def _text(value: Any) -> str:
 
 
 def _probabilities(values: Sequence[float]) -> str:
-    return ",".join(f"{p:.6g}" for p in values)
+    """Full precision: numpy's sampler refuses probabilities that do not sum to 1 (±1e-8)."""
+    return ",".join(repr(float(p)) for p in values)
 
 
 def openrlhf_flags(

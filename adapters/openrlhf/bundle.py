@@ -9,10 +9,11 @@
 ``data/train.<task>.jsonl``       prompts per task in OpenRLHF's layout (:mod:`.prompts`)
 ``frames/``, ``media/``           cached frames as PNG, native videos as ``.npy``
 ``tasks.resolved.json``           resolved specs with provenance, mixing, chat markers
-``recipe.resolved.yaml``          the recipe with every default and the algorithm's options
+``recipe.resolved.yaml``          the recipe with every default (written by the run, with
+                                  ``specs.json`` and ``versions.json``)
 ``reward_func.py``                ``reward_func(queries, prompts, labels)`` (:mod:`.reward`)
 ``agent_func.py``                 native video only: the rollout agent (:mod:`.video_agent`)
-``base-model/``                   a ``tiny:`` model, written here
+``base-model/``                   a ``tiny:`` model (the run folder's)
 ``kit/videorl_kit/``              the kit that wrote the bundle, shipped to every node
 ================================  ==========================================================
 
@@ -39,8 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from videorl_kit import __version__
 from videorl_kit.adapters.openrlhf.argv import PromptStats, openrlhf_flags, to_argv
 from videorl_kit.adapters.openrlhf.chat import chat_markers
@@ -55,8 +54,6 @@ from videorl_kit.adapters.openrlhf.reward import write_tasks_file
 from videorl_kit.errors import UserError
 
 TASKS_FILE = "tasks.resolved.json"
-RESOLVED_RECIPE = "recipe.resolved.yaml"
-BASE_MODEL_DIR = "base-model"
 
 _REWARD_MODULE = '''"""reward_func of the videorl-kit run bundle {recipe_id} (written by videorl-kit {version}).
 
@@ -130,29 +127,14 @@ class Bundle:
         return f"bash {self.launch_script}"
 
 
-def _model_folder(plan: Any, root: Path) -> tuple[str, Any]:
-    """What OpenRLHF loads (``--actor.model_name_or_path``) and the processor it reads."""
+def _model(plan: Any) -> tuple[str, Any]:
+    """What OpenRLHF loads (``--actor.model_name_or_path``: a hub name, else an absolute
+    folder; a ``tiny:`` model is in the run folder) and the model's processor."""
     from transformers import AutoProcessor
 
-    model = plan.model
-    if model.kind == "tiny":
-        from videorl_kit.train.tiny_model import build_tiny_model
-
-        folder = root / BASE_MODEL_DIR
-        if not (folder / "config.json").is_file():
-            build_tiny_model(folder, family=model.name, seed=plan.recipe.seed)
-        name = str(folder)
-    elif model.kind == "hub":
-        if model.revision:
-            raise UserError(
-                f"model {model.describe()}: OpenRLHF {SUPPORTED_OPENRLHF} loads models by name "
-                "without a revision; download that revision to shared storage "
-                f"(hf download {model.name} --revision {model.revision} --local-dir DIR) and "
-                "set model: DIR"
-            )
-        name = model.name
-    else:
-        name = str(Path(model.name).resolve())
+    name = plan.model_name_or_path
+    if plan.model.kind != "hub":
+        name = str(Path(name).resolve())
     try:
         processor = AutoProcessor.from_pretrained(name)
     except Exception as exc:
@@ -168,7 +150,7 @@ def write_bundle(plan: Any) -> Bundle:
     root = Path(plan.output_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
     video = recipe.openrlhf.video
-    model, processor = _model_folder(plan, root)
+    model, processor = _model(plan)
     exports = [
         export_task_prompts(entry.spec, Path(plan.store), root, video, processor)
         for entry in plan.loaded.tasks
@@ -187,9 +169,6 @@ def write_bundle(plan: Any) -> Bundle:
         per_task=per_task, videorl_kit=__version__, openrlhf=SUPPORTED_OPENRLHF,
         recipe=recipe.id, model=model, store=str(Path(plan.store).resolve()), video=video,
     )  # fmt: skip
-    (root / RESOLVED_RECIPE).write_text(
-        yaml.safe_dump(plan.loaded.resolved_dict(), sort_keys=False, allow_unicode=True), "utf-8"
-    )
     reward_file = root / "reward_func.py"
     reward_file.write_text(reward_module_text(recipe.id, tasks_file), encoding="utf-8")
     stats = PromptStats(

@@ -113,7 +113,7 @@ class _ImageTokens:
     def tokens(self, frame: Any) -> int:
         shape = tuple(frame.shape)
         if shape not in self.known:
-            grid = self.image_processor(images=[frame], return_tensors="pt")["image_grid_thw"]
+            grid = self.image_processor(images=[frame.copy()], return_tensors="pt")["image_grid_thw"]
             self.known[shape] = int(grid.prod()) // self.merge**2
         return self.known[shape]
 
