@@ -49,17 +49,18 @@ from videorl_kit.adapters.openrlhf.launch import (
     write_launch_files,
 )
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
-from videorl_kit.adapters.openrlhf.prompts import TaskPrompts, export_task_prompts
+from videorl_kit.adapters.openrlhf.prompts import export_task_prompts
 from videorl_kit.adapters.openrlhf.reward import write_tasks_file
 from videorl_kit.errors import UserError
 
 TASKS_FILE = "tasks.resolved.json"
 
-_REWARD_MODULE = '''"""reward_func of the videorl-kit run bundle {recipe_id} (written by videorl-kit {version}).
+_REWARD_MODULE = '''"""reward_func of the videorl-kit run bundle {recipe_id}.
 
-OpenRLHF {openrlhf} loads this file in every vLLM rollout actor (--reward.remote_url) and
-calls reward_func(queries, prompts, labels) once per sample, from several threads. It never
-raises: a sample it cannot score gets reward 0, a warning, and error/<reason> in extra_logs.
+Written by videorl-kit {version}. OpenRLHF {openrlhf} loads this file in every vLLM rollout
+actor (--reward.remote_url) and calls reward_func(queries, prompts, labels) once per sample,
+from several threads. It never raises: a sample it cannot score gets reward 0, a warning,
+and error/<reason> in extra_logs.
 """
 
 from videorl_kit.adapters.openrlhf.reward import BundleReward
@@ -73,11 +74,12 @@ def reward_func(queries, prompts, labels):
     return _reward(queries, prompts, labels)
 '''
 
-_AGENT_MODULE = '''"""Native-video rollout agent of the videorl-kit run bundle {recipe_id} (videorl-kit {version}).
+_AGENT_MODULE = '''"""Native-video agent of the videorl-kit run bundle {recipe_id}.
 
-OpenRLHF {openrlhf} loads this file in every vLLM rollout actor (--train.agent_func_path) and
-builds AgentExecutor() there: it sends each prompt's cached video frames, with their timing,
-to vLLM and to training, and scores the response with the bundle's reward.
+Written by videorl-kit {version}. OpenRLHF {openrlhf} loads this file in every vLLM rollout
+actor (--train.agent_func_path) and builds AgentExecutor() there: it sends each prompt's cached
+video frames, with their timing, to vLLM and to training, and scores the response with the
+bundle's reward.
 """
 
 from videorl_kit.adapters.openrlhf.video_agent import native_video_executor
@@ -96,8 +98,10 @@ def reward_module_text(recipe_id: str, tasks_file: Path) -> str:
         ...     "x", Path("/runs/x/tasks.resolved.json"))
         True
     """
-    return _REWARD_MODULE.format(recipe_id=recipe_id, version=__version__,
-                                 openrlhf=SUPPORTED_OPENRLHF, tasks_file=str(tasks_file))  # fmt: skip
+    return _REWARD_MODULE.format(
+        recipe_id=recipe_id, version=__version__, openrlhf=SUPPORTED_OPENRLHF,
+        tasks_file=str(tasks_file),
+    )  # fmt: skip
 
 
 def agent_module_text(recipe_id: str, tasks_file: Path, max_videos: int) -> str:

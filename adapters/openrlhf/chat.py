@@ -12,7 +12,8 @@ writes a header of its own from moving the split.
 Example:
     >>> markers = ChatMarkers("<|im_start|>assistant\\n", ("<|im_end|>", "<|endoftext|>"))
     >>> prompt = "<|im_start|>user\\n<|image_pad|>Count.<|im_end|>\\n<|im_start|>assistant\\n"
-    >>> query = prompt.replace("<|image_pad|>", "<|image_pad|>" * 4) + "<answer>3</answer><|im_end|>"
+    >>> query = prompt.replace("<|image_pad|>", "<|image_pad|>" * 4)  # what the processor expands
+    >>> query += "<answer>3</answer><|im_end|>"
     >>> split_response(query, prompt, markers)
     '<answer>3</answer>'
 """
@@ -63,8 +64,9 @@ def chat_markers(processor: Any) -> ChatMarkers:
         ...         text = "".join(f"<|im_start|>{m['role']}\\n{m['content']}<|im_end|>\\n"
         ...                        for m in messages)
         ...         return text + ("<|im_start|>assistant\\n" if add_generation_prompt else "")
-        >>> chat_markers(Template())
-        ChatMarkers(assistant_header='<|im_start|>assistant\\n', end_markers=('<|im_end|>', '<|endoftext|>'))
+        >>> markers = chat_markers(Template())
+        >>> markers.assistant_header, markers.end_markers
+        ('<|im_start|>assistant\\n', ('<|im_end|>', '<|endoftext|>'))
     """
     user = [{"role": "user", "content": "Q"}]
     without = processor.apply_chat_template(user, tokenize=False, add_generation_prompt=False)
@@ -80,7 +82,11 @@ def chat_markers(processor: Any) -> ChatMarkers:
         add_generation_prompt=False,
     )
     after = answered.rsplit("\x00", 1)[-1].strip() if "\x00" in answered else ""
-    candidates += [after, getattr(tokenizer, "eos_token", None), getattr(tokenizer, "pad_token", None)]
+    candidates += [
+        after,
+        getattr(tokenizer, "eos_token", None),
+        getattr(tokenizer, "pad_token", None),
+    ]
     ends = tuple(dict.fromkeys(c for c in candidates if isinstance(c, str) and c))
     return ChatMarkers(header, ends)
 

@@ -64,7 +64,9 @@ def read_video(path: str | Path) -> tuple[np.ndarray, dict[str, Any], list[float
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: cannot read bundle video: {exc}") from None
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(f"{path}: expected uint8 frames T×H×W×3, got {frames.dtype} {frames.shape}")
+        raise ValueError(
+            f"{path}: expected uint8 frames T×H×W×3, got {frames.dtype} {frames.shape}"
+        )
     return frames, video_metadata, timestamps
 
 

@@ -99,7 +99,9 @@ def patch_actor_forward(module: ModuleType | None = None, *, check_version: bool
                 f"{module.__file__}: Actor.forward does not hold the line this patch changes "
                 f"({_OLD_CHOICE!r}); refusing to patch"
             )
-        code = compile(source.replace(_OLD_CHOICE, _NEW_CHOICE), module.__file__ or ACTOR_MODULE, "exec")
+        code = compile(
+            source.replace(_OLD_CHOICE, _NEW_CHOICE), module.__file__ or ACTOR_MODULE, "exec"
+        )
         namespace: dict[str, Any] = {}
         exec(code, vars(module), namespace)
         forward = namespace["forward"]

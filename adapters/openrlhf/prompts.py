@@ -14,7 +14,7 @@ The two video paths differ only in the user message and the media files:
   bundle's agent (:mod:`.video_agent`).
 
 Example:
-    >>> user_content(1, [[0.0, 0.5]], 1, "How many?", "frames_as_images")  # doctest: +NORMALIZE_WHITESPACE
+    >>> user_content(1, [[0.0, 0.5]], 1, "How many?", "frames_as_images")
     [{'type': 'text', 'text': '<0.0 seconds>'}, {'type': 'image'},
      {'type': 'text', 'text': '<0.5 seconds>'}, {'type': 'image'},
      {'type': 'image'}, {'type': 'text', 'text': 'How many?'}]
@@ -113,7 +113,9 @@ class _ImageTokens:
     def tokens(self, frame: Any) -> int:
         shape = tuple(frame.shape)
         if shape not in self.known:
-            grid = self.image_processor(images=[frame.copy()], return_tensors="pt")["image_grid_thw"]
+            grid = self.image_processor(images=[frame.copy()], return_tensors="pt")[
+                "image_grid_thw"
+            ]
             self.known[shape] = int(grid.prod()) // self.merge**2
         return self.known[shape]
 
@@ -156,7 +158,9 @@ def export_task_prompts(
         for row in dataset.rows:
             videos = dataset.frames.get_many(row["video_keys"])
             images = dataset.frames.get_many(row["image_keys"])
-            refs = [ref for item in [*videos, *images] for ref in _write_media(item, bundle, video_path)]
+            refs = [
+                ref for item in [*videos, *images] for ref in _write_media(item, bundle, video_path)
+            ]
             content = user_content(len(videos), [v.timestamps_s for v in videos], len(images),
                                    row["prompt"] or "", video_path)  # fmt: skip
             messages: list[dict[str, Any]] = []

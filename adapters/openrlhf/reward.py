@@ -53,7 +53,14 @@ from videorl_kit.spec.models import TaskSpec
 
 logger = logging.getLogger("videorl_kit.openrlhf.reward")
 
-ERROR_REASONS = ("label", "response_split", "empty_response", "verifier", "unverifiable", "internal")
+ERROR_REASONS = (
+    "label",
+    "response_split",
+    "empty_response",
+    "verifier",
+    "unverifiable",
+    "internal",
+)
 """Why a sample got reward 0 without being graded; each is an ``error/<reason>`` log key."""
 
 WARNINGS_PER_REASON = 20
@@ -222,4 +229,8 @@ class BundleReward:
             sample = self.score(query, prompt, label)
         if sample.error is not None:
             self._warn(sample, label)
-        return {"rewards": sample.reward, "scores": sample.accuracy, "extra_logs": self.logs(sample)}
+        return {
+            "rewards": sample.reward,
+            "scores": sample.accuracy,
+            "extra_logs": self.logs(sample),
+        }

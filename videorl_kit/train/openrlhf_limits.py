@@ -21,9 +21,9 @@ Example:
     >>> recipe = NS(backend="openrlhf",
     ...     openrlhf=NS(nodes=1, gpus_per_node=8, vllm_engines=4, vllm_tensor_parallel_size=1,
     ...                 colocate=True, extra_args={}),
-    ...     optim=NS(prompts_per_step=2, micro_batch_size=4), rollout=NS(group_size=8))
-    >>> openrlhf_problems(recipe)[0]
-    ('openrlhf.vllm_engines', 'with colocate: true the vLLM engines must use exactly the actor GPUs: vllm_engines 4 × vllm_tensor_parallel_size 1 = 4, but nodes 1 × gpus_per_node 8 = 8')
+    ...     optim=NS(prompts_per_step=2, micro_batch_size=2), rollout=NS(group_size=8))
+    >>> [(path, message[-38:]) for path, message in openrlhf_problems(recipe)]
+    [('openrlhf.vllm_engines', '= 4, but nodes 1 × gpus_per_node 8 = 8')]
 """
 
 from __future__ import annotations
@@ -102,9 +102,10 @@ def extra_args_problems(extra: dict[str, Any], *, colocate: bool) -> list[tuple[
     refuse, or that repeats a flag the recipe sets.
 
     Example:
-        >>> extra_args_problems({"--data.max_len": 4096, "--ds.param_dtype": "bf16"},
-        ...                     colocate=True)
-        [('openrlhf.extra_args.--data.max_len', 'the recipe already sets --data.max_len; change the recipe field instead')]
+        >>> [problem] = extra_args_problems(
+        ...     {"--data.max_len": 4096, "--ds.param_dtype": "bf16"}, colocate=True)
+        >>> problem[0], problem[1][:40]
+        ('openrlhf.extra_args.--data.max_len', 'the recipe already sets --data.max_len; ')
     """
     problems = []
     for flag, value in extra.items():
@@ -121,9 +122,12 @@ def extra_args_problems(extra: dict[str, Any], *, colocate: bool) -> list[tuple[
         elif flag == "--train.async_enable" and value is True and colocate:
             problems.append((where, "async training cannot sleep the vLLM engines: set "
                              "openrlhf.colocate: false to train asynchronously"))  # fmt: skip
-        elif flag == "--train.partial_rollout_enable" and value is True:
-            if extra.get("--train.async_enable") is not True:
-                problems.append((where, "partial rollouts need --train.async_enable: true"))
+        elif (
+            flag == "--train.partial_rollout_enable"
+            and value is True
+            and extra.get("--train.async_enable") is not True
+        ):
+            problems.append((where, "partial rollouts need --train.async_enable: true"))
     return problems
 
 

@@ -112,7 +112,9 @@ def test_training_inputs_are_the_kits_processor_outputs(rollout):
     else:  # Qwen3-VL carries time as <t seconds> text tokens inside the prompt
         text = rollout.processor.decode(train_ids)
         assert "seconds>" in text
-    response = rollout.processor.decode(result["observation_tokens"][result["action_ranges"][0][0] :])
+    response = rollout.processor.decode(
+        result["observation_tokens"][result["action_ranges"][0][0] :]
+    )
     assert response == RESPONSE
     assert result["reward"] == pytest.approx(1.0 if rollout.kit_item["answer"] == "3" else 0.1)
     assert rollout.datasource == rollout.spec.id

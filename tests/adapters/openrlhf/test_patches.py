@@ -23,9 +23,9 @@ def test_refuses_another_openrlhf_version(monkeypatch):
         return "0.11.3" if name == "openrlhf" else real_version(name)
 
     monkeypatch.setattr(importlib.metadata, "version", version)
-    with pytest.raises(patches.PatchError, match="refuse to patch openrlhf 0.11.3"):
+    with pytest.raises(patches.PatchError, match=r"refuse to patch openrlhf 0\.11\.3"):
         patches.setup_worker()
-    with pytest.raises(patches.PatchError, match="refuse to patch openrlhf 0.11.3"):
+    with pytest.raises(patches.PatchError, match=r"refuse to patch openrlhf 0\.11\.3"):
         patches.raise_vllm_video_limit(2, types.SimpleNamespace())
 
 

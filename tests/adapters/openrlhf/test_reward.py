@@ -187,7 +187,7 @@ def test_reward_file_loads_only_its_own_format(tmp_path):
 
     path = tmp_path / "tasks.resolved.json"
     path.write_text('{"format": "something-else"}', encoding="utf-8")
-    with pytest.raises(UserError, match="not a readable tasks.resolved.json"):
+    with pytest.raises(UserError, match=r"not a readable tasks\.resolved\.json"):
         BundleReward.from_file(path)
     with pytest.raises(UserError, match="No such file"):
         BundleReward.from_file(Path(tmp_path) / "missing.json")

@@ -1,0 +1,211 @@
+"""``videorl-kit train RECIPE --backend openrlhf --dry-run``: the run bundle, checked by OpenRLHF.
+
+Every check goes through OpenRLHF 0.11.2's own code: its parser and post-parse checks on
+``argv.json``, ``blending_datasets`` + ``PromptDataset`` on the prompt files with the tiny model's
+processor, its single-turn executor on ``reward_func.py``, its agent loading on ``agent_func.py``,
+and Ray's own runtime-env validation and merge on ``runtime_env.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.adapters.openrlhf.conftest import require_openrlhf
+from tests.adapters.openrlhf.test_native_video import load_agent_executor, prompt_dataset
+from tests.adapters.openrlhf.test_reward import FakeEngine
+from videorl_kit.adapters.openrlhf.labels import decode_label
+from videorl_kit.adapters.openrlhf.launch import ENTRY_MODULE
+from videorl_kit.cli import app
+from videorl_kit.store import CachedSampleDataset
+
+runner = CliRunner()
+
+
+def recipe_variant(workspace: Path, name: str, **changes) -> Path:
+    """A recipe next to tiny-grpo.yaml that includes it and overrides ``changes``."""
+    path = workspace / "recipes" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"include": "tiny-grpo.yaml", "id": name, **changes}), "utf-8")
+    return path
+
+
+def dry_run(recipe: Path, output: Path, *extra: str):
+    result = runner.invoke(
+        app, ["train", str(recipe), "--backend", "openrlhf", "--dry-run", "--output", str(output),
+              *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def native_bundle(workspace, tmp_path_factory) -> Path:
+    """The bundle of the shipped tiny recipe as it is (native video)."""
+    out = tmp_path_factory.mktemp("bundles") / "tiny-native"
+    result = dry_run(workspace / "recipes" / "tiny-grpo.yaml", out)
+    assert f"bash {out}/launch.sh" in result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def frames_bundle(workspace, tmp_path_factory) -> Path:
+    """The same recipe with videos sent as frames (stock OpenRLHF)."""
+    recipe = recipe_variant(workspace, "tiny-frames", openrlhf={"video": "frames_as_images"})
+    out = tmp_path_factory.mktemp("bundles") / "tiny-frames"
+    dry_run(recipe, out)
+    return out
+
+
+def argv_of(bundle: Path) -> list[str]:
+    return json.loads((bundle / "argv.json").read_text(encoding="utf-8"))
+
+
+def test_bundle_holds_every_part(native_bundle):
+    names = {p.name for p in native_bundle.iterdir()}
+    assert {"argv.json", "launch.sh", "runtime_env.json", "reward_func.py", "agent_func.py",
+            "tasks.resolved.json", "recipe.resolved.yaml", "data", "media", "kit"} <= names  # fmt: skip
+    tasks = json.loads((native_bundle / "tasks.resolved.json").read_text(encoding="utf-8"))
+    assert sum(task["probability"] for task in tasks["tasks"]) == pytest.approx(1.0)
+    for task in tasks["tasks"]:
+        assert Path(task["file"]).is_file() and task["prompts"] > 0
+        assert task["spec"]["id"] == task["id"] and task["source_file"]
+    for module in ("reward_func.py", "agent_func.py"):
+        text = (native_bundle / module).read_text(encoding="utf-8")
+        assert f"TASKS_FILE = '{native_bundle}/tasks.resolved.json'" in text
+        assert "from ." not in text  # OpenRLHF loads it by path: absolute imports only
+    assert (native_bundle / "kit/videorl_kit/adapters/openrlhf/reward.py").is_file()
+
+
+@pytest.mark.parametrize("which", ["native_bundle", "frames_bundle"])
+def test_argv_is_accepted_by_openrlhfs_parser(which, request):
+    require_openrlhf()
+    from videorl_kit.adapters.openrlhf.parser_check import OpenRLHFParser
+
+    bundle = request.getfixturevalue(which)
+    verdict = OpenRLHFParser().check(argv_of(bundle))
+    assert verdict.accepted, verdict.error
+    assert verdict.warnings == ()  # no flag silently overridden by OpenRLHF
+    args = verdict.args
+    files = args["data"]["prompt_dataset"].split(",")
+    assert all(Path(f).is_file() for f in files)
+    assert args["actor"]["model_name_or_path"] == str(bundle / "base-model")
+    if which == "native_bundle":
+        assert args["train"]["agent_func_path"] == str(bundle / "agent_func.py")
+        assert args["reward"]["remote_url"] == ["agent"]
+    else:
+        assert args["reward"]["remote_url"] == [str(bundle / "reward_func.py")]
+
+
+@pytest.mark.parametrize("which", ["native_bundle", "frames_bundle"])
+def test_prompts_load_through_openrlhfs_dataset_code(which, request, workspace):
+    require_openrlhf()
+    from transformers import AutoProcessor
+
+    bundle = request.getfixturevalue(which)
+    processor = AutoProcessor.from_pretrained(bundle / "base-model")
+    tasks = json.loads((bundle / "tasks.resolved.json").read_text(encoding="utf-8"))["tasks"]
+    dataset = prompt_dataset([Path(t["file"]) for t in tasks], processor)
+    assert len(dataset) >= sum(t["prompts"] for t in tasks)  # interleaved until all are used
+    answers = {}
+    for task in tasks:
+        kit = CachedSampleDataset(workspace / "store", task_ids=[task["id"]])
+        answers |= {(task["id"], r["sample_id"]): r["answer"] for r in kit.rows}
+    seen = set()
+    for index in range(len(dataset)):
+        datasource, prompt, label_text, refs = dataset[index]
+        label = decode_label(label_text)
+        assert datasource == label.task_id
+        assert answers[(label.task_id, label.sample_id)] == label.answer
+        assert prompt.endswith("<|im_start|>assistant\n")
+        assert all(Path(ref).is_file() for ref in refs)
+        pads = prompt.count("<|image_pad|>") + prompt.count("<|video_pad|>")
+        assert pads == len(refs)  # one placeholder per media file
+        seen.add((label.task_id, label.sample_id))
+    assert seen == set(answers)
+
+
+def test_native_agent_of_the_bundle_rolls_out_a_row(native_bundle):
+    require_openrlhf()
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(native_bundle / "base-model")
+    files = sorted((native_bundle / "data").glob("train.*.jsonl"))
+    _, prompt, label, refs = prompt_dataset(files[:1], processor)[0]
+    executor = load_agent_executor(native_bundle / "agent_func.py")
+    answer = decode_label(label).answer
+    engine = FakeEngine(processor.tokenizer, f"<answer>{answer}</answer><|im_end|>")
+    params = SimpleNamespace(max_tokens=16, logprobs=None)
+    result = asyncio.run(executor.execute(prompt, label, params, 2048, processor, engine, refs))
+    assert result["reward"] == pytest.approx(1.0)
+    assert result["extra_logs"][f"task/{decode_label(label).task_id}/accuracy"] == 1.0
+
+
+def test_frames_bundle_rewards_through_openrlhfs_own_image_path(frames_bundle):
+    require_openrlhf()
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(frames_bundle / "base-model")
+    files = sorted((frames_bundle / "data").glob("train.*.jsonl"))
+    executor = SingleTurnAgentExecutor(str(frames_bundle / "reward_func.py"))
+    dataset = prompt_dataset(files, processor)
+    rewards = []
+    for index in range(len(dataset)):
+        _, prompt, label, refs = dataset[index]
+        answer = decode_label(label).answer
+        engine = FakeEngine(processor.tokenizer, f"<answer>{answer}</answer><|im_end|>")
+        params = SimpleNamespace(max_tokens=16, logprobs=None)
+        result = asyncio.run(executor.execute(prompt, label, params, 4096, processor, engine, refs))
+        assert result["mm_train_inputs"]["pixel_values"].shape[0] > 0
+        rewards.append(result["reward"])
+    assert rewards and all(r == pytest.approx(1.0) for r in rewards)
+
+
+def test_launch_script_submits_exactly_the_argv(native_bundle):
+    script = (native_bundle / "launch.sh").read_text(encoding="utf-8")
+    subprocess.run(["bash", "-n", str(native_bundle / "launch.sh")], check=True)
+    assert 'ray job submit --address "$RAY_ADDRESS"' in script
+    assert '--runtime-env-json "$(cat "$BUNDLE/runtime_env.json")"' in script
+    command = shlex.split(script.split(" -- ", 1)[1])
+    assert command == ["python", "-m", ENTRY_MODULE, *argv_of(native_bundle)]
+
+
+def test_runtime_env_is_valid_for_ray_and_merges_with_openrlhfs_own(native_bundle):
+    from ray.runtime_env import RuntimeEnv
+    from ray.runtime_env.runtime_env import _merge_runtime_env
+
+    env = json.loads((native_bundle / "runtime_env.json").read_text(encoding="utf-8"))
+    RuntimeEnv(**env)  # Ray's own field validation
+    assert env["worker_process_setup_hook"] == "videorl_kit.adapters.openrlhf.patches.setup_worker"
+    assert Path(env["py_modules"][0]).name == "videorl_kit"
+    # train_ppo_ray's ray.init passes these; a job env setting one of them is refused by Ray
+    driver = {"env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN",
+                           "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": "1"}}  # fmt: skip
+    assert _merge_runtime_env(env, driver) is not None
+
+
+def test_without_a_cluster_train_says_so_in_one_line(workspace, tmp_path):
+    command = "from videorl_kit.cli import main; main()"
+    recipe = workspace / "recipes" / "tiny-grpo.yaml"
+    env = {**os.environ, "RAY_ADDRESS": "http://127.0.0.1:9"}  # the discard port: no cluster
+    done = subprocess.run(
+        [sys.executable, "-c", command, "train", str(recipe), "--backend", "openrlhf",
+         "--output", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [done.stderr.strip().splitlines()[-1]]
+    assert errors[0].startswith("error: no Ray cluster reachable at http://127.0.0.1:9 (")
+    assert (tmp_path / "run" / "argv.json").is_file()  # the bundle is written first
