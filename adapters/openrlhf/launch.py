@@ -151,6 +151,7 @@ def submit(bundle: Path, address: str, *, follow: bool = True) -> str:
     asyncio.run(tail())
     status = client.get_job_status(job_id)
     if status != JobStatus.SUCCEEDED:
-        info = client.get_job_info(job_id)
-        raise UserError(f"Ray job {job_id} ended {status.value}: {info.message or 'see its logs'}")
+        message = (client.get_job_info(job_id).message or "").strip().splitlines()
+        why = message[0].split(", last available logs")[0] if message else "no message"
+        raise UserError(f"Ray job {job_id} ended {status.value} ({why}); its log is above")
     return job_id

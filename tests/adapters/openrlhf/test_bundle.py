@@ -14,6 +14,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -209,3 +210,83 @@ def test_without_a_cluster_train_says_so_in_one_line(workspace, tmp_path):
     assert errors == [done.stderr.strip().splitlines()[-1]]
     assert errors[0].startswith("error: no Ray cluster reachable at http://127.0.0.1:9 (")
     assert (tmp_path / "run" / "argv.json").is_file()  # the bundle is written first
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray cluster with the job API, owned (and stopped) by this test process."""
+    require_openrlhf()
+    import socket
+
+    import ray
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # the dashboard's modules start in subprocesses; a busy 2-core machine needs more than 30 s
+    os.environ.setdefault("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "300")
+    ray.init(address="local", num_cpus=2, include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port,
+             configure_logging=False)  # fmt: skip
+    yield f"http://127.0.0.1:{port}"
+    ray.shutdown()
+
+
+PROBE = """
+import importlib.util, sys, ray
+ray.init()
+
+@ray.remote
+def probe(reward_file):
+    import videorl_kit
+    hooked = any(type(f).__name__ == "_PatchAfterImport" for f in sys.meta_path)
+    spec = importlib.util.spec_from_file_location("reward_func", reward_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = module.reward_func(["x"], ["x"], ["not a label"])
+    return hooked, videorl_kit.__file__, out["rewards"], out["extra_logs"]["error/label"]
+
+print("PROBE", *ray.get(probe.remote(sys.argv[1])))
+"""
+
+
+@pytest.mark.slow
+def test_the_bundle_runs_as_a_ray_job(ray_cluster, native_bundle, capsys):
+    """The runtime env ships the kit and installs the patch hook in workers; the job runs
+    OpenRLHF's entry module with the bundle's argv (it stops at `import vllm` on CPU)."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    from videorl_kit.adapters.openrlhf.launch import submit
+    from videorl_kit.errors import UserError
+
+    env = json.loads((native_bundle / "runtime_env.json").read_text(encoding="utf-8"))
+    client = JobSubmissionClient(ray_cluster)
+    reward_file = native_bundle / "reward_func.py"
+    job = client.submit_job(entrypoint=f"python -c {shlex.quote(PROBE)} {reward_file}",
+                            runtime_env=env)  # fmt: skip
+    status = _wait(client, job)
+    logs = client.get_job_logs(job)
+    assert status == JobStatus.SUCCEEDED, logs[-3000:]
+    probe = next(line for line in logs.splitlines() if line.startswith("PROBE"))
+    hooked, kit_file, reward, label_error = probe.split()[1:]
+    assert hooked == "True"  # worker_process_setup_hook ran in the worker
+    assert "runtime_resources" in kit_file  # the bundle's copy of the kit, shipped by Ray
+    assert (reward, label_error) == ("0.0", "1.0")
+
+    with pytest.raises(UserError, match=r"ended FAILED \(Job entrypoint command failed"):
+        submit(native_bundle, ray_cluster)
+    followed = capsys.readouterr().out
+    assert f"-m {ENTRY_MODULE} --actor.model_name_or_path {native_bundle}/base-model" in followed
+    assert "No module named 'vllm'" in followed  # OpenRLHF's trainer needs vLLM: GPU only
+
+
+def _wait(client, job: str, timeout_s: float = 600):
+    from ray.job_submission import JobStatus
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = client.get_job_status(job)
+        if status in {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED}:
+            return status
+        time.sleep(1)
+    client.stop_job(job)
+    pytest.fail(f"job {job} did not end within {timeout_s} s")
