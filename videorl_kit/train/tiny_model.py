@@ -274,7 +274,7 @@ def build_config(family: str, tokenizer: Any) -> Any:
         text["rope_parameters"] = {
             "rope_type": "default", "rope_theta": 1_000_000.0, "mrope_section": [2, 3, 3],
         }  # fmt: skip
-        vision |= {"patch_size": 14, "window_size": 56, "fullatt_block_indexes": [1]}
+        vision |= {"patch_size": 14, "window_size": 112, "fullatt_block_indexes": [1]}
         config_class: Any = Qwen2_5_VLConfig
     else:
         from transformers import Qwen3VLConfig

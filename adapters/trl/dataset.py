@@ -1,0 +1,172 @@
+"""The TRL training set: ready samples of the store, their frames read from the cache per access.
+
+:func:`build_train_dataset` makes one ``datasets.Dataset`` of the ready samples of every task,
+mixed by the recipe's weights (``datasets.interleave_datasets`` with probabilities
+weight / sum, every task seen at least once). Its rows hold only text and cache keys; a
+``set_transform`` turns each accessed batch into TRL's layout:
+
+* ``prompt``: the chat messages. TRL 1.16's GRPO has no video path (its prompt tokenisation
+  and log-prob forward carry images only), so each video becomes its cached frames, one
+  image per frame, each after a text item with the frame's timestamp (``<2.5 seconds>``,
+  Qwen3-VL's own marker), then the sample's images, then the rendered task prompt;
+* ``images``: the frames and images as PIL images, read from the Lance cache
+  (:class:`~videorl_kit.store.FrameStore`; never decoded again);
+* ``task_id``, ``sample_id``, ``problem_type``, ``answer``, ``options``: what the reward
+  functions receive as keyword columns.
+
+Frames keep the size they were cached at (the video budget's pixels for frames, the image
+budget's for images): :func:`keep_cached_sizes` widens the processor's resize bounds so no
+cached frame is resized again.
+
+Example:
+    >>> ds = build_train_dataset(plan)        # doctest: +SKIP
+    >>> ds[0]["prompt"][-1]["content"][0]     # doctest: +SKIP
+    {'type': 'text', 'text': '<0.0 seconds>'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
+from videorl_kit.train.plan import TrainPlan
+
+COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "prompt", "system_prompt",
+           "video_keys", "image_keys")  # fmt: skip
+"""Columns of a dataset row (the ``samples`` table's, minus the statistics)."""
+
+PASSED_COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options")
+"""Columns the reward functions receive as keyword arguments."""
+
+FrameSource = Callable[[Sequence[str]], list[CachedFrames]]
+"""Looks up cached media items by cache key (the cache; the benchmark swaps in a decoder)."""
+
+
+def timestamp_text(seconds: float) -> str:
+    """The text item placed before a frame.
+
+    Example:
+        >>> timestamp_text(2.5)
+        '<2.5 seconds>'
+    """
+    return f"<{seconds:.1f} seconds>"
+
+
+def frame_messages(
+    row: dict[str, Any], videos: list[CachedFrames], images: list[CachedFrames]
+) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+    """The chat messages of one sample and the pictures they show, in placeholder order.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> video = NS(timestamps_s=[0.0, 0.5], frames=np.zeros((2, 28, 28, 3), np.uint8))
+        >>> messages, pictures = frame_messages(
+        ...     {"prompt": "How many?", "system_prompt": None}, [video], [])
+        >>> [part.get("text", part["type"]) for part in messages[0]["content"]], len(pictures)
+        (['<0.0 seconds>', 'image', '<0.5 seconds>', 'image', 'How many?'], 2)
+    """
+    content: list[dict[str, Any]] = []
+    pictures: list[np.ndarray] = []
+    for number, video in enumerate(videos, start=1):
+        if len(videos) > 1:
+            content.append({"type": "text", "text": f"Video {number}:"})
+        for seconds, frame in zip(video.timestamps_s, video.frames, strict=True):
+            content += [{"type": "text", "text": timestamp_text(seconds)}, {"type": "image"}]
+            pictures.append(frame)
+    for image in images:
+        content.append({"type": "image"})
+        pictures.append(image.frames[0])
+    content.append({"type": "text", "text": row["prompt"] or ""})
+    messages: list[dict[str, Any]] = []
+    if row.get("system_prompt"):
+        messages.append(
+            {"role": "system", "content": [{"type": "text", "text": row["system_prompt"]}]}
+        )
+    messages.append({"role": "user", "content": content})
+    return messages, pictures
+
+
+class FramePrompts:
+    """The ``set_transform`` that reads a batch's frames and builds its prompts (picklable)."""
+
+    def __init__(self, store_dir: Path, source: FrameSource | None = None):
+        self.store_dir = Path(store_dir)
+        self._source = source
+
+    def _frames(self, keys: Sequence[str]) -> list[CachedFrames]:
+        if self._source is None:
+            self._source = FrameStore.open(self.store_dir).get_many
+        return self._source(list(keys))
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        from PIL import Image
+
+        out: dict[str, list[Any]] = {key: batch[key] for key in PASSED_COLUMNS}
+        out["prompt"], out["images"] = [], []
+        for index in range(len(batch["task_id"])):
+            row = {key: batch[key][index] for key in COLUMNS}
+            messages, pictures = frame_messages(
+                row, self._frames(row["video_keys"]), self._frames(row["image_keys"])
+            )
+            out["prompt"].append(messages)
+            out["images"].append([Image.fromarray(np.ascontiguousarray(p)) for p in pictures])
+        return out
+
+
+def task_rows(store_dir: Path, plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
+    """Each task's ready sample rows (budgets checked against its spec), by task id."""
+    rows = {}
+    for entry in plan.loaded.tasks:
+        dataset = CachedSampleDataset(store_dir, spec=entry.spec)
+        rows[entry.spec.id] = [{key: row[key] for key in COLUMNS} for row in dataset.rows]
+    return rows
+
+
+def build_train_dataset(plan: TrainPlan, source: FrameSource | None = None) -> Any:
+    """The mixed, lazily framed ``datasets.Dataset`` of ``plan``'s tasks (see the module doc)."""
+    from datasets import Dataset, Features, Sequence, Value, interleave_datasets
+
+    features = Features({
+        "task_id": Value("string"), "sample_id": Value("string"),
+        "problem_type": Value("string"), "answer": Value("string"),
+        "options": Sequence(Value("string")), "prompt": Value("string"),
+        "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
+        "image_keys": Sequence(Value("string")),
+    })  # fmt: skip
+    per_task = task_rows(plan.store, plan)
+    parts = [Dataset.from_list(per_task[e.spec.id], features=features) for e in plan.loaded.tasks]
+    weights = [entry.weight for entry in plan.loaded.tasks]
+    if len(parts) == 1:
+        mixed = parts[0]
+    else:
+        mixed = interleave_datasets(
+            parts,
+            probabilities=[w / sum(weights) for w in weights],
+            seed=plan.recipe.seed,
+            stopping_strategy="all_exhausted",
+        )
+    mixed.set_transform(FramePrompts(plan.store, source))
+    return mixed
+
+
+def keep_cached_sizes(processor: Any, plan: TrainPlan) -> tuple[int, int]:
+    """Widen the processor's image resize bounds to every budget of the run; return them.
+
+    Each cached frame already fits its own budget (video frames the video budget, images the
+    image budget) at a multiple of the resize factor, so with the bounds spanning all
+    budgets the processor keeps every frame's size and a run mixing images and videos keeps
+    both budgets.
+    """
+    budgets = [
+        getattr(entry.spec.budget, modality)
+        for entry in plan.loaded.tasks
+        for modality in ("video", "image")
+    ]
+    low = min(b.min_pixels for b in budgets)
+    high = max(b.max_pixels for b in budgets)
+    processor.image_processor.size = {"shortest_edge": low, "longest_edge": high}
+    return low, high
