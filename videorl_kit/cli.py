@@ -48,6 +48,12 @@ def _trl_backend() -> TrainBackend:
     return TrlBackend()
 
 
+def _openrlhf_backend() -> TrainBackend:
+    from videorl_kit.adapters.openrlhf.backend import OpenRLHFBackend
+
+    return OpenRLHFBackend()
+
+
 def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.spec.commands import register as register_spec
     from videorl_kit.train.recipe import is_recipe_document, validate_recipe
@@ -67,7 +73,7 @@ def _register_commands(root: typer.Typer) -> None:
     register_store(root)
     from videorl_kit.train.commands import register as register_train
 
-    register_train(root, backends={"trl": _trl_backend})
+    register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
 
 
 _register_commands(app)

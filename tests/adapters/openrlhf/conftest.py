@@ -17,14 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-TINY_RECIPE_TASKS = (
-    "synth-count",
-    "synth-multiple-choice",
-    "synth-boolean",
-    "synth-temporal",
-    "synth-image-count",
-    "synth-image-multiple-choice",
-)
+TINY_RECIPE = Path("recipes") / "tiny-grpo.yaml"
 
 
 def require_openrlhf() -> None:
@@ -57,18 +50,20 @@ def tiny_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the shipped recipes and specs with synthetic data and a built store:
-    ``recipes/tiny-grpo.yaml`` runs here exactly as in a checkout after ``make run``."""
+    ``recipes/tiny-grpo.yaml`` runs here exactly as in a checkout after ``make run``, and
+    ``task_specs/tiny/tiny-count-qwen3.yaml`` is its counting task cached for Qwen3-VL."""
     from videorl_kit.store import build_cache
     from videorl_kit.synth import generate_suite
+    from videorl_kit.train.recipe import load_recipe
 
     root = tmp_path_factory.mktemp("workspace")
     shutil.copytree(REPO / "recipes", root / "recipes")
     shutil.copytree(REPO / "task_specs", root / "task_specs")
     generate_suite(root / "data" / "synth", n_per_task=2, seed=0)
-    specs = [root / "task_specs" / f"{task}.yaml" for task in TINY_RECIPE_TASKS]
-    qwen3 = root / "task_specs" / "synth-count-qwen3.yaml"  # Qwen3-VL resizes to multiples of 32
+    specs = [entry.spec.source_file for entry in load_recipe(root / TINY_RECIPE).tasks]
+    qwen3 = root / "task_specs" / "tiny" / "tiny-count-qwen3.yaml"  # Qwen3-VL: multiples of 32
     qwen3.write_text(
-        "include: synth-count.yaml\nid: synth-count-qwen3\n"
+        "include: tiny-count.yaml\nid: tiny-count-qwen3\n"
         "budget: {video: {patch: 32}, image: {patch: 32}}\n",
         encoding="utf-8",
     )

@@ -115,7 +115,10 @@ def test_prompts_load_through_openrlhfs_dataset_code(which, request, workspace):
     bundle = request.getfixturevalue(which)
     processor = AutoProcessor.from_pretrained(bundle / "base-model")
     tasks = json.loads((bundle / "tasks.resolved.json").read_text(encoding="utf-8"))["tasks"]
-    dataset = prompt_dataset([Path(t["file"]) for t in tasks], processor)
+    argv = argv_of(bundle)
+    mixing = argv[argv.index("--data.prompt_probs") + 1]
+    assert [float(p) for p in mixing.split(",")] == [t["probability"] for t in tasks]
+    dataset = prompt_dataset([Path(t["file"]) for t in tasks], processor, mixing)
     assert len(dataset) >= sum(t["prompts"] for t in tasks)  # interleaved until all are used
     answers = {}
     for task in tasks:

@@ -27,11 +27,12 @@ from videorl_kit.spec.loader import load_spec
 from videorl_kit.store import CachedSampleDataset
 
 RESPONSE = "<think>I count them.</think><answer>3</answer><|im_end|>"
-FAMILY_TASKS = {"qwen2.5-vl": "synth-count", "qwen3-vl": "synth-count-qwen3"}
+FAMILY_TASKS = {"qwen2.5-vl": "tiny-count", "qwen3-vl": "tiny-count-qwen3"}
 
 
-def prompt_dataset(files: list[Path], processor):
-    """Rows as OpenRLHF's trainer reads them: ``blending_datasets``, then ``PromptDataset``."""
+def prompt_dataset(files: list[Path], processor, probabilities: str | None = None):
+    """Rows as OpenRLHF's trainer reads them: ``blending_datasets`` (mixed by
+    ``probabilities``, else concatenated), then ``PromptDataset``."""
     from openrlhf.datasets import PromptDataset
     from openrlhf.datasets.utils import blending_datasets
 
@@ -39,7 +40,6 @@ def prompt_dataset(files: list[Path], processor):
                            apply_chat_template=True)  # fmt: skip
     strategy = SimpleNamespace(args=SimpleNamespace(data=data, use_ms=False),
                                print=lambda *a: None, is_rank_0=lambda: True)  # fmt: skip
-    probabilities = ",".join(["0.5"] * len(files)) if len(files) > 1 else None
     rows = blending_datasets(",".join(map(str, files)), probabilities, strategy)
     return PromptDataset(rows, processor, strategy)
 
@@ -65,7 +65,7 @@ def rollout(request, workspace, tiny_model_dirs, tmp_path_factory):
     family = request.param
     model_dir = tiny_model_dirs[family]
     processor = AutoProcessor.from_pretrained(model_dir)
-    spec = load_spec(workspace / "task_specs" / f"{FAMILY_TASKS[family]}.yaml")
+    spec = load_spec(workspace / "task_specs" / "tiny" / f"{FAMILY_TASKS[family]}.yaml")
     bundle = tmp_path_factory.mktemp(f"native-{family}")
     export = export_task_prompts(spec, workspace / "store", bundle, "native", processor)
     tasks_file = bundle / "tasks.resolved.json"
