@@ -217,16 +217,17 @@ class BundleReward:
     def __call__(
         self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]
     ) -> dict[str, Any]:
-        """OpenRLHF's ``reward_func`` contract for one sample: ``rewards``, ``scores``,
-        ``extra_logs``. A batch of more than one sample is scored as its first sample (OpenRLHF
-        0.11.2 always sends one)."""
+        """OpenRLHF's ``reward_func`` contract: one sample per call (as 0.11.2 always sends),
+        answered with ``rewards``, ``scores`` and ``extra_logs``; any other call is a logged 0."""
+        label: Any = None
         try:
-            query, prompt, label = queries[0], prompts[0], labels[0]
+            if not len(queries) == len(prompts) == len(labels) == 1:
+                sizes = f"{len(queries)}, {len(prompts)}, {len(labels)}"
+                raise ValueError(f"expected one query, prompt and label, got {sizes}")
+            label = labels[0]
+            sample = self.score(queries[0], prompts[0], label)
         except Exception as exc:
             sample = SampleReward(0.0, error="internal", reason=f"bad call: {exc}")
-            label = None
-        else:
-            sample = self.score(query, prompt, label)
         if sample.error is not None:
             self._warn(sample, label)
         return {

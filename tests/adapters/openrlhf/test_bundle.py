@@ -60,8 +60,12 @@ def native_bundle(workspace, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def frames_bundle(workspace, tmp_path_factory) -> Path:
-    """The same recipe with videos sent as frames (stock OpenRLHF)."""
-    recipe = recipe_variant(workspace, "tiny-frames", openrlhf={"video": "frames_as_images"})
+    """The same recipe with videos sent as frames (stock OpenRLHF), sized for two nodes of 8
+    GPUs with vLLM engines of 2 GPUs each: the sizing is the recipe's, not a script's."""
+    cluster = {"video": "frames_as_images", "nodes": 2, "gpus_per_node": 8, "vllm_engines": 8,
+               "vllm_tensor_parallel_size": 2}  # fmt: skip
+    optim = {"prompts_per_step": 4, "micro_batch_size": 1}  # 16 micro-batches for 16 GPUs
+    recipe = recipe_variant(workspace, "tiny-frames", openrlhf=cluster, optim=optim)
     out = tmp_path_factory.mktemp("bundles") / "tiny-frames"
     dry_run(recipe, out)
     return out
@@ -105,6 +109,8 @@ def test_argv_is_accepted_by_openrlhfs_parser(which, request):
         assert args["reward"]["remote_url"] == ["agent"]
     else:
         assert args["reward"]["remote_url"] == [str(bundle / "reward_func.py")]
+        assert (args["actor"]["num_nodes"], args["actor"]["num_gpus_per_node"]) == (2, 8)
+        assert (args["vllm"]["num_engines"], args["vllm"]["tensor_parallel_size"]) == (8, 2)
 
 
 @pytest.mark.parametrize("which", ["native_bundle", "frames_bundle"])

@@ -182,6 +182,16 @@ def test_threads_agree_with_serial_calls(bundle):
     assert {s["rewards"] for s in serial} >= {0.0, 1.0}
 
 
+def test_a_call_with_other_than_one_sample_is_a_logged_zero(bundle):
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    reward_func = SingleTurnAgentExecutor(str(bundle.reward_file)).reward_func
+    prompt = chat_prompt(bundle.processor, "How many?")
+    two = reward_func([prompt + "<answer>3</answer>"] * 2, [prompt] * 2, [COUNT] * 2)
+    assert two["rewards"] == 0.0 and two["extra_logs"]["error/internal"] == 1.0
+    assert reward_func([], [], [])["extra_logs"]["error/internal"] == 1.0
+
+
 def test_reward_file_loads_only_its_own_format(tmp_path):
     from videorl_kit.errors import UserError
 
