@@ -28,10 +28,10 @@ for Qwen3-VL), and for any model trained on video; ``frames_as_images`` (the def
 models without a video processor, for stock OpenRLHF without the start-up patches, and when
 the rollout must use OpenRLHF's own executor. See ``docs/openrlhf.md``.
 
-Example:
-    >>> bundle = write_bundle(plan)                     # doctest: +SKIP
-    >>> bundle.command()                                 # doctest: +SKIP
-    'bash /runs/tiny-grpo/launch.sh'
+Example (``write_bundle(plan)`` returns a :class:`Bundle`):
+    >>> bundle = Bundle(Path("/runs/tiny"), [], "native", {"tiny-count": 8}, DEFAULT_RAY_ADDRESS)
+    >>> bundle.command()
+    'bash /runs/tiny/launch.sh'
 """
 
 from __future__ import annotations

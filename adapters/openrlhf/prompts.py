@@ -8,24 +8,17 @@ one schema for every task and ``--data.prompt_probs`` can interleave the files.
 
 The two video paths differ only in the user message and the media files:
 
-* ``frames_as_images``: every cached frame becomes an image part preceded by its timestamp
-  (``<1.5 seconds>``, the marker Qwen3-VL writes for videos), and a PNG file;
-* ``native``: every video stays one video part, exported as ``.npy`` plus metadata for the
-  bundle's agent (:mod:`.video_agent`).
-
-Example:
-    >>> user_content(1, [[0.0, 0.5]], 1, "How many?", "frames_as_images")
-    [{'type': 'text', 'text': '<0.0 seconds>'}, {'type': 'image'},
-     {'type': 'text', 'text': '<0.5 seconds>'}, {'type': 'image'},
-     {'type': 'image'}, {'type': 'text', 'text': 'How many?'}]
-    >>> user_content(1, [[0.0, 0.5]], 0, "How many?", "native")
-    [{'type': 'video'}, {'type': 'text', 'text': 'How many?'}]
+* ``frames_as_images``: every cached frame becomes an image part after its timestamp, the
+  layout TRL trains on too (:func:`~videorl_kit.train.messages.frame_messages`), and a PNG
+  file;
+* ``native``: every video stays one video part
+  (:func:`~videorl_kit.train.messages.video_messages`), exported as
+  ``.npy`` plus metadata for the bundle's agent (:mod:`.video_agent`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,39 +26,10 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.labels import encode_label
 from videorl_kit.adapters.openrlhf.media import write_png_frames, write_video
 from videorl_kit.store.torch_dataset import CachedSampleDataset
+from videorl_kit.train.messages import frame_messages, timestamp_text, video_messages
 
 VIDEO_PATHS = ("frames_as_images", "native")
 """How videos reach OpenRLHF: a recipe's ``openrlhf.video``."""
-
-
-def timestamp_text(seconds: float) -> str:
-    """The marker written before a frame in the frames-as-images path.
-
-    Example:
-        >>> timestamp_text(1.25)
-        '<1.2 seconds>'
-    """
-    return f"<{seconds:.1f} seconds>"
-
-
-def user_content(
-    n_videos: int,
-    timestamps: Sequence[Sequence[float]],
-    n_images: int,
-    text: str,
-    video_path: str,
-) -> list[dict[str, Any]]:
-    """The user message's parts: media first (videos, then images), then the prompt text."""
-    parts: list[dict[str, Any]] = []
-    for index in range(n_videos):
-        if video_path == "native":
-            parts.append({"type": "video"})
-            continue
-        for seconds in timestamps[index]:
-            parts += [{"type": "text", "text": timestamp_text(seconds)}, {"type": "image"}]
-    parts += [{"type": "image"} for _ in range(n_images)]
-    parts.append({"type": "text", "text": text})
-    return parts
 
 
 @dataclass
@@ -161,13 +125,10 @@ def export_task_prompts(
             refs = [
                 ref for item in [*videos, *images] for ref in _write_media(item, bundle, video_path)
             ]
-            content = user_content(len(videos), [v.timestamps_s for v in videos], len(images),
-                                   row["prompt"] or "", video_path)  # fmt: skip
-            messages: list[dict[str, Any]] = []
-            if row["system_prompt"]:
-                system = [{"type": "text", "text": row["system_prompt"]}]
-                messages.append({"role": "system", "content": system})
-            messages.append({"role": "user", "content": content})
+            if native:
+                messages = video_messages(row, len(videos), len(images))
+            else:
+                messages, _ = frame_messages(row, videos, images)
             if native:
                 image_tokens = [image.visual_tokens for image in images]
             else:  # OpenRLHF's own image path resizes with the processor's settings

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
+from videorl_kit.train.messages import frame_messages
 from videorl_kit.train.plan import TrainPlan
 
 COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "prompt", "system_prompt",
@@ -44,50 +45,6 @@ PASSED_COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options")
 
 FrameSource = Callable[[Sequence[str]], list[CachedFrames]]
 """Looks up cached media items by cache key (the cache; the benchmark swaps in a decoder)."""
-
-
-def timestamp_text(seconds: float) -> str:
-    """The text item placed before a frame.
-
-    Example:
-        >>> timestamp_text(2.5)
-        '<2.5 seconds>'
-    """
-    return f"<{seconds:.1f} seconds>"
-
-
-def frame_messages(
-    row: dict[str, Any], videos: list[CachedFrames], images: list[CachedFrames]
-) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
-    """The chat messages of one sample and the pictures they show, in placeholder order.
-
-    Example:
-        >>> from types import SimpleNamespace as NS
-        >>> video = NS(timestamps_s=[0.0, 0.5], frames=np.zeros((2, 28, 28, 3), np.uint8))
-        >>> messages, pictures = frame_messages(
-        ...     {"prompt": "How many?", "system_prompt": None}, [video], [])
-        >>> [part.get("text", part["type"]) for part in messages[0]["content"]], len(pictures)
-        (['<0.0 seconds>', 'image', '<0.5 seconds>', 'image', 'How many?'], 2)
-    """
-    content: list[dict[str, Any]] = []
-    pictures: list[np.ndarray] = []
-    for number, video in enumerate(videos, start=1):
-        if len(videos) > 1:
-            content.append({"type": "text", "text": f"Video {number}:"})
-        for seconds, frame in zip(video.timestamps_s, video.frames, strict=True):
-            content += [{"type": "text", "text": timestamp_text(seconds)}, {"type": "image"}]
-            pictures.append(frame)
-    for image in images:
-        content.append({"type": "image"})
-        pictures.append(image.frames[0])
-    content.append({"type": "text", "text": row["prompt"] or ""})
-    messages: list[dict[str, Any]] = []
-    if row.get("system_prompt"):
-        messages.append(
-            {"role": "system", "content": [{"type": "text", "text": row["system_prompt"]}]}
-        )
-    messages.append({"role": "user", "content": content})
-    return messages, pictures
 
 
 class FramePrompts:

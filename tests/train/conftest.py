@@ -1,5 +1,5 @@
-"""Fixtures for the training tests: tiny models, a synthetic world with a built store per
-model family, built once per session."""
+"""Fixtures for the training tests: a synthetic world with a built store per model family,
+built once per session (the tiny models are the shared ``tiny_models`` fixture)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.train import world
-from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model
-
-
-@pytest.fixture(scope="session")
-def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One tiny random model per family (seed 0), read-only for the tests."""
-    root = tmp_path_factory.mktemp("tiny-models")
-    return {family: build_tiny_model(root / family, family, seed=0).path for family in FAMILIES}
+from videorl_kit.train.tiny_model import FAMILIES
 
 
 @pytest.fixture(scope="session")

@@ -39,15 +39,6 @@ def stub_flash_attn_kernels() -> None:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Tiny random models of both families (seed 0), read-only for the tests."""
-    from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model
-
-    root = tmp_path_factory.mktemp("tiny")
-    return {family: build_tiny_model(root / family, family, seed=0).path for family in FAMILIES}
-
-
-@pytest.fixture(scope="session")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the shipped recipes and specs with synthetic data and a built store:
     ``recipes/tiny-grpo.yaml`` runs here exactly as in a checkout after ``make run``, and

@@ -69,10 +69,10 @@ def test_any_response_text_comes_back_unchanged(response):
     assert split_response(query, PROMPT, QWEN) == clean
 
 
-def test_markers_of_the_tiny_models_templates(tiny_model_dirs):
+def test_markers_of_the_tiny_models_templates(tiny_models):
     from transformers import AutoProcessor
 
-    for folder in tiny_model_dirs.values():
+    for folder in tiny_models.values():
         markers = chat_markers(AutoProcessor.from_pretrained(folder))
         assert markers.assistant_header == "<|im_start|>assistant\n"
         assert markers.end_markers[0] == "<|im_end|>"

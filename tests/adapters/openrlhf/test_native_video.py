@@ -57,13 +57,13 @@ def load_agent_executor(path: Path):
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILY_TASKS))
-def rollout(request, workspace, tiny_model_dirs, tmp_path_factory):
+def rollout(request, workspace, tiny_models, tmp_path_factory):
     """One native-video rollout of a task's first prompt by the bundle's agent module."""
     require_openrlhf()
     from transformers import AutoProcessor
 
     family = request.param
-    model_dir = tiny_model_dirs[family]
+    model_dir = tiny_models[family]
     processor = AutoProcessor.from_pretrained(model_dir)
     spec = load_spec(workspace / "task_specs" / "tiny" / f"{FAMILY_TASKS[family]}.yaml")
     bundle = tmp_path_factory.mktemp(f"native-{family}")

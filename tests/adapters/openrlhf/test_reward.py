@@ -55,13 +55,13 @@ class FakeEngine:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory, tiny_model_dirs):
+def bundle(tmp_path_factory, tiny_models):
     """A reward module over three tasks (one with a raising verifier) and the tiny processor."""
     require_openrlhf()
     from transformers import AutoProcessor
 
     folder = tmp_path_factory.mktemp("reward-bundle")
-    processor = AutoProcessor.from_pretrained(tiny_model_dirs["qwen2.5-vl"])
+    processor = AutoProcessor.from_pretrained(tiny_models["qwen2.5-vl"])
     broken = TaskSpec.model_validate({
         "id": "broken", "version": 1, "problem_type": "open_ended",
         "data": {"path": "rows.jsonl"}, "prompt": {"template": "{{ question }}"},
