@@ -19,8 +19,7 @@ print('openrlhf', openrlhf.__version__ if hasattr(openrlhf, '__version__') else 
 # synthetic data and its frame cache, in a copy of the recipes and specs (nothing downloaded)
 cp -r recipes task_specs "$WORK/"
 $PY -m videorl_kit synth "$WORK/data/synth" --n 8 --seed 0
-$PY -m videorl_kit build-cache "$WORK"/task_specs/synth-{count,multiple-choice,boolean,temporal,image-count,image-multiple-choice}.yaml \
-    --store "$WORK/store"
+$PY -m videorl_kit build-cache "$WORK"/task_specs/tiny/*.yaml --store "$WORK/store"
 
 # the bundle (tiny-grpo's openrlhf section sizes it for one GPU), checked by OpenRLHF's parser
 $PY -m videorl_kit train "$WORK/recipes/tiny-grpo.yaml" --backend openrlhf --dry-run \
