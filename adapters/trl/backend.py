@@ -7,8 +7,14 @@ TRL's trainer with two callbacks: ``metrics.jsonl`` and a Rich progress bar. Che
 to ``checkpoint-N/`` in the run folder; the trained model and processor to ``model/``.
 
 Example:
-    >>> from videorl_kit.train.plan import plan_training             # doctest: +SKIP
-    >>> TrlBackend().train(plan_training("recipes/tiny-grpo.yaml"))  # doctest: +SKIP
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> from videorl_kit.train.run import run_training
+    >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))
+    >>> report = run_training(plan, TrlBackend())  # two GRPO steps of the tiny model
+    >>> sorted(p.name for p in plan.output_dir.glob("checkpoint-*")), report.tasks[0].task
+    (['checkpoint-1', 'checkpoint-2'], 'demo')
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ALIASES, ProblemType, canonical_problem_type
+from videorl_kit.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.prompt import template_problem
 from videorl_kit.spec.yaml_source import (
@@ -64,7 +64,7 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
     if issues:
         raise SpecError(sorted(_dedupe(issues), key=lambda i: (i.file != doc.file, i.file, i.line)))
     spec = TaskSpec.model_validate(doc.data)
-    if spec.verifier is None:
+    if spec.verifier is None and isinstance(spec.problem_type, ProblemType):
         spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
     spec._source_file = doc.root_path
     return spec.with_provenance(doc.hub_files)
@@ -157,7 +157,11 @@ def model_issues(doc: YamlDocument, model: type[BaseModel]) -> list[SpecIssue]:
 
 
 def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseModel]) -> SpecIssue:
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    loc = tuple(
+        p
+        for p in err["loc"]
+        if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))
+    )
     message = str(err["msg"]).removeprefix("Value error, ")
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -170,11 +174,13 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
             message += f" (allowed: {', '.join(allowed)})"
     elif kind == "missing":
         message = "missing required field"
-    elif loc == ("problem_type",) and "unknown problem type" in message:
-        given = err.get("input")
+    elif message.startswith("unknown problem type") and isinstance(err.get("input"), str):
+        given = err["input"]
         names = [t.value for t in ProblemType] + list(ALIASES)
-        message = f"unknown problem type {given!r}" + _suggest(str(given), names)
-        message += f" (valid: {', '.join(t.value for t in ProblemType)})"
+        valid = ", ".join(t.value for t in ProblemType)
+        if loc == ("problem_type",):
+            names, valid = [*names, FROM_ROW], f"{valid}, or {FROM_ROW}"
+        message = f"unknown problem type {given!r}" + _suggest(given, names) + f" (valid: {valid})"
     else:
         owner = _model_at(root, loc)
         field, sep, rest = message.partition(": ")
@@ -185,36 +191,45 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
 
 
 def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
+    """Problems of ``verifier`` and of each entry of ``verifiers`` (registry, type, params)."""
+    refs: list[tuple[tuple[Any, ...], Any, Any]] = [
+        (("verifier",), doc.data.get("verifier"), doc.data.get("problem_type"))
+    ]
+    per_type = doc.data.get("verifiers")
+    if isinstance(per_type, dict):
+        refs += [(("verifiers", key), ref, key) for key, ref in per_type.items()]
+    return [issue for at, ref, ptype in refs for issue in _verifier_ref_issues(doc, at, ref, ptype)]
+
+
+def _verifier_ref_issues(
+    doc: YamlDocument, at: tuple[Any, ...], verifier: Any, problem_type: Any
+) -> list[SpecIssue]:
     from videorl_kit.rewards.registry import UnknownVerifierError, available_verifiers, get_verifier
 
-    verifier = doc.data.get("verifier")
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
     name, version = verifier["name"], verifier.get("version", 1)
     version = version if isinstance(version, int) else None
 
-    def at(path: tuple[Any, ...], message: str) -> SpecIssue:
-        file, line = doc.origin(path)
-        return SpecIssue(file, line, ".".join(str(p) for p in path), message)
+    def issue(path: tuple[Any, ...], message: str) -> SpecIssue:
+        file, line = doc.origin((*at, *path))
+        return SpecIssue(file, line, ".".join(str(p) for p in (*at, *path)), message)
 
     try:
         info = get_verifier(name, version=version)
     except UnknownVerifierError as exc:
-        field = (
-            ("verifier", "name") if name not in available_verifiers() else ("verifier", "version")
-        )
-        return [at(field, str(exc))]
+        field = "name" if name not in available_verifiers() else "version"
+        return [issue((field,), str(exc))]
     issues = []
-    problem_type = doc.data.get("problem_type")
     try:
         canonical = canonical_problem_type(problem_type) if isinstance(problem_type, str) else None
     except ValueError:
-        canonical = None
+        canonical = None  # from_row, or an unknown type reported on its own
     if canonical is not None and canonical not in info.problem_types:
         fits = ", ".join(sorted(t.value for t in info.problem_types))
         issues.append(
-            at(
-                ("verifier", "name"),
+            issue(
+                ("name",),
                 f"verifier {name!r} does not score {canonical.value!r} (it scores: {fits})",
             )
         )
@@ -224,7 +239,6 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
             info.params_model.model_validate(params)
         except ValidationError as exc:
             for err in exc.errors():
-                path = ("verifier", "params", *err["loc"])
                 message = str(err["msg"]).removeprefix("Value error, ")
                 if err["type"] == "extra_forbidden":
                     allowed = list(info.params_model.model_fields)
@@ -233,7 +247,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
                         + _suggest(str(err["loc"][-1]), allowed)
                     )
                     message += f" (allowed: {', '.join(allowed) or 'none'})"
-                issues.append(at(path, message))
+                issues.append(issue(("params", *err["loc"]), message))
     return issues
 
 
