@@ -1,5 +1,6 @@
 # videorl-kit: two commands do all the set-up on a fresh machine.
-#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache
+#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache,
+#                train the tiny model a few GRPO steps on CPU (recipes/tiny-grpo.yaml), plot the run
 #   make test  - create .venv, install everything the tests need, run the whole test suite
 PYTHON ?= python3
 VENV   := .venv
@@ -8,6 +9,7 @@ KIT    := $(VENV)/bin/videorl-kit
 EXTRAS := torch,video,torchcodec,data,train,eval,ray,dev
 STORE  ?= store
 SYNTH  ?= data/synth
+RUN    ?= runs/tiny-grpo
 
 .PHONY: run test install lint format bench clean
 
@@ -18,10 +20,15 @@ $(VENV)/.installed: pyproject.toml setup.py
 
 install: $(VENV)/.installed
 
+# The demo run is recreated each time (rm -rf $(RUN)); `videorl-kit train ... --resume` continues one.
 run: install
 	$(KIT) synth $(SYNTH)
-	$(KIT) validate task_specs/*.yaml
-	$(KIT) build-cache task_specs/*.yaml --store $(STORE)
+	$(KIT) validate task_specs/*.yaml task_specs/tiny/*.yaml recipes/
+	$(KIT) build-cache task_specs/*.yaml task_specs/tiny/*.yaml --store $(STORE)
+	rm -rf $(RUN)
+	$(KIT) train recipes/tiny-grpo.yaml --store $(STORE) --output $(RUN)
+	$(KIT) plot $(RUN)
+	@echo "trained run: $(RUN)   plots: $(RUN)/plots"
 
 test: install
 	$(VENV)/bin/ruff check .
@@ -39,6 +46,7 @@ format: install
 bench: install
 	$(PY) benchmarks/bench_rewards.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_train.py
 
 clean:
 	rm -rf $(VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache
