@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.adapters.trl.config import config_kwargs, trainer_class
+from videorl_kit.adapters.trl.dataset import FrameSource
 from videorl_kit.errors import UserError
 from videorl_kit.store.torch_dataset import processor_factor
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
@@ -57,9 +58,16 @@ def _world_size() -> int:
 
 
 class TrlBackend:
-    """TRL 1.16 in this process (CPU, or GPUs through ``accelerate launch``)."""
+    """TRL 1.16 in this process (CPU, or GPUs through ``accelerate launch``).
+
+    ``frame_source`` replaces where a row's frames come from (default: the run's frame
+    store); the training benchmark passes a decoder to time decoding every step.
+    """
 
     name = "trl"
+
+    def __init__(self, frame_source: FrameSource | None = None):
+        self.frame_source = frame_source
 
     def check(self, plan: TrainPlan) -> None:
         """Refuse what this backend cannot run, before anything is written."""
@@ -120,7 +128,7 @@ class TrlBackend:
             model=model,
             reward_funcs=task_rewards(plan),
             args=config_class(trainer_name)(**kwargs),
-            train_dataset=build_train_dataset(plan),
+            train_dataset=build_train_dataset(plan, self.frame_source),
             processing_class=processor,
             callbacks=[MetricsCallback(log), RichProgressCallback()],
         )
