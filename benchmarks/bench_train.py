@@ -221,7 +221,7 @@ def warm_up(model_dir: Path, plan: Any, out: Path, steps: int, lr: float) -> Pat
     return out
 
 
-def bench_learning(work: Path, steps: int, warmup_steps: int) -> dict[str, Any]:
+def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict[str, Any]:
     from videorl_kit.store import build_cache
     from videorl_kit.train.plan import plan_training
     from videorl_kit.train.plot import plot_run
@@ -238,7 +238,7 @@ def bench_learning(work: Path, steps: int, warmup_steps: int) -> dict[str, Any]:
     base = build_tiny_model(work / "base", "qwen2.5-vl", seed=0).path
     recipe = work / "learning.yaml"
     recipe.write_text(LEARNING_RECIPE.format(
-        model=base, spec=spec, store=store, steps=steps, output=work / "run-learn", lr="2.0e-5",
+        model=base, spec=spec, store=store, steps=steps, output=work / "run-learn", lr=lr,
     ))  # fmt: skip
     warm = warm_up(base, plan_training(recipe), work / "warm", warmup_steps, lr=1e-3)
     recipe.write_text(recipe.read_text().replace(f"model: {base}", f"model: {warm}"))
@@ -259,6 +259,7 @@ def bench_learning(work: Path, steps: int, warmup_steps: int) -> dict[str, Any]:
     return {
         "task": "synth-boolean (48 rows, 2 frames of 56x56 px)",
         "warmup_steps": warmup_steps,
+        "learning_rate": lr,
         "grpo_steps": len(records),
         "seconds": seconds,
         "reward_first_20": mean(head),
@@ -282,7 +283,8 @@ def main() -> None:
         help="frame budgets of the speed runs: task_specs/tiny or task_specs",
     )
     parser.add_argument("--learning-steps", type=int, default=300)
-    parser.add_argument("--warmup-steps", type=int, default=60)
+    parser.add_argument("--warmup-steps", type=int, default=150)
+    parser.add_argument("--learning-lr", type=float, default=5e-5, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     figures: dict[str, Any] = {"machine": f"{platform.platform()}, {platform.processor()}"}
@@ -298,7 +300,7 @@ def main() -> None:
             )
         if args.part in ("learning", "both"):
             figures["learning"] = learn = bench_learning(
-                work, args.learning_steps, args.warmup_steps
+                work, args.learning_steps, args.warmup_steps, args.learning_lr
             )
             print(
                 f"(b) mean reward, first 20 steps {learn['reward_first_20']:.3f} -> last 20 "

@@ -200,7 +200,7 @@ def _check_output(loaded: LoadedRecipe, output_dir: Path, resume: bool) -> None:
     if changed:
         raise UserError(
             f"--resume: the recipe differs from the run in {output_dir} in {', '.join(changed)}; "
-            "only optim.steps may change when resuming"
+            "only optim.steps (--max-steps), the store and the output folder may change"
         )
 
 
