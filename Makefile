@@ -1,5 +1,6 @@
 # videorl-kit: two commands do all the set-up on a fresh machine.
-#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache
+#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache,
+#                train the tiny model a few GRPO steps on CPU (recipes/tiny-grpo.yaml), plot the run
 #   make test  - create .venv, install everything the tests need, run the whole test suite
 #                (then the OpenRLHF adapter's tests inside .venv-openrlhf)
 #   make openrlhf-env - create .venv-openrlhf: openrlhf 0.11.2 on CPU plus the kit, apart from .venv
@@ -7,9 +8,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 KIT    := $(VENV)/bin/videorl-kit
-EXTRAS := torch,video,torchcodec,data,eval,ray,dev
+EXTRAS := torch,video,torchcodec,data,train,eval,ray,dev
 STORE  ?= store
 SYNTH  ?= data/synth
+RUN    ?= runs/tiny-grpo
 # OpenRLHF pins transformers 5.15.0 and deepspeed, so it lives in a venv of its own. flash-attn
 # 2.8.3 is an sdist whose setup imports torch: torch first, then flash-attn's Python-only shell
 # (no CUDA kernels; a GPU cluster installs the real wheel), then openrlhf and the kit.
@@ -39,10 +41,15 @@ openrlhf-env: $(ORLHF_VENV)/.installed
 test-openrlhf: openrlhf-env
 	VIDEORL_REQUIRE_OPENRLHF=1 CI=$${CI:-true} $(ORLHF_PY) -m pytest -q tests/adapters/openrlhf
 
+# The demo run is recreated each time (rm -rf $(RUN)); `videorl-kit train ... --resume` continues one.
 run: install
 	$(KIT) synth $(SYNTH)
-	$(KIT) validate task_specs/*.yaml
-	$(KIT) build-cache task_specs/*.yaml --store $(STORE)
+	$(KIT) validate task_specs/*.yaml task_specs/tiny/*.yaml recipes/
+	$(KIT) build-cache task_specs/*.yaml task_specs/tiny/*.yaml --store $(STORE)
+	rm -rf $(RUN)
+	$(KIT) train recipes/tiny-grpo.yaml --store $(STORE) --output $(RUN)
+	$(KIT) plot $(RUN)
+	@echo "trained run: $(RUN)   plots: $(RUN)/plots"
 
 test: install
 	$(VENV)/bin/ruff check .
@@ -61,6 +68,7 @@ format: install
 bench: install
 	$(PY) benchmarks/bench_rewards.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_train.py
 
 clean:
 	rm -rf $(VENV) $(ORLHF_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -7,8 +7,14 @@ TRL's trainer with two callbacks: ``metrics.jsonl`` and a Rich progress bar. Che
 to ``checkpoint-N/`` in the run folder; the trained model and processor to ``model/``.
 
 Example:
-    >>> from videorl_kit.train.plan import plan_training             # doctest: +SKIP
-    >>> TrlBackend().train(plan_training("recipes/tiny-grpo.yaml"))  # doctest: +SKIP
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> from videorl_kit.train.run import run_training
+    >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))
+    >>> report = run_training(plan, TrlBackend())  # two GRPO steps of the tiny model
+    >>> sorted(p.name for p in plan.output_dir.glob("checkpoint-*")), report.tasks[0].task
+    (['checkpoint-1', 'checkpoint-2'], 'demo')
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.adapters.trl.config import config_kwargs, trainer_class
+from videorl_kit.adapters.trl.dataset import FrameSource
 from videorl_kit.errors import UserError
 from videorl_kit.store.torch_dataset import processor_factor
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
@@ -51,9 +58,16 @@ def _world_size() -> int:
 
 
 class TrlBackend:
-    """TRL 1.16 in this process (CPU, or GPUs through ``accelerate launch``)."""
+    """TRL 1.16 in this process (CPU, or GPUs through ``accelerate launch``).
+
+    ``frame_source`` replaces where a row's frames come from (default: the run's frame
+    store); the training benchmark passes a decoder to time decoding every step.
+    """
 
     name = "trl"
+
+    def __init__(self, frame_source: FrameSource | None = None):
+        self.frame_source = frame_source
 
     def check(self, plan: TrainPlan) -> None:
         """Refuse what this backend cannot run, before anything is written."""
@@ -114,7 +128,7 @@ class TrlBackend:
             model=model,
             reward_funcs=task_rewards(plan),
             args=config_class(trainer_name)(**kwargs),
-            train_dataset=build_train_dataset(plan),
+            train_dataset=build_train_dataset(plan, self.frame_source),
             processing_class=processor,
             callbacks=[MetricsCallback(log), RichProgressCallback()],
         )

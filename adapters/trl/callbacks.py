@@ -5,6 +5,7 @@ Example:
     >>> log = MetricsLog(pathlib.Path(tempfile.mkdtemp()) / "metrics.jsonl")
     >>> callback = MetricsCallback(log)
     >>> from transformers import TrainerState
+    >>> from videorl_kit.train.metrics import read_metrics
     >>> callback.on_log(None, TrainerState(global_step=3), None, logs={"loss": 0.25})
     >>> read_metrics(log.path)
     [{'step': 3, 'loss': 0.25}]

@@ -6,9 +6,14 @@ numbers, so ``gradient_accumulation_steps`` = completions / (micro_batch_size ×
 one generation batch feeds one optimiser step (TRL's default ``steps_per_generation``).
 
 Example:
-    >>> name, kwargs = config_kwargs(plan)                # doctest: +SKIP
-    >>> name, kwargs["num_generations"], kwargs["loss_type"]  # doctest: +SKIP
-    ('grpo', 4, 'grpo')
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> trainer, kwargs = config_kwargs(plan_training(write_demo_recipe(tempfile.mkdtemp())))
+    >>> trainer, kwargs["num_generations"], kwargs["gradient_accumulation_steps"]
+    ('grpo', 2, 1)
+    >>> kwargs["loss_type"], kwargs["beta"], kwargs["max_steps"]
+    ('grpo', 0.04, 2)
 """
 
 from __future__ import annotations

@@ -19,9 +19,15 @@ budget's for images): :func:`keep_cached_sizes` widens the processor's resize bo
 cached frame is resized again.
 
 Example:
-    >>> ds = build_train_dataset(plan)        # doctest: +SKIP
-    >>> ds[0]["prompt"][-1]["content"][0]     # doctest: +SKIP
-    {'type': 'text', 'text': '<0.0 seconds>'}
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> dataset = build_train_dataset(plan_training(write_demo_recipe(tempfile.mkdtemp())))
+    >>> row = dataset[0]
+    >>> [part.get("text", "<image>") for part in row["prompt"][-1]["content"]][:4]
+    ['<0.0 seconds>', '<image>', '<1.2 seconds>', '<image>']
+    >>> row["task_id"], len(row["images"]), row["images"][0].size
+    ('demo', 4, (112, 84))
 """
 
 from __future__ import annotations

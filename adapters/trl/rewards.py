@@ -1,118 +1,71 @@
-"""One TRL reward function per task, each scoring only its own task's rows.
+"""The reward functions of a TRL run: the kit's per-task functions, plus DAPO's overlong shaping.
 
-TRL calls every reward function on every completion with the dataset's columns as keyword
-arguments; a function returns ``None`` for rows that are not its business, and TRL then
-leaves them out of that function's mean (``rewards/<task>/mean``). A row whose verdict is
-``unverifiable`` (the gold cannot be read) or ``error`` also gets ``None``: when every
-function says ``None`` TRL gives the completion no advantage, so it cannot move the policy.
-
-Each function also logs ``format/<task>`` (share of its completions in the required format)
-and ``accuracy/<task>`` through TRL's ``log_metric``. DAPO's overlong shaping, when the
-algorithm asks for it, is TRL's own ``get_soft_overlong_punishment`` added to each scored
-completion's reward, so masked rows stay masked.
+Each task gets :class:`videorl_kit.rewards.trl_functions.TaskRewardFunction` (its spec's
+verifier per row, ``None`` for other tasks' rows and for unverifiable or error verdicts, which
+TRL then masks; ``<task>/accuracy``, ``<task>/format`` and ``<task>/masked`` logged). When the
+algorithm asks for overlong shaping, :class:`OverlongShaped` adds TRL's own
+``get_soft_overlong_punishment`` (times ``overlong_penalty``) to every reward a task function
+gives, so masked rows stay masked.
 
 Example:
-    >>> from videorl_kit.rewards import reward_function_for
-    >>> fn = TaskReward("count", reward_function_for("numerical"))
-    >>> fn(prompts=[None, None], completions=[[{"content": "<answer>3</answer>"}]] * 2,
-    ...    completion_ids=[[1], [1]], task_id=["count", "other"], answer=["3", "1"],
-    ...    options=[None, None])
-    [1.0, None]
+    >>> from types import SimpleNamespace as NS
+    >>> from trl.rewards import get_soft_overlong_punishment
+    >>> from videorl_kit.rewards.trl_functions import TaskRewardFunction
+    >>> count = TaskRewardFunction.from_spec(NS(id="count", problem_type="numerical"))
+    >>> shaped = OverlongShaped(count, get_soft_overlong_punishment(10, 5), weight=1.0)
+    >>> shaped(prompts=["p"] * 3, completions=["<answer>3</answer>"] * 3,
+    ...        completion_ids=[[0] * 4, [0] * 8, [0] * 4], task_id=["count", "count", "x"],
+    ...        answer=["3", "3", "3"])
+    [1.0, 0.4, None]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from videorl_kit.rewards.router import (
-    RewardFunction,
-    reward_function_from_spec,
-)
+from videorl_kit.rewards.trl_functions import TaskRewardFunction, trl_reward_functions
 from videorl_kit.train.plan import TrainPlan
 
 
-def completion_text(completion: Any) -> str:
-    """The text of a TRL completion (a message list for chat prompts, else a string).
-
-    Example:
-        >>> completion_text([{"role": "assistant", "content": "<answer>B</answer>"}])
-        '<answer>B</answer>'
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
-        content = completion[-1].get("content", "")
-        if isinstance(content, list):
-            return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return str(content)
-    return str(completion)
-
-
-class TaskReward:
-    """The reward function of one task; its ``__name__`` is the task id (TRL's metric name)."""
+class OverlongShaped:
+    """A task's reward function with DAPO's length penalty added to the rewards it gives."""
 
     def __init__(
         self,
-        task_id: str,
-        score: RewardFunction,
-        overlong: Callable[[list[list[int]]], list[float]] | None = None,
-        overlong_weight: float = 1.0,
+        base: TaskRewardFunction,
+        overlong: Callable[[list[list[int]]], list[float]],
+        weight: float,
     ):
-        self.__name__ = task_id
-        self.task_id = task_id
-        self.score = score
+        self.base = base
         self.overlong = overlong
-        self.overlong_weight = overlong_weight
+        self.weight = weight
+        self.__name__ = base.__name__
 
     def __call__(
         self,
-        prompts: list[Any],
-        completions: list[Any],
-        completion_ids: list[list[int]],
-        task_id: list[str],
-        answer: list[str],
-        options: list[Any],
-        log_metric: Callable[[str, float], None] | None = None,
-        **_: Any,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: list[list[int]] | None = None,
+        **columns: Any,
     ) -> list[float | None]:
-        mine = [i for i, task in enumerate(task_id) if task == self.task_id]
-        rewards: list[float | None] = [None] * len(completions)
-        if not mine:
-            return rewards
-        penalties = self.overlong([completion_ids[i] for i in mine]) if self.overlong else None
-        formats, accuracies = [], []
-        for n, i in enumerate(mine):
-            result = self.score(completion_text(completions[i]), answer[i], options[i])
-            formats.append(result.format)
-            if result.status != "ok":
-                continue
-            accuracies.append(result.accuracy)
-            shaped = result.overall
-            if penalties is not None:
-                shaped += self.overlong_weight * penalties[n]
-            rewards[i] = shaped
-        if log_metric is not None:
-            log_metric(f"format/{self.task_id}", sum(formats) / len(formats))
-            if accuracies:
-                log_metric(f"accuracy/{self.task_id}", sum(accuracies) / len(accuracies))
-        return rewards
+        rewards = self.base(prompts=prompts, completions=completions, **columns)
+        penalties = self.overlong(completion_ids or [[] for _ in completions])
+        return [
+            None if reward is None else reward + self.weight * penalty
+            for reward, penalty in zip(rewards, penalties, strict=True)
+        ]
 
 
-def task_rewards(plan: TrainPlan) -> list[TaskReward]:
-    """One :class:`TaskReward` per task of ``plan``, with the algorithm's overlong shaping."""
+def task_rewards(plan: TrainPlan) -> list[Any]:
+    """One reward function per task of ``plan``, shaped when the algorithm asks for it."""
+    functions: list[Any] = trl_reward_functions([entry.spec for entry in plan.loaded.tasks])
+    shaping = plan.loaded.options.get("overlong_reward")
+    if not shaping:
+        return functions
     from trl.rewards import get_soft_overlong_punishment
 
-    shaping = plan.loaded.options.get("overlong_reward")
-    overlong = (
-        get_soft_overlong_punishment(
-            plan.recipe.rollout.max_new_tokens, shaping["soft_punish_cache"]
-        )
-        if shaping
-        else None
+    overlong = get_soft_overlong_punishment(
+        plan.recipe.rollout.max_new_tokens, shaping["soft_punish_cache"]
     )
-    weight = shaping["weight"] if shaping else 1.0
-    return [
-        TaskReward(entry.spec.id, reward_function_from_spec(entry.spec), overlong, weight)
-        for entry in plan.loaded.tasks
-    ]
+    return [OverlongShaped(f, overlong, shaping["weight"]) for f in functions]

@@ -19,9 +19,6 @@ from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.prompt import render_prompt
 
-pytest.importorskip("trl")
-pytest.importorskip("torch")
-
 CHAT = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"

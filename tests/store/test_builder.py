@@ -126,7 +126,7 @@ def test_malformed_rows_are_skipped_inputs(spec_dir: Path, tmp_path: Path) -> No
     assert any("duplicate sample id 'row-0'" in r for r in reasons)
     assert summary.samples.n_samples == 4 and summary.samples.n_skipped == 3
     assert summary.samples.skipped_by_rule == {"malformed_row": 2, "duplicate_id": 1}
-    (duplicate,) = summary.samples.skip_examples["duplicate_id"]
+    (duplicate,) = summary.samples.skips["duplicate_id"]["examples"]
     assert duplicate.startswith("messy row 3: duplicate sample id 'row-0'")
 
 

@@ -59,7 +59,7 @@ def test_rewards_reach_each_tasks_own_verifier(runs: dict[str, Path], family: st
     assert max(parity) > 0
     assert routing == [0.0] * len(routing)
     assert all(
-        r["format/routing"] == 1.0 for r in records if "format/routing" in r
+        r["routing/format"] == 1.0 for r in records if "routing/format" in r
     )  # format rule "none": every completion is in format
 
 

@@ -38,8 +38,7 @@ Importing this package is cheap: submodules load on first attribute access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from videorl_kit.lazy import lazy_exports
 
 _LAZY = {
     "RewardResult": "videorl_kit.rewards.result",
@@ -65,13 +64,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'videorl_kit.rewards' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

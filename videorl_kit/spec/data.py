@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.errors import UserError, VideoRLKitError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.skip_rules import (
     RULE_DATA_TYPE_MISMATCH,
@@ -257,7 +257,7 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
         yield _sample(spec, index, line, row, media_root)
 
 
-class _RowSkip(Exception):
+class _RowSkip(VideoRLKitError):
     def __init__(self, rule: str, reason: str) -> None:
         super().__init__(reason)
         self.rule = rule

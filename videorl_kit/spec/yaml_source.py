@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from videorl_kit.errors import VideoRLKitError
+
 FieldPath = tuple[str | int, ...]
 Origin = tuple[str, int]
 
@@ -46,7 +48,7 @@ class SpecIssue:
         return f"{self.file}:{self.line}: {where}{self.message}"
 
 
-class SpecLoadError(Exception):
+class SpecLoadError(VideoRLKitError):
     """Raised when YAML cannot be read or includes cannot be resolved."""
 
     def __init__(self, issues: list[SpecIssue]):

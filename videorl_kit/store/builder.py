@@ -19,12 +19,8 @@ The build, step by step:
    ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
 
 Re-running the same build decodes nothing and commits nothing (every table keeps its
-version); killing it at any moment loses at most the uncommitted batch.
-
-Example:
-    >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/", workers=2)  # doctest: +SKIP
-    >>> s.n_input == s.n_ok + s.n_failed + s.n_skipped                         # doctest: +SKIP
-    True
+version); killing it at any moment loses at most the uncommitted batch. See
+:func:`build_cache` for an example.
 """
 
 from __future__ import annotations
@@ -47,7 +43,7 @@ from videorl_kit.store.commit import (
     BatchCommitter,
     CommitEvent,
 )
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
 from videorl_kit.store.engine_ray import FRAMES_COMMITTED
 from videorl_kit.store.errors import BuildInvariantError
 from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
@@ -133,6 +129,23 @@ class BuildSummary:
     def invariant_holds(self) -> bool:
         """``n_input == n_ok + n_failed + n_skipped``."""
         return self.n_input == self.n_ok + self.n_failed + self.n_skipped
+
+    def exit_code(self, *, fail_on_error: bool = False) -> int:
+        """0, or :data:`EXIT_BUILD_FAILED` when no input ended ok (every one failed or was
+        skipped) or, with ``fail_on_error``, when any input failed to decode.
+
+        A build with no inputs (text-only data) is a success.
+
+        Example:
+            >>> BuildSummary(n_input=2, n_ok=0, n_failed=2).exit_code()
+            3
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code()
+            0
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code(fail_on_error=True)
+            3
+        """
+        nothing_usable = self.n_input > 0 and self.n_ok == 0
+        return EXIT_BUILD_FAILED if nothing_usable or (fail_on_error and self.n_failed) else 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form; the first six keys are the fixed contract of ``build-cache --json``."""
@@ -481,9 +494,19 @@ def build_cache(
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
 
     Example:
-        >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/")  # doctest: +SKIP
-        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)  # doctest: +SKIP
-        (12, 12, 0, 0, 0)
+        >>> import json, tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> folder = tempfile.mkdtemp()
+        >>> spec = write_demo_task(folder, n_per_task=1)
+        >>> row = {"problem": "How many?", "answer": "2", "problem_type": "numerical",
+        ...        "videos": ["gone.mp4"]}  # a row whose video is missing
+        >>> with open(f"{folder}/demo.jsonl", "a") as rows:
+        ...     _ = rows.write(json.dumps(row) + "\\n")
+        >>> s = build_cache([spec], f"{folder}/store", workers=1)
+        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)
+        (3, 2, 1, 0, 0)
+        >>> s.failed_by_class, s.exit_code()
+        ({'MissingFileError': 1}, 0)
     """
     started = time.perf_counter()
     if mp_context == "fork":

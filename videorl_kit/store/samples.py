@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -87,8 +86,7 @@ class SampleLedger:
     n_ready: int = 0
     n_failed: int = 0
     n_skipped: int = 0
-    skipped_by_rule: dict[str, int] = field(default_factory=dict)
-    skip_examples: dict[str, list[str]] = field(default_factory=dict)
+    skips: dict[str, dict[str, Any]] = field(default_factory=dict)  # see group_skips
     rows_written: int = 0
     rows_deleted: int = 0
 
@@ -97,6 +95,11 @@ class SampleLedger:
         """``n_samples == n_ready + n_failed + n_skipped``."""
         return self.n_samples == self.n_ready + self.n_failed + self.n_skipped
 
+    @property
+    def skipped_by_rule(self) -> dict[str, int]:
+        """Skipped samples counted by rule."""
+        return {rule: entry["count"] for rule, entry in self.skips.items()}
+
     def as_dict(self) -> dict[str, Any]:
         """Plain-data form for JSON output."""
         return {
@@ -104,8 +107,8 @@ class SampleLedger:
             "n_ready": self.n_ready,
             "n_failed": self.n_failed,
             "n_skipped": self.n_skipped,
-            "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
-            "skip_examples": dict(sorted(self.skip_examples.items())),
+            "skipped_by_rule": self.skipped_by_rule,
+            "skips": self.skips,
             "rows_written": self.rows_written,
             "rows_deleted": self.rows_deleted,
         }
@@ -132,6 +135,43 @@ def skip_example(task_id: str, row_index: int, reason: str | None) -> str:
     return f"{task_id} row {row_index}: {detail}"
 
 
+def group_skips(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Skipped ``samples`` rows grouped by rule: ``{rule: {"count", "examples"}}``, by rule.
+
+    ``examples`` names the first :data:`SKIP_EXAMPLES` rows (task, row number, reason) in
+    task and row order.
+
+    Example:
+        >>> group_skips([{"task_id": "t", "row_index": 4, "skip_rule": "malformed_row",
+        ...               "skip_reason": "row 4: missing field 'problem'"}])
+        {'malformed_row': {'count': 1, 'examples': ["t row 4: missing field 'problem'"]}}
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (r["task_id"], r["row_index"])):
+        entry = groups.setdefault(row["skip_rule"] or "unknown", {"count": 0, "examples": []})
+        entry["count"] += 1
+        if len(entry["examples"]) < SKIP_EXAMPLES:
+            entry["examples"].append(
+                skip_example(row["task_id"], row["row_index"], row["skip_reason"])
+            )
+    return dict(sorted(groups.items()))
+
+
+def skip_summary(tables: StoreTables) -> dict[str, dict[str, Any]]:
+    """Every skipped sample of a store, grouped by rule (:func:`group_skips`).
+
+    Example:
+        >>> import tempfile
+        >>> skip_summary(StoreTables.create(tempfile.mkdtemp()))
+        {}
+    """
+    table = tables.table(SAMPLES_TABLE).to_table(
+        columns=["task_id", "row_index", "skip_rule", "skip_reason"],
+        filter=f"status = {sql_quote(STATUS_SKIPPED)}",
+    )
+    return group_skips(table.to_pylist())
+
+
 def _row_json(raw: dict[str, Any]) -> str | None:
     if not raw:
         return None
@@ -152,10 +192,17 @@ def sample_row(
 ) -> dict[str, Any]:
     """The ``samples`` row of one data row (without ``updated_at``).
 
-    Example:
-        >>> row = sample_row(ref, outcomes)                  # doctest: +SKIP
-        >>> row["status"], row["video_keys"]                 # doctest: +SKIP
-        ('ready', ['3f1c...'])
+    Example (text-only rows: no media, so no outcomes are needed):
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> data = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> _ = data.write_text(json.dumps({"problem": "2+2?", "answer": 4, "source": "x"}))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(data)}, "prompt": {"template": "Q: {{ question }}"}})
+        >>> row = sample_row(collect_inputs([spec]).rows[0], {})
+        >>> row["status"], row["prompt"], row["answer"], json.loads(row["row_json"])["source"]
+        ('ready', 'Q: 2+2?', '4', 'x')
     """
     from videorl_kit.spec.prompt import render_prompt
 
@@ -260,13 +307,24 @@ def write_samples(
     table version.
 
     Example:
-        >>> ledger = write_samples(tables, inputs.rows, outcomes)   # doctest: +SKIP
-        >>> ledger.invariant_holds                                  # doctest: +SKIP
-        True
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> rows = [{"problem": "2+2?", "answer": 4}, {"problem": "no answer"}]
+        >>> _ = (folder / "rows.jsonl").write_text("\\n".join(map(json.dumps, rows)))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(folder / "rows.jsonl")},
+        ...     "prompt": {"template": "{{ question }}"}})
+        >>> tables = StoreTables.create(folder / "store")
+        >>> ledger = write_samples(tables, collect_inputs([spec]).rows, {})
+        >>> ledger.n_samples, ledger.n_ready, ledger.skipped_by_rule, ledger.invariant_holds
+        (2, 1, {'malformed_row': 1}, True)
+        >>> write_samples(tables, collect_inputs([spec]).rows, {}).rows_written  # unchanged
+        0
     """
     ledger = SampleLedger()
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    rules: Counter[str] = Counter()
     task_ids: list[str] = []
     built = [sample_row(ref, outcomes, max_prompt_tokens=max_prompt_tokens) for ref in refs]
     # well-formed rows first: a malformed row that collides with a real id gets a suffix
@@ -280,10 +338,6 @@ def write_samples(
             ledger.n_failed += 1
         else:
             ledger.n_skipped += 1
-            rules[row["skip_rule"]] += 1
-            examples = ledger.skip_examples.setdefault(row["skip_rule"], [])
-            if len(examples) < SKIP_EXAMPLES:
-                examples.append(skip_example(row["task_id"], row["row_index"], row["skip_reason"]))
         key = (row["task_id"], row["sample_id"])
         if key in rows:
             key = (row["task_id"], f"{row['sample_id']}#row{row['row_index']}")
@@ -292,7 +346,7 @@ def write_samples(
                 canonical_json({k: v for k, v in row.items() if k != "row_hash"})
             )
         rows[key] = row
-    ledger.skipped_by_rule = dict(rules)
+    ledger.skips = group_skips(r for r in rows.values() if r["status"] == STATUS_SKIPPED)
     existing = _existing_hashes(tables, task_ids)
     changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
     now = datetime.now(UTC)

@@ -27,21 +27,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.skip_rules import RULE_DATA_TYPE_MISMATCH, RULE_OVER_TOKEN_BUDGET
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, SAMPLER_VERSION, canonical_json
 
 Status = Literal["ok", "failed", "skipped"]
 
 
-class SourceChangedError(Exception):
+class SourceChangedError(VideoRLKitError):
     """The media file changed (or vanished) between hashing and decoding."""
 
 
-class WorkerCrashError(Exception):
+class WorkerCrashError(VideoRLKitError):
     """The worker process died (signal, out of memory) while decoding this item."""
 
 
-class DecodeTimeoutError(Exception):
+class DecodeTimeoutError(VideoRLKitError):
     """Decoding this item ran past the per-item time limit; its worker process was killed."""
 
 

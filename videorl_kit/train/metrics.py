@@ -2,9 +2,10 @@
 
 Every backend appends ``{"step": N, <metric>: value, ...}`` lines through :class:`MetricsLog`
 (non-finite numbers become ``null``). Per-task names are ``rewards/<task>/mean`` (the mean
-reward of the task's completions), ``accuracy/<task>`` and ``format/<task>`` (the share of its
-completions in the required format); ``kl``, ``completions/mean_length``, ``loss`` and
-``grad_norm`` are the engine's own.
+reward of the task's scored completions), ``<task>/accuracy``, ``<task>/format`` (the share
+of its graded completions in the required format) and ``<task>/masked`` (the share masked as
+unverifiable or error); ``kl``, ``completions/mean_length``, ``loss`` and ``grad_norm`` are
+the engine's own.
 
 Example:
     >>> import tempfile, pathlib
@@ -27,8 +28,26 @@ from typing import Any
 
 METRICS_FILE = "metrics.jsonl"
 REWARD_PREFIX = "rewards/"
-FORMAT_PREFIX = "format/"
-ACCURACY_PREFIX = "accuracy/"
+
+
+def reward_key(task: str) -> str:
+    """The metric name of a task's mean reward.
+
+    Example:
+        >>> reward_key("count"), format_key("count")
+        ('rewards/count/mean', 'count/format')
+    """
+    return f"{REWARD_PREFIX}{task}/mean"
+
+
+def format_key(task: str) -> str:
+    """The metric name of a task's format rate."""
+    return f"{task}/format"
+
+
+def accuracy_key(task: str) -> str:
+    """The metric name of a task's mean accuracy."""
+    return f"{task}/accuracy"
 
 
 def _plain(value: Any) -> Any:
@@ -127,7 +146,7 @@ def task_summaries(records: list[dict[str, Any]]) -> list[TaskSummary]:
     """A :class:`TaskSummary` per task of ``records``."""
     summaries = []
     for task in task_ids(records):
-        _, rewards = series(records, f"{REWARD_PREFIX}{task}/mean")
+        _, rewards = series(records, reward_key(task))
         summaries.append(
             TaskSummary(
                 task=task,
@@ -135,8 +154,8 @@ def task_summaries(records: list[dict[str, Any]]) -> list[TaskSummary]:
                 first_reward=rewards[0] if rewards else None,
                 last_reward=rewards[-1] if rewards else None,
                 mean_reward=_mean(rewards),
-                mean_format=_mean(series(records, f"{FORMAT_PREFIX}{task}")[1]),
-                mean_accuracy=_mean(series(records, f"{ACCURACY_PREFIX}{task}")[1]),
+                mean_format=_mean(series(records, format_key(task))[1]),
+                mean_accuracy=_mean(series(records, accuracy_key(task))[1]),
             )
         )
     return summaries

@@ -7,9 +7,11 @@ input raises :class:`~videorl_kit.errors.UserError` with one line per problem, a
 has been written when it does.
 
 Example:
-    >>> plan = plan_training("recipes/tiny-grpo.yaml", store="store")  # doctest: +SKIP
-    >>> plan.samples["synth-count"] > 0                                # doctest: +SKIP
-    True
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))  # demo task + its store
+    >>> plan.samples, plan.model.describe(), plan.output_dir.name
+    ({'demo': 4}, 'tiny:qwen2.5-vl', 'demo')
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ def _check_output(loaded: LoadedRecipe, output_dir: Path, resume: bool) -> None:
     if changed:
         raise UserError(
             f"--resume: the recipe differs from the run in {output_dir} in {', '.join(changed)}; "
-            "only optim.steps may change when resuming"
+            "only optim.steps (--max-steps), the store and the output folder may change"
         )
 
 
@@ -233,7 +235,7 @@ def plan_training(
         >>> plan_training("recipes/tiny-grpo.yaml", model="no/such/model")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        videorl_kit.errors.UserError: model no/such/model: does not exist (recipe recipes/...)
+        videorl_kit.errors.UserError: model .../no/such/model: does not exist (recipe recipes/...)
     """
     loaded = load_recipe(recipe, backend=backend)
     if max_steps is not None:

@@ -8,42 +8,48 @@ Example:
     >>> run = pathlib.Path(tempfile.mkdtemp())
     >>> log = MetricsLog(run / "metrics.jsonl")
     >>> for step in (1, 2):
-    ...     log.append(step, {"rewards/count/mean": step / 4, "format/count": 0.5, "kl": 0.01})
+    ...     log.append(step, {"rewards/count/mean": step / 4, "count/format": 0.5, "kl": 0.01})
     >>> sorted(p.name for p in plot_run(run))
     ['format_rate.png', 'kl.png', 'reward_per_task.png']
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from videorl_kit.errors import UserError
 from videorl_kit.train.metrics import (
-    FORMAT_PREFIX,
     METRICS_FILE,
-    REWARD_PREFIX,
+    format_key,
     read_metrics,
+    reward_key,
     series,
     task_ids,
 )
 
 PLOTS_DIR = "plots"
 
-# file name, title, y label, and the series: (metric key, legend label) per task or fixed
-FIGURES: tuple[tuple[str, str, str, str], ...] = (
-    ("reward_per_task.png", "Mean reward per task", "reward", REWARD_PREFIX + "{task}/mean"),
-    ("format_rate.png", "Format rate per task", "share in format", FORMAT_PREFIX + "{task}"),
+MetricKey = str | Callable[[str], str]
+"""A fixed metric name, or a function from a task id to that task's metric name."""
+
+# file name, title, y label, metric
+FIGURES: tuple[tuple[str, str, str, MetricKey], ...] = (
+    ("reward_per_task.png", "Mean reward per task", "reward", reward_key),
+    ("format_rate.png", "Format rate per task", "share in format", format_key),
     ("kl.png", "KL to the reference model", "KL", "kl"),
     ("response_length.png", "Mean response length", "tokens", "completions/mean_length"),
 )
 
 
-def _lines(records: list[dict[str, Any]], pattern: str) -> list[tuple[str, list[int], list[float]]]:
+def _lines(
+    records: list[dict[str, Any]], metric: MetricKey
+) -> list[tuple[str, list[int], list[float]]]:
     keys = (
-        [(task, pattern.format(task=task)) for task in task_ids(records)]
-        if "{task}" in pattern
-        else [(pattern, pattern)]
+        [(metric, metric)]
+        if isinstance(metric, str)
+        else [(task, metric(task)) for task in task_ids(records)]
     )
     lines = []
     for label, key in keys:
@@ -74,8 +80,8 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     out = run / PLOTS_DIR
     out.mkdir(exist_ok=True)
     written = []
-    for name, title, ylabel, pattern in FIGURES:
-        lines = _lines(records, pattern)
+    for name, title, ylabel, metric in FIGURES:
+        lines = _lines(records, metric)
         if not lines:
             continue
         figure, axes = plt.subplots(figsize=(7, 4))

@@ -380,7 +380,7 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     Example:
         >>> loaded = load_recipe("recipes/tiny-grpo.yaml")
         >>> [t.spec.id for t in loaded.tasks][:2], loaded.algorithm
-        (['synth-count', 'synth-multiple-choice'], 'grpo')
+        (['tiny-count', 'tiny-multiple-choice'], 'grpo')
     """
     try:
         doc = load_yaml_with_includes(path)

@@ -14,8 +14,15 @@ A backend (``videorl_kit.adapters.trl``, ``videorl_kit.adapters.openrlhf``) impl
    with ``plan.resume`` it continues from the folder's last checkpoint.
 
 Example:
-    >>> plan = plan_training("recipes/tiny-grpo.yaml")          # doctest: +SKIP
-    >>> report = run_training(plan, trl_backend, dry_run=True)  # doctest: +SKIP
+    >>> import tempfile
+    >>> from videorl_kit.adapters.trl import TrlBackend
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))
+    >>> report = run_training(plan, TrlBackend(), dry_run=True)
+    >>> report.trained, sorted(p.name for p in report.output_dir.iterdir())
+    (False,
+     ['base-model', 'recipe.resolved.yaml', 'specs.json', 'trl_config.json', 'versions.json'])
 """
 
 from __future__ import annotations
