@@ -29,7 +29,7 @@ models without a video processor, for stock OpenRLHF without the start-up patche
 the rollout must use OpenRLHF's own executor. See ``docs/openrlhf.md``.
 
 Example (``write_bundle(plan)`` returns a :class:`Bundle`):
-    >>> bundle = Bundle(Path("/runs/tiny"), [], "native", {"tiny-count": 8}, DEFAULT_RAY_ADDRESS)
+    >>> bundle = Bundle(Path("/runs/tiny"), [], "native", {"tiny-count": 8})
     >>> bundle.command()
     'bash /runs/tiny/launch.sh'
 """
@@ -119,7 +119,6 @@ class Bundle:
     argv: list[str]
     video: str
     prompts: dict[str, int]
-    address: str
 
     @property
     def launch_script(self) -> Path:
@@ -196,4 +195,4 @@ def write_bundle(plan: Any) -> Bundle:
     snapshot_kit(root)
     address = recipe.openrlhf.ray_address or DEFAULT_RAY_ADDRESS
     write_launch_files(root, argv, address, native_video=video == "native")
-    return Bundle(root, argv, video, {e.task_id: e.n_prompts for e in exports}, address)
+    return Bundle(root, argv, video, {e.task_id: e.n_prompts for e in exports})

@@ -5,8 +5,9 @@ env pins the kit: ``py_modules`` ships the copy of the ``videorl_kit`` package w
 the bundle (``kit/videorl_kit``, the code that wrote and tested the bundle) to every node,
 and ``pip`` names the kit's own requirements (nodes that already have them install nothing).
 For native video, ``worker_process_setup_hook`` applies the training-side patch in every
-Ray worker (:func:`~.patches.setup_worker`). The runtime env sets no variable OpenRLHF's
-``ray.init`` sets itself (Ray refuses to merge a job's and a driver's value of one variable).
+Ray worker (:func:`~.patches.setup_worker`). The runtime env sets no environment variable:
+OpenRLHF's ``ray.init`` sets its own, and Ray refuses to merge a job's and a driver's value of
+one variable.
 
 The bundle folder itself is not uploaded: prompts, frames, the reward module and the model
 are read by absolute path, so every node must see the bundle at the same path (shared
@@ -19,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import importlib.metadata
 import json
 import shlex
@@ -76,10 +78,7 @@ def snapshot_kit(bundle: Path) -> Path:
 
 def runtime_env(bundle: Path, *, native_video: bool) -> dict[str, Any]:
     """The Ray runtime env of the job (see the module doc)."""
-    env: dict[str, Any] = {
-        "py_modules": [str(bundle / KIT_SNAPSHOT)],
-        "env_vars": {"VIDEORL_KIT_BUNDLE": str(bundle)},
-    }
+    env: dict[str, Any] = {"py_modules": [str(bundle / KIT_SNAPSHOT)]}
     requirements = kit_requirements()
     if requirements:
         env["pip"] = {"packages": requirements, "pip_check": False}
@@ -121,7 +120,7 @@ def write_launch_files(
     return script
 
 
-def submit(bundle: Path, address: str, *, follow: bool = True) -> str:
+def submit(bundle: Path, address: str) -> str:
     """Submit the bundle's job to the Ray cluster at ``address`` and follow its logs.
 
     Returns the job id. Raises :class:`~videorl_kit.errors.UserError` in one line when no
@@ -140,9 +139,6 @@ def submit(bundle: Path, address: str, *, follow: bool = True) -> str:
             "or set RAY_ADDRESS / openrlhf.ray_address, or write the bundle with --dry-run"
         ) from None
     job_id = client.submit_job(entrypoint=entrypoint(argv), runtime_env=env)
-    if not follow:
-        return job_id
-    import asyncio
 
     async def tail() -> None:
         async for lines in client.tail_job_logs(job_id):

@@ -84,16 +84,16 @@ class _ImageTokens:
         return self.known[shape]
 
 
-def _write_media(video: Any, bundle: Path, video_path: str) -> list[str]:
-    """Export one cached video (or image) once; the paths a row lists for it."""
-    if video_path == "native" and video.modality == "video":
-        path = bundle / "media" / f"{video.cache_key}.npy"
+def _write_media(item: Any, bundle: Path, video_path: str) -> list[str]:
+    """Export one cached video or image once; the paths a row lists for it."""
+    if video_path == "native" and item.modality == "video":
+        path = bundle / "media" / f"{item.cache_key}.npy"
         if not path.exists():
-            write_video(path.parent, video.cache_key, video.frames, video.video_metadata(),
-                        video.timestamps_s)  # fmt: skip
+            meta = item.video_metadata()
+            write_video(path.parent, item.cache_key, item.frames, meta, item.timestamps_s)
         return [str(path)]
-    frames = video.frames if video.modality == "video" else video.frames[:1]
-    folder = bundle / "frames" / video.cache_key
+    frames = item.frames if item.modality == "video" else item.frames[:1]
+    folder = bundle / "frames" / item.cache_key
     paths = [folder / f"{index}.png" for index in range(len(frames))]
     if not all(path.exists() for path in paths):
         paths = write_png_frames(folder, frames)
@@ -127,11 +127,9 @@ def export_task_prompts(
             ]
             if native:
                 messages = video_messages(row, len(videos), len(images))
-            else:
-                messages, _ = frame_messages(row, videos, images)
-            if native:
                 image_tokens = [image.visual_tokens for image in images]
             else:  # OpenRLHF's own image path resizes with the processor's settings
+                messages, _ = frame_messages(row, videos, images)
                 frames = [frame for video in videos for frame in video.frames]
                 frames += [image.frames[0] for image in images]
                 image_tokens = [sizes.tokens(frame) for frame in frames]

@@ -144,20 +144,24 @@ def test_prompts_load_through_openrlhfs_dataset_code(which, request, workspace):
     assert seen == set(answers)
 
 
-def test_native_agent_of_the_bundle_rolls_out_a_row(native_bundle):
+def test_native_agent_of_the_bundle_rolls_out_every_task(native_bundle):
     require_openrlhf()
     from transformers import AutoProcessor
 
     processor = AutoProcessor.from_pretrained(native_bundle / "base-model")
-    files = sorted((native_bundle / "data").glob("train.*.jsonl"))
-    _, prompt, label, refs = prompt_dataset(files[:1], processor)[0]
     executor = load_agent_executor(native_bundle / "agent_func.py")
-    answer = decode_label(label).answer
-    engine = FakeEngine(processor.tokenizer, f"<answer>{answer}</answer><|im_end|>")
-    params = SimpleNamespace(max_tokens=16, logprobs=None)
-    result = asyncio.run(executor.execute(prompt, label, params, 2048, processor, engine, refs))
-    assert result["reward"] == pytest.approx(1.0)
-    assert result["extra_logs"][f"task/{decode_label(label).task_id}/accuracy"] == 1.0
+    kinds = set()
+    for file in sorted((native_bundle / "data").glob("train.*.jsonl")):
+        _, prompt, label, refs = prompt_dataset([file], processor)[0]
+        answer = decode_label(label).answer
+        engine = FakeEngine(processor.tokenizer, f"<answer>{answer}</answer><|im_end|>")
+        params = SimpleNamespace(max_tokens=16, logprobs=None)
+        result = asyncio.run(executor.execute(prompt, label, params, 2048, processor, engine, refs))
+        assert result["reward"] == pytest.approx(1.0)
+        assert result["extra_logs"][f"task/{decode_label(label).task_id}/accuracy"] == 1.0
+        kinds.update(key for key in ("pixel_values_videos", "pixel_values")
+                     if key in result["mm_train_inputs"])  # fmt: skip
+    assert kinds == {"pixel_values_videos", "pixel_values"}  # video and image tasks
 
 
 def test_frames_bundle_rewards_through_openrlhfs_own_image_path(frames_bundle):
