@@ -75,6 +75,13 @@ def argv_of(bundle: Path) -> list[str]:
     return json.loads((bundle / "argv.json").read_text(encoding="utf-8"))
 
 
+def prompt_room(bundle: Path) -> int:
+    """The longest prompt OpenRLHF accepts for this bundle (it refuses to cut a VLM prompt)."""
+    argv = argv_of(bundle)
+    value = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag.startswith("--")}
+    return int(value["--data.max_len"]) - int(value["--rollout.max_new_tokens"])
+
+
 def test_bundle_holds_every_part(native_bundle):
     names = {p.name for p in native_bundle.iterdir()}
     assert {"argv.json", "launch.sh", "runtime_env.json", "reward_func.py", "agent_func.py",
@@ -159,6 +166,7 @@ def test_native_agent_of_the_bundle_rolls_out_every_task(native_bundle):
         result = asyncio.run(executor.execute(prompt, label, params, 2048, processor, engine, refs))
         assert result["reward"] == pytest.approx(1.0)
         assert result["extra_logs"][f"task/{decode_label(label).task_id}/accuracy"] == 1.0
+        assert result["action_ranges"][0][0] <= prompt_room(native_bundle)  # sized by the bound
         kinds.update(key for key in ("pixel_values_videos", "pixel_values")
                      if key in result["mm_train_inputs"])  # fmt: skip
     assert kinds == {"pixel_values_videos", "pixel_values"}  # video and image tasks
@@ -181,6 +189,7 @@ def test_frames_bundle_rewards_through_openrlhfs_own_image_path(frames_bundle):
         params = SimpleNamespace(max_tokens=16, logprobs=None)
         result = asyncio.run(executor.execute(prompt, label, params, 4096, processor, engine, refs))
         assert result["mm_train_inputs"]["pixel_values"].shape[0] > 0
+        assert result["action_ranges"][0][0] <= prompt_room(frames_bundle)
         rewards.append(result["reward"])
     assert rewards and all(r == pytest.approx(1.0) for r in rewards)
 
