@@ -312,3 +312,17 @@ def _wait(client, job: str, timeout_s: float = 600):
         time.sleep(1)
     client.stop_job(job)
     pytest.fail(f"job {job} did not end within {timeout_s} s")
+
+
+def test_a_pinned_hub_revision_is_refused_before_anything_is_written(workspace, tmp_path):
+    from videorl_kit.errors import UserError
+
+    result = runner.invoke(
+        app, ["train", str(workspace / "recipes" / "tiny-grpo.yaml"), "--backend", "openrlhf",
+              "--dry-run", "--model", "hf://Qwen/Qwen2.5-VL-7B-Instruct@0123abc",
+              "--output", str(tmp_path / "run")],
+    )  # fmt: skip
+    assert isinstance(result.exception, UserError), result.output
+    assert "loads models by name without a revision" in str(result.exception)
+    assert "--revision 0123abc --local-dir DIR" in str(result.exception)
+    assert not (tmp_path / "run").exists()
