@@ -45,7 +45,9 @@ format: install
 
 bench: install
 	$(PY) benchmarks/bench_rewards.py
+	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_eval.py
 	$(PY) benchmarks/bench_train.py
 
 clean:
