@@ -70,7 +70,7 @@ tasks: [{spec}]
 store: {store}
 algorithm: {{name: grpo, params: {{kl_coef: 0.0}}}}
 rollout: {{group_size: 8, max_new_tokens: 16, temperature: 1.0}}
-optim: {{lr: {lr}, prompts_per_step: 4, micro_batch_size: 16, steps: {steps}}}
+optim: {{lr: {lr}, prompts_per_step: 2, micro_batch_size: 16, steps: {steps}}}
 trl: {{save_steps: 100000}}
 output_dir: {output}
 seed: 0
@@ -284,7 +284,7 @@ def main() -> None:
     )
     parser.add_argument("--learning-steps", type=int, default=300)
     parser.add_argument("--warmup-steps", type=int, default=150)
-    parser.add_argument("--learning-lr", type=float, default=5e-5, help="GRPO learning rate")
+    parser.add_argument("--learning-lr", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     figures: dict[str, Any] = {"machine": f"{platform.platform()}, {platform.processor()}"}
