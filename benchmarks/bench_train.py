@@ -70,7 +70,7 @@ tasks: [{spec}]
 store: {store}
 algorithm: {{name: grpo, params: {{kl_coef: 0.0}}}}
 rollout: {{group_size: 8, max_new_tokens: 16, temperature: 1.0}}
-optim: {{lr: {lr}, prompts_per_step: 4, micro_batch_size: 16, steps: {steps}}}
+optim: {{lr: {lr}, prompts_per_step: 2, micro_batch_size: 16, steps: {steps}}}
 trl: {{save_steps: 100000}}
 output_dir: {output}
 seed: 0
@@ -221,10 +221,37 @@ def warm_up(model_dir: Path, plan: Any, out: Path, steps: int, lr: float) -> Pat
     return out
 
 
+def plot_learning(records: list[dict[str, Any]], title: str, path: Path) -> None:
+    """Mean reward per GRPO step (and its 20-step moving average) with the format rate."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    steps = [r["step"] for r in records]
+    rewards = [r["reward"] for r in records]
+    window = 20
+    smooth = [statistics.mean(rewards[max(0, i - window + 1) : i + 1]) for i in range(len(rewards))]
+    formats = [r.get("bench-learn/format") for r in records]
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    axes.plot(steps, rewards, color="tab:blue", alpha=0.3, linewidth=1, label="mean reward")
+    axes.plot(steps, smooth, color="tab:blue", linewidth=2, label=f"{window}-step average")
+    axes.plot(
+        [s for s, f in zip(steps, formats, strict=True) if f is not None],
+        [f for f in formats if f is not None], color="tab:orange", alpha=0.6, linewidth=1,
+        label="format rate",
+    )  # fmt: skip
+    axes.set(title=title, xlabel="GRPO step", ylabel="per step", ylim=(0, 1.05))
+    axes.grid(alpha=0.3)
+    axes.legend(loc="lower right", fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
 def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict[str, Any]:
     from videorl_kit.store import build_cache
     from videorl_kit.train.plan import plan_training
-    from videorl_kit.train.plot import plot_run
     from videorl_kit.train.tiny_model import build_tiny_model
 
     synth = _synth(work / "synth", 48, ["boolean"])
@@ -248,8 +275,8 @@ def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict
     rewards = [r["reward"] for r in records]
     formats = [r.get("bench-learn/format") for r in records]
     accuracy = [r.get("bench-learn/accuracy") for r in records]
-    plot_run(work / "run-learn")
-    (work / "run-learn" / "plots" / "reward_per_task.png").replace(CURVE)
+    title = f"Tiny Qwen2.5-VL, GRPO on synth-boolean after {warmup_steps} warm-up steps"
+    plot_learning(records, title, CURVE)
     head, tail = rewards[:20], rewards[-20:]
 
     def mean(values: list[Any]) -> float:
@@ -269,6 +296,8 @@ def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict
         "accuracy_first_20": mean(accuracy[:20]),
         "accuracy_last_20": mean(accuracy[-20:]),
         "curve": str(CURVE.relative_to(REPO)),
+        "reward_per_step": rewards,
+        "format_per_step": formats,
     }
 
 
@@ -284,7 +313,7 @@ def main() -> None:
     )
     parser.add_argument("--learning-steps", type=int, default=300)
     parser.add_argument("--warmup-steps", type=int, default=150)
-    parser.add_argument("--learning-lr", type=float, default=5e-5, help="GRPO learning rate")
+    parser.add_argument("--learning-lr", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     figures: dict[str, Any] = {"machine": f"{platform.platform()}, {platform.processor()}"}

@@ -71,6 +71,9 @@ def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.store.commands import register as register_store
 
     register_store(root)
+    from videorl_kit.eval.commands import register as register_eval
+
+    register_eval(root)
     from videorl_kit.train.commands import register as register_train
 
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})

@@ -89,10 +89,7 @@ class TrlBackend:
     def prepare(self, plan: TrainPlan) -> dict[str, Any]:
         """Write ``trl_config.json``; return the trainer and its config for ``--dry-run``."""
         trainer, kwargs = config_kwargs(plan, _world_size())
-        path = plan.output_dir / CONFIG_FILE
-        payload = {"trainer": trainer_class(trainer).__name__, "config": kwargs}
-        path.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
-        return {**payload, "config_file": str(path)}
+        return _write_config(plan, trainer, kwargs)
 
     def train(self, plan: TrainPlan) -> None:
         """Train (resuming from the last checkpoint when ``plan.resume``)."""
@@ -120,6 +117,7 @@ class TrlBackend:
         if not plan.recipe.trl.use_vllm:
             ids = processor.tokenizer.convert_tokens_to_ids(list(VISION_TOKENS))
             kwargs["generation_kwargs"] = {"suppress_tokens": [i for i in ids if i is not None]}
+            _write_config(plan, trainer_name, kwargs)  # the config as trained, token ids included
         log = MetricsLog(plan.output_dir / METRICS_FILE)
         checkpoint = last_checkpoint(plan.output_dir) if plan.resume else None
         if checkpoint is not None:
@@ -136,3 +134,10 @@ class TrlBackend:
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(plan.output_dir / FINAL_MODEL_DIR))
         processor.save_pretrained(str(plan.output_dir / FINAL_MODEL_DIR))
+
+
+def _write_config(plan: TrainPlan, trainer: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    path = plan.output_dir / CONFIG_FILE
+    payload = {"trainer": trainer_class(trainer).__name__, "config": kwargs}
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
+    return {**payload, "config_file": str(path)}

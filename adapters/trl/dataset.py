@@ -54,7 +54,10 @@ FrameSource = Callable[[Sequence[str]], list[CachedFrames]]
 
 
 class FramePrompts:
-    """The ``set_transform`` that reads a batch's frames and builds its prompts (picklable)."""
+    """The ``set_transform`` that reads a batch's frames and builds its prompts.
+
+    The frame store is opened on first use, in the process that reads the batch.
+    """
 
     def __init__(self, store_dir: Path, source: FrameSource | None = None):
         self.store_dir = Path(store_dir)
@@ -80,11 +83,11 @@ class FramePrompts:
         return out
 
 
-def task_rows(store_dir: Path, plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
+def task_rows(plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
     """Each task's ready sample rows (budgets checked against its spec), by task id."""
     rows = {}
     for entry in plan.loaded.tasks:
-        dataset = CachedSampleDataset(store_dir, spec=entry.spec)
+        dataset = CachedSampleDataset(plan.store, spec=entry.spec)
         rows[entry.spec.id] = [{key: row[key] for key in COLUMNS} for row in dataset.rows]
     return rows
 
@@ -100,7 +103,7 @@ def build_train_dataset(plan: TrainPlan, source: FrameSource | None = None) -> A
         "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
         "image_keys": Sequence(Value("string")),
     })  # fmt: skip
-    per_task = task_rows(plan.store, plan)
+    per_task = task_rows(plan)
     parts = [Dataset.from_list(per_task[e.spec.id], features=features) for e in plan.loaded.tasks]
     weights = [entry.weight for entry in plan.loaded.tasks]
     if len(parts) == 1:

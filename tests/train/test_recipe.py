@@ -111,7 +111,7 @@ def test_every_problem_at_once_with_lines_and_suggestions(folder: Path) -> None:
         "recipe.yaml:10: algorithm.name: unknown algorithm 'grop'; did you mean 'grpo'? (valid: "
         "grpo, dapo, gspo, dr_grpo, rloo, reinforce_pp, reinforce_pp_baseline)",
         "broken.yaml:9: fsp: unknown key 'fsp' (allowed: id, version, "
-        "description, tags, problem_type, data, budget, verifier, verifiers, reward, prompt)",
+        "description, tags, problem_type, data, budget, verifier, verifiers, reward, prompt, eval)",
     ]
 
 

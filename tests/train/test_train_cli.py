@@ -118,3 +118,18 @@ def test_console_script_prints_one_line(recipe: Path, tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.startswith("error: ") and "unknown algorithm 'nope'" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_logging_backends_when_installed_and_asked_for(recipe: Path, tmp_path: Path) -> None:
+    """TensorBoard (installed here) reaches TRL's report_to; W&B (not installed) is refused."""
+    import importlib.util
+
+    text = recipe.read_text()
+    recipe.write_text(text + "logging: {tensorboard: true}\n")
+    assert runner.invoke(app, ["train", str(recipe), "--dry-run"]).exit_code == 0
+    config = json.loads((tmp_path / "run" / "trl_config.json").read_text())
+    assert config["config"]["report_to"] == ["tensorboard"]
+    if importlib.util.find_spec("wandb") is None:
+        recipe.write_text(text + "logging: {wandb: true}\n")
+        message = refused([str(recipe), "--output", str(tmp_path / "other")], tmp_path / "other")
+        assert "logging.wandb is on but wandb is not installed (pip install wandb" in message

@@ -48,15 +48,15 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
         ] = False,
         as_json: JsonOption = False,
     ) -> None:
-        """Validate task specs and training recipes; one `file:line: field.path: message` each.
+        """Validate specs and recipes; print one `file:line: field.path: message` per problem.
 
-        Every problem in every file is reported at once, then a summary line (all on stdout);
-        a recipe's problems include those of every spec it names. A file is a recipe when its
-        top level says `kind: recipe` or has a `tasks` or an `algorithm` key. Files whose name
+        Every problem in every file is reported at once (a recipe's own and those of every
+        spec it names), then a summary line (all on stdout). A file is a recipe when its top
+        level says `kind: recipe` or has a `tasks` or `algorithm` key. Files whose name
         starts with `_` are include-only bases and are skipped. With --data, each spec's data
         are opened too: a row problem is `data-file:line: rule: message` (`data-file:row N`
-        for JSON and Parquet), and missing media are counted with the first few named.
-        Exit status 0 when everything is valid, 1 otherwise.
+        for JSON and Parquet), and missing media are counted with the first few named. Exit
+        status 0 when everything is valid, 1 otherwise.
 
         Examples:
 
@@ -73,16 +73,18 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
             raise UserError("no spec files given (base files starting with '_' are skipped)")
         results = []
         for path in paths:
-            load_other = next((load for is_kind, load in other_kinds if is_kind(path)), None)
+            other = next((load for is_kind, load in other_kinds if is_kind(path)), None)
             try:
-                spec = load_spec(path) if load_other is None else None
-                doc_id = spec.id if spec is not None else load_other(path)  # type: ignore[misc]
+                if other is not None:
+                    results.append({"file": str(path), "id": other(path), "ok": True, "issues": []})
+                    continue
+                spec = load_spec(path)
             except SpecError as exc:
                 issues = [vars(i) | {"text": str(i)} for i in exc.issues]
                 results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
                 continue
-            result: dict[str, Any] = {"file": str(path), "id": doc_id, "ok": True, "issues": []}
-            if data and spec is not None:
+            result: dict[str, Any] = {"file": str(path), "id": spec.id, "ok": True, "issues": []}
+            if data:
                 report = check_data(spec)
                 result["data"] = report.as_dict()
                 result["ok"] = report.ok

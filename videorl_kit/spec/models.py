@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.spec.eval_section import EvalSection
 
 DATA_TYPES: tuple[str, ...] = ("video", "image", "text")
 """Values of a row's ``data_type`` column (EasyVideoR1, Video-R1 and OneThinker use these)."""
@@ -254,6 +255,9 @@ class TaskSpec(_Strict):
     )
     reward: RewardSpec = Field(default_factory=RewardSpec)
     prompt: PromptSpec
+    eval: EvalSection | None = Field(
+        None, description="Evaluation-only settings (videorl_kit.spec.eval_section)."
+    )
 
     _source_file: Path | None = PrivateAttr(None)
     _provenance: list[dict[str, str]] = PrivateAttr(default_factory=list)

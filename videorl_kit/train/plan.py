@@ -26,7 +26,7 @@ import yaml
 
 from videorl_kit.errors import UserError
 from videorl_kit.spec.yaml_source import HUB_SCHEME
-from videorl_kit.train.recipe import LoadedRecipe, load_recipe
+from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
 RESOLVED_RECIPE = "recipe.resolved.yaml"
@@ -73,7 +73,7 @@ class TrainPlan:
     samples: dict[str, int]
 
     @property
-    def recipe(self) -> Any:
+    def recipe(self) -> Recipe:
         """The recipe, overrides applied."""
         return self.loaded.recipe
 

@@ -224,9 +224,13 @@ class LoadedRecipe:
     recipe: Recipe
     path: Path
     tasks: list[TaskEntry]
-    algorithm: str
     params: dict[str, Any]
     options: dict[str, Any]
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's name in the table (aliases resolved)."""
+        return self.recipe.algorithm.name
 
     @property
     def backend(self) -> str:
@@ -248,7 +252,7 @@ class LoadedRecipe:
         """
         data = self.recipe.model_dump(mode="json")
         data["algorithm"] = {
-            "name": self.algorithm,
+            "name": self.recipe.algorithm.name,
             "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.params.items()},
             "backend_options": self.options,
         }
@@ -407,7 +411,7 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
         recipe = recipe.model_copy(
             update={"algorithm": recipe.algorithm.model_copy(update={"name": name})}
         )
-    return LoadedRecipe(recipe, doc.root_path, tasks, name, params, options)
+    return LoadedRecipe(recipe, doc.root_path, tasks, params, options)
 
 
 def validate_recipe(path: str | Path) -> str:
