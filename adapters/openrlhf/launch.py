@@ -2,12 +2,16 @@
 
 The job runs ``python -m openrlhf.cli.train_ppo_ray <argv.json>`` as a Ray job. Its runtime
 env pins the kit: ``py_modules`` ships the copy of the ``videorl_kit`` package written into
-the bundle (``kit/videorl_kit``, the code that wrote and tested the bundle) to every node,
-and ``pip`` names the kit's own requirements (nodes that already have them install nothing).
+the bundle (``kit/videorl_kit``, the code that wrote and tested the bundle) to every node.
 For native video, ``worker_process_setup_hook`` applies the training-side patch in every
 Ray worker (:func:`~.patches.setup_worker`). The runtime env sets no environment variable:
 OpenRLHF's ``ray.init`` sets its own, and Ray refuses to merge a job's and a driver's value of
 one variable.
+
+It has no ``pip`` field on purpose: Ray builds a pip runtime env by cloning the running Python
+environment when that is a virtualenv (gigabytes per job and node, before training starts)
+and needs an index. The kit's own requirements, written to ``kit/requirements.txt``, belong
+in the nodes' OpenRLHF environment, installed once (``pip install -r kit/requirements.txt``).
 
 The bundle folder itself is not uploaded: prompts, frames, the reward module and the model
 are read by absolute path, so every node must see the bundle at the same path (shared
@@ -73,15 +77,19 @@ def snapshot_kit(bundle: Path) -> Path:
     shutil.copytree(Path(videorl_kit.__file__).parent, target, ignore=ignore)
     adapters = Path(next(iter(videorl_kit.adapters.__path__)))
     shutil.copytree(adapters, target / "adapters", ignore=shutil.ignore_patterns("__pycache__"))
+    lines = "".join(f"{requirement}\n" for requirement in kit_requirements())
+    (target.parent / "requirements.txt").write_text(lines, encoding="utf-8")
     return target
 
 
 def runtime_env(bundle: Path, *, native_video: bool) -> dict[str, Any]:
-    """The Ray runtime env of the job (see the module doc)."""
+    """The Ray runtime env of the job (see the module doc).
+
+    Example:
+        >>> runtime_env(Path("/runs/x"), native_video=False)
+        {'py_modules': ['/runs/x/kit/videorl_kit']}
+    """
     env: dict[str, Any] = {"py_modules": [str(bundle / KIT_SNAPSHOT)]}
-    requirements = kit_requirements()
-    if requirements:
-        env["pip"] = {"packages": requirements, "pip_check": False}
     if native_video:
         env["worker_process_setup_hook"] = SETUP_HOOK
     return env
@@ -96,8 +104,9 @@ def launch_script(bundle: Path, argv: Sequence[str], address: str) -> str:
 #   bash {shlex.quote(str(bundle / "launch.sh"))}
 #   RAY_ADDRESS=http://HEAD_NODE:8265 bash launch.sh
 #
-# Needs: `ray` on the submitting machine; openrlhf 0.11.2 (with vLLM and DeepSpeed) on every
-# node; this folder at the same path on every node. Logs follow until the job ends.
+# Needs: `ray` on the submitting machine; on every node openrlhf 0.11.2 (with vLLM and
+# DeepSpeed), the kit's requirements (pip install -r kit/requirements.txt, once per image)
+# and this folder at the same path. Logs follow until the job ends.
 set -euo pipefail
 BUNDLE={shlex.quote(str(bundle))}
 export RAY_ADDRESS="${{RAY_ADDRESS:-{address}}}"

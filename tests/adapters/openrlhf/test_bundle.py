@@ -211,6 +211,9 @@ def test_runtime_env_is_valid_for_ray_and_merges_with_openrlhfs_own(native_bundl
     RuntimeEnv(**env)  # Ray's own field validation
     assert env["worker_process_setup_hook"] == "videorl_kit.adapters.openrlhf.patches.setup_worker"
     assert Path(env["py_modules"][0]).name == "videorl_kit"
+    assert "pip" not in env  # Ray would clone the whole environment per job and node
+    requirements = (native_bundle / "kit" / "requirements.txt").read_text(encoding="utf-8")
+    assert any(line.startswith("pydantic") for line in requirements.splitlines())
     # train_ppo_ray's ray.init passes these; a job env setting one of them is refused by Ray
     driver = {"env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN",
                            "RAY_ENABLE_ZERO_COPY_TORCH_TENSORS": "1"}}  # fmt: skip
@@ -245,12 +248,17 @@ def ray_cluster():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    saved = dict(os.environ)
     # the dashboard's modules start in subprocesses; a busy 2-core machine needs more than 30 s
     os.environ.setdefault("RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT", "300")
-    ray.init(address="local", num_cpus=2, include_dashboard=True, dashboard_host="127.0.0.1", dashboard_port=port,
-             configure_logging=False)  # fmt: skip
+    # a node's `python` is the OpenRLHF environment's (as in an activated env or an image)
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    ray.init(address="local", num_cpus=2, include_dashboard=True, dashboard_host="127.0.0.1",
+             dashboard_port=port, configure_logging=False)  # fmt: skip
     yield f"http://127.0.0.1:{port}"
     ray.shutdown()
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 PROBE = """
