@@ -49,7 +49,8 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
 
     ``path`` may also be an ``hf://ORG/NAME@REV/file.yaml`` URI. Raises
     :class:`SpecError` listing all problems. The returned spec has its default verifier
-    filled in, ``source_file`` set and ``provenance`` listing Hub files and revisions.
+    filled in (and the newest version of each verifier whose version the spec leaves out),
+    ``source_file`` set and ``provenance`` listing Hub files and revisions.
 
     Example:
         >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
@@ -63,9 +64,7 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
     issues = [*model_issues(doc, TaskSpec), *_verifier_issues(doc), *_template_issues(doc)]
     if issues:
         raise SpecError(sorted(_dedupe(issues), key=lambda i: (i.file != doc.file, i.file, i.line)))
-    spec = TaskSpec.model_validate(doc.data)
-    if spec.verifier is None and isinstance(spec.problem_type, ProblemType):
-        spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
+    spec = _with_verifier_versions(TaskSpec.model_validate(doc.data))
     spec._source_file = doc.root_path
     return spec.with_provenance(doc.hub_files)
 
@@ -103,6 +102,27 @@ def _default_verifier(problem_type: ProblemType) -> VerifierRef:
 
     info = get_verifier(default_verifier_name(problem_type))
     return VerifierRef(name=info.name, version=info.version, params={})
+
+
+def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
+    """``spec`` with its default verifier filled in (one-type specs) and every verifier that
+    leaves its version out pinned to the newest, so the resolved spec records it."""
+    from videorl_kit.rewards.registry import get_verifier
+
+    def pinned(ref: VerifierRef) -> VerifierRef:
+        if ref.version is not None:
+            return ref
+        return ref.model_copy(update={"version": get_verifier(ref.name).version})
+
+    update: dict[str, Any] = {}
+    if spec.verifier is None:
+        if isinstance(spec.problem_type, ProblemType):
+            update["verifier"] = _default_verifier(spec.problem_type)
+    elif spec.verifier.version is None:
+        update["verifier"] = pinned(spec.verifier)
+    if any(ref.version is None for ref in spec.verifiers.values()):
+        update["verifiers"] = {ptype: pinned(ref) for ptype, ref in spec.verifiers.items()}
+    return spec.model_copy(update=update) if update else spec
 
 
 def _dedupe(issues: list[SpecIssue]) -> list[SpecIssue]:
@@ -208,7 +228,7 @@ def _verifier_ref_issues(
 
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
-    name, version = verifier["name"], verifier.get("version", 1)
+    name, version = verifier["name"], verifier.get("version")
     version = version if isinstance(version, int) else None
 
     def issue(path: tuple[Any, ...], message: str) -> SpecIssue:
