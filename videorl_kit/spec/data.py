@@ -10,6 +10,7 @@ Example:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "rows.jsonl").write_text(json.dumps({"problem": "2+2?", "answer": 4}) + "\\n")
     >>> from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.paths import PathRoots
     >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
     ...     "data": {"path": str(d / "rows.jsonl")}, "prompt": {"template": "{{ question }}"}})
     >>> [(s.sample_id, s.question, s.answer) for s in iter_samples(spec)]
@@ -27,6 +28,7 @@ from typing import Any
 from videorl_kit.errors import UserError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.paths import PathRoots
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ def data_file(spec: TaskSpec) -> Path:
         hub = spec.data.hub
         return Path(resolve_hf_uri(f"hf://{hub.repo}@{hub.revision}/{hub.file}").local_path)
     assert spec.data.path is not None
-    return spec.resolve(spec.data.path)
+    return spec.resolve(spec.data.path, field="data.path")
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any] | str]:
@@ -94,28 +96,33 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _path_list(value: Any, media_root: Path, column: str) -> list[Path]:
+def _path_list(value: Any, media: PathRoots, column: str) -> list[Path]:
     if value is None:
         return []
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"field {column!r} must be a list of paths")
-    return [p if p.is_absolute() else media_root / p for p in map(Path, value)]
+    return [media.resolve(v, base=media.folders[0], field=f"field {column!r}") for v in value]
 
 
 def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
     """Yield every row of ``spec`` as a :class:`Sample` (malformed rows carry ``skip_reason``)."""
     fields = spec.data.fields
     path = data_file(spec)
-    media_root = spec.resolve(spec.data.media_root) if spec.data.media_root else path.parent
+    media_root = (
+        spec.resolve(spec.data.media_root, field="data.media_root")
+        if spec.data.media_root
+        else path.parent
+    )
+    media = PathRoots((media_root,), allow_absolute=spec.data.allow_absolute_paths)
     for index, row in enumerate(read_rows(path)):
         if spec.data.limit is not None and index >= spec.data.limit:
             return
-        yield _sample(spec, index, row, media_root, fields)
+        yield _sample(spec, index, row, media, fields)
 
 
-def _sample(spec: TaskSpec, index: int, row: Any, media_root: Path, fields: Any) -> Sample:
+def _sample(spec: TaskSpec, index: int, row: Any, media: PathRoots, fields: Any) -> Sample:
     def skipped(reason: str, raw: dict[str, Any]) -> Sample:
         return Sample(
             sample_id=f"{spec.id}-{index}", task_id=spec.id, row_index=index, question="",
@@ -131,8 +138,8 @@ def _sample(spec: TaskSpec, index: int, row: Any, media_root: Path, fields: Any)
     if missing:
         return skipped(f"missing field {missing[0]!r}", row)
     try:
-        videos = _path_list(row.get(fields.videos), media_root, fields.videos)
-        images = _path_list(row.get(fields.images), media_root, fields.images)
+        videos = _path_list(row.get(fields.videos), media, fields.videos)
+        images = _path_list(row.get(fields.images), media, fields.images)
         options = row.get(fields.options)
         if options is not None and (
             not isinstance(options, list) or not all(isinstance(o, str) for o in options)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.spec.paths import PathRoots
 
 
 class _Strict(BaseModel):
@@ -62,6 +63,11 @@ class DataSpec(_Strict):
     )
     fields: FieldMap = Field(default_factory=FieldMap, description="Column names of the rows.")
     limit: int | None = Field(None, ge=1, description="Use only the first N rows.")
+    allow_absolute_paths: bool = Field(
+        False,
+        description="Let data.path, media_root and the rows' media paths be absolute (or links) "
+        "outside the spec's root, e.g. videos on a shared disk. Refused in specs from the Hub.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DataSpec:
@@ -196,6 +202,7 @@ class TaskSpec(_Strict):
     prompt: PromptSpec
 
     _source_file: Path | None = PrivateAttr(None)
+    _roots: tuple[Path, ...] = PrivateAttr(())
     _provenance: list[dict[str, str]] = PrivateAttr(default_factory=list)
 
     @field_validator("problem_type", mode="before")
@@ -228,8 +235,12 @@ class TaskSpec(_Strict):
         copy._provenance = [*self._provenance, *records]
         return copy
 
-    def resolve(self, relative: str) -> Path:
-        """Resolve ``relative`` against the spec's folder (absolute paths pass through).
+    def resolve(self, relative: str, field: str = "path") -> Path:
+        """Resolve ``relative`` against the spec's folder, inside the spec's root.
+
+        A spec loaded from a file may only name paths inside its root (see
+        :mod:`videorl_kit.spec.paths`); :class:`~videorl_kit.spec.paths.PathRefused` says which
+        ``field`` left it. A spec built in code resolves against the working directory.
 
         Example:
             >>> spec = TaskSpec.model_validate({"id": "a", "version": 1, "problem_type": "ocr",
@@ -237,10 +248,10 @@ class TaskSpec(_Strict):
             >>> spec.resolve("x.jsonl").name
             'x.jsonl'
         """
-        path = Path(relative)
-        if path.is_absolute() or self._source_file is None:
-            return path
-        return self._source_file.parent / path
+        if self._source_file is None:
+            return Path(relative)
+        roots = PathRoots(self._roots, allow_absolute=self.data.allow_absolute_paths)
+        return roots.resolve(relative, base=self._source_file.parent, field=field)
 
     def resolved_dict(self) -> dict[str, Any]:
         """The spec as pure JSON-compatible data, with the default verifier filled in."""

@@ -1,0 +1,172 @@
+"""Where a spec may read files: inside its root, unless it explicitly allows absolute paths.
+
+Every spec loaded from a file has a **root**, the folder its paths may not leave:
+
+* for a spec file on disk, the nearest folder at or above it that holds ``.git``,
+  ``pyproject.toml`` or a Hub spec repo's ``videorl_kit_manifest.json`` (a project or a
+  pulled repo), else the spec's own folder;
+* for an ``hf://`` spec, the downloaded repo snapshot.
+
+``include:`` entries, ``data.path`` and ``data.media_root`` must resolve inside the root;
+media paths written in data rows must resolve inside the media root. "Inside" is checked
+twice: on the path as written (``..`` cannot climb out) and after following symlinks (a
+link cannot point out). A relative path never leaves its root. An absolute path, or a
+symlink pointing out, is accepted only when the spec sets ``data.allow_absolute_paths: true``
+(e.g. videos on a shared ``/datasets`` disk); a spec from the Hub cannot set it.
+
+Example:
+    >>> import pathlib, tempfile
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> roots = PathRoots((root,))
+    >>> roots.resolve("videos/a.mp4", base=root) == root / "videos/a.mp4"
+    True
+    >>> try:
+    ...     roots.resolve("../../etc/passwd", base=root, field="videos")
+    ... except PathRefused as exc:
+    ...     print(str(exc).split(" (")[0])
+    videos: '../../etc/passwd' leaves its root
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from videorl_kit.errors import UserError
+from videorl_kit.hub.manifest import MANIFEST_NAME
+from videorl_kit.spec_files import special_file_kind
+
+#: Files that mark the root of a project or of a pulled Hub spec repo.
+ROOT_MARKERS = (MANIFEST_NAME, ".git", "pyproject.toml")
+
+#: The spec field that lets paths leave the root.
+ALLOW_ABSOLUTE_FIELD = "data.allow_absolute_paths"
+#: How a local spec's root is found, for messages.
+ROOT_RULE = (
+    f"a spec's root is the nearest folder above it holding {', '.join(ROOT_MARKERS)}, "
+    "else its own folder"
+)
+
+
+class PathRefused(UserError, ValueError):
+    """A path that leaves its root (a ``ValueError`` too, so a data row is skipped, not fatal).
+
+    ``field`` names where the path was written, ``written`` is the path as written and
+    ``reason`` says what is wrong without repeating either.
+    """
+
+    def __init__(self, field: str, written: str | os.PathLike[str], reason: str) -> None:
+        self.field = field
+        self.written = os.fspath(written)
+        self.reason = reason
+        super().__init__(f"{field}: {self.written!r} {reason}")
+
+
+@dataclass(frozen=True)
+class SpecRoot:
+    """The folder a spec file's paths must stay inside, and whether it is a pulled Hub repo."""
+
+    folder: Path
+    from_hub: bool = False
+
+
+def find_spec_root(spec_file: str | os.PathLike[str]) -> SpecRoot:
+    """The root of a spec file on disk (see the module docstring).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> project = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (project / "pyproject.toml").write_text("")
+        >>> (project / "specs").mkdir()
+        >>> find_spec_root(project / "specs" / "a.yaml").folder == project
+        True
+    """
+    folder = Path(os.path.abspath(spec_file)).parent
+    for candidate in (folder, *folder.parents):
+        for marker in ROOT_MARKERS:
+            if os.path.lexists(candidate / marker):
+                return SpecRoot(candidate, from_hub=marker == MANIFEST_NAME)
+    return SpecRoot(folder)
+
+
+def hub_snapshot_root(local_file: Path, repo_path: str) -> SpecRoot:
+    """The root of a file downloaded from a Hub repo: the snapshot folder holding it.
+
+    Example:
+        >>> hub_snapshot_root(Path("/c/snapshots/abc/specs/a.yaml"), "specs/a.yaml").folder
+        PosixPath('/c/snapshots/abc')
+    """
+    depth = len(Path(repo_path).parts)
+    return SpecRoot(Path(os.path.abspath(local_file)).parents[depth - 1], from_hub=True)
+
+
+def root_folders(root: SpecRoot) -> tuple[Path, ...]:
+    """The folders a root covers: a Hub cache snapshot also covers the blobs its links point to.
+
+    Example:
+        >>> root_folders(SpecRoot(Path("/tmp")))
+        (PosixPath('/tmp'),)
+    """
+    blobs = root.folder.parent.parent / "blobs"
+    if root.folder.parent.name == "snapshots" and blobs.is_dir():
+        return (root.folder, blobs)
+    return (root.folder,)
+
+
+def _inside(path: str, folders: tuple[str, ...]) -> bool:
+    return any(path == f or path.startswith(f.rstrip(os.sep) + os.sep) for f in folders)
+
+
+@dataclass(frozen=True)
+class PathRoots:
+    """Folders that paths must stay inside, and whether absolute paths may leave them.
+
+    Whatever the roots, a device, FIFO or socket is never accepted.
+    """
+
+    folders: tuple[Path, ...]
+    allow_absolute: bool = False
+
+    def resolve(self, written: str | os.PathLike[str], *, base: Path, field: str = "path") -> Path:
+        """``written`` resolved against ``base``; raises :class:`PathRefused` if it leaves.
+
+        Returns ``base / written`` (or ``written`` when absolute) without normalising it, so
+        names derived from it stay as they were.
+
+        Example:
+            >>> anywhere = PathRoots((Path("/data"),), allow_absolute=True)
+            >>> anywhere.resolve("/mnt/v.mp4", base=Path("/data"))
+            PosixPath('/mnt/v.mp4')
+        """
+        path = Path(written)
+        joined = path if path.is_absolute() else base / path
+        lexical = tuple(os.path.abspath(f) for f in self.folders)
+        if not path.is_absolute() and not _inside(os.path.abspath(joined), lexical):
+            raise PathRefused(field, written, f"leaves its root ({_roots(lexical)})")
+        if self.allow_absolute:
+            return _not_special(joined, written, field)
+        real = tuple(os.path.realpath(f) for f in self.folders)
+        if not _inside(os.path.realpath(joined), real):
+            why = "is outside" if path.is_absolute() else "is a link that points outside"
+            raise PathRefused(
+                field,
+                written,
+                f"{why} its root ({_roots(lexical)}); set {ALLOW_ABSOLUTE_FIELD}: true in "
+                "your spec to read files outside it",
+            )
+        return _not_special(joined, written, field)
+
+
+def _not_special(path: Path, written: str | os.PathLike[str], field: str) -> Path:
+    try:
+        kind = special_file_kind(os.stat(path).st_mode)
+    except OSError:  # missing or unreadable: whoever opens it reports that
+        return path
+    if kind not in (None, "a folder"):
+        raise PathRefused(field, written, f"is not a regular file ({kind})")
+    return path
+
+
+def _roots(folders: tuple[str, ...]) -> str:
+    return ", ".join(folders)
