@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from videorl_kit.errors import UserError
+from videorl_kit.safe_text import to_json
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 SpecOption = Annotated[
@@ -96,7 +97,10 @@ class _Scorer:
             fn = self._function_for(item.get("problem_type", None) or self._spec_type())
         except (ValueError, LookupError) as exc:
             return _error_row(line_no, str(exc))
-        result = fn(item["response"], item["answer"], item.get("options"))
+        try:
+            result = fn(item["response"], item["answer"], item.get("options"))
+        except Exception as exc:  # a verifier bug costs this line, never the lines after it
+            return _error_row(line_no, f"scoring failed ({type(exc).__name__})")
         row = {"line": line_no, **result.to_dict()}
         row["problem_type"] = fn.problem_type.value
         return row
@@ -155,7 +159,7 @@ def score(
     try:
         for line_no, line in _lines(file):
             row = scorer.row(line_no, line)
-            text = json.dumps(row, ensure_ascii=False)
+            text = to_json(row)  # a lone surrogate in a response must not end the output
             if as_json:
                 typer.echo(text)
             if sink is not None:
@@ -302,7 +306,7 @@ def explain(
         raise UserError("give --response and --answer (or --line FILE:N)")
     steps = fn.explain(response, gold, opts)
     if as_json:
-        typer.echo(json.dumps(steps, indent=2, ensure_ascii=False))
+        typer.echo(to_json(steps, indent=2))
         return
     _print_steps(steps)
 

@@ -42,7 +42,7 @@ def validate(
     results = []
     for path in paths:
         try:
-            spec = load_spec(path)
+            spec = load_spec(path, check_first_row=True)
             results.append({"file": str(path), "id": spec.id, "ok": True, "issues": []})
         except SpecError as exc:
             issues = [vars(i) | {"text": str(i)} for i in exc.issues]

@@ -220,7 +220,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
         if sep and owner is not None and field in owner.model_fields:
             loc, message = (*loc, field), rest  # model-level check aimed at one field
             file, line = doc.origin(loc)
-        if not doc.quotes(file):
+        if kind == "value_error" and not doc.quotes(file):  # our own checks may quote input
             message = _QUOTED.sub("'…'", message)
     return SpecIssue(file, line, dotted(loc), message)
 
@@ -363,7 +363,8 @@ def _path_issues(doc: YamlDocument) -> list[SpecIssue]:
             shown = (
                 f"{exc.written!r} {exc.reason}" if doc.quotes(file) else f"the path {exc.reason}"
             )
-            issues.append(SpecIssue(file, line, exc.field, f"{shown}; {ROOT_RULE}"))
+            hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if exc.allowable else ""
+            issues.append(SpecIssue(file, line, exc.field, f"{shown}{hint}; {ROOT_RULE}"))
     return issues
 
 

@@ -52,15 +52,20 @@ ROOT_RULE = (
 class PathRefused(UserError, ValueError):
     """A path that leaves its root (a ``ValueError`` too, so a data row is skipped, not fatal).
 
-    ``field`` names where the path was written, ``written`` is the path as written and
-    ``reason`` says what is wrong without repeating either.
+    ``field`` names where the path was written, ``written`` is the path as written,
+    ``reason`` says what is wrong without repeating either, and ``allowable`` tells whether
+    :data:`ALLOW_ABSOLUTE_FIELD` would accept it (an absolute path or a link; never ``..``).
     """
 
-    def __init__(self, field: str, written: str | os.PathLike[str], reason: str) -> None:
+    def __init__(
+        self, field: str, written: str | os.PathLike[str], reason: str, *, allowable: bool = False
+    ) -> None:
         self.field = field
         self.written = os.fspath(written)
         self.reason = reason
-        super().__init__(f"{field}: {self.written!r} {reason}")
+        self.allowable = allowable
+        hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if allowable else ""
+        super().__init__(f"{field}: {self.written!r} {reason}{hint}")
 
 
 @dataclass(frozen=True)
@@ -149,12 +154,7 @@ class PathRoots:
         real = tuple(os.path.realpath(f) for f in self.folders)
         if not _inside(os.path.realpath(joined), real):
             why = "is outside" if path.is_absolute() else "is a link that points outside"
-            raise PathRefused(
-                field,
-                written,
-                f"{why} its root ({_roots(lexical)}); set {ALLOW_ABSOLUTE_FIELD}: true in "
-                "your spec to read files outside it",
-            )
+            raise PathRefused(field, written, f"{why} its root ({_roots(lexical)})", allowable=True)
         return _not_special(joined, written, field)
 
 

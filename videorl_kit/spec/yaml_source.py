@@ -474,8 +474,8 @@ def load_yaml_with_includes(
         try:
             child = PathRoots(root_folders(root)).resolve(entry, base=file.parent, field="include")
         except PathRefused as exc:
-            message = str(exc) if quote else "the included file is outside the spec's root"
-            raise _fail(shown, line, "include", message) from None
+            what = f"{exc.written!r} {exc.reason}" if quote else f"the included file {exc.reason}"
+            raise _fail(shown, line, "include", f"{what}; includes stay inside it") from None
         if not child.exists():
             raise _fail(
                 shown,
