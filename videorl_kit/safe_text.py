@@ -37,6 +37,38 @@ def to_json(value: Any, *, indent: int | None = None, sort_keys: bool = False) -
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (it then has no UTF-8 form).
+
+    Example:
+        >>> has_lone_surrogate("caf\\u00e9"), has_lone_surrogate("a\\udcff")
+        (False, True)
+    """
+    return _SURROGATE.search(text) is not None
+
+
+def lone_surrogate_field(row: dict[str, Any]) -> str | None:
+    """The first field of ``row`` whose text (at any depth) holds a lone surrogate, or None.
+
+    Example:
+        >>> lone_surrogate_field({"problem": "ok", "videos": ["\\ud800.mp4"]})
+        'videos'
+    """
+    for key, value in row.items():
+        pending = [key, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                if has_lone_surrogate(item):
+                    return one_line(str(key))
+            elif isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list | tuple):
+                pending.extend(item)
+    return None
+
+
 def one_line(text: str) -> str:
     """``text`` unchanged if every character is printable, else its escaped ``repr``.
 

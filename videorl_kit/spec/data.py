@@ -27,6 +27,7 @@ from typing import Any
 
 from videorl_kit.errors import UserError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.safe_text import lone_surrogate_field
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.spec.paths import PathRoots
 
@@ -134,6 +135,9 @@ def _sample(spec: TaskSpec, index: int, row: Any, media: PathRoots, fields: Any)
         return skipped(row, {})
     if not isinstance(row, dict):
         return skipped("row is not a JSON object", {})
+    unencodable = lone_surrogate_field(row)
+    if unencodable is not None:  # no UTF-8 form: it could be neither stored nor printed
+        return skipped(f"field {unencodable!r} is not valid Unicode text (a lone surrogate)", {})
     missing = [name for name in (fields.question, fields.answer) if row.get(name) is None]
     if missing:
         return skipped(f"missing field {missing[0]!r}", row)

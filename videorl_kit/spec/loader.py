@@ -238,7 +238,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
         file, line = doc.origin(path)
         if doc.quotes(file):
             return SpecIssue(file, line, dotted(path), message)
-        return SpecIssue(file, line, dotted(path[:3]), unquoted)
+        return SpecIssue(file, line, dotted(path[:2]), unquoted)
 
     try:
         info = get_verifier(name, version=version)
@@ -364,7 +364,8 @@ def _path_issues(doc: YamlDocument) -> list[SpecIssue]:
                 f"{exc.written!r} {exc.reason}" if doc.quotes(file) else f"the path {exc.reason}"
             )
             hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if exc.allowable else ""
-            issues.append(SpecIssue(file, line, exc.field, f"{shown}{hint}; {ROOT_RULE}"))
+            rule = f"; {ROOT_RULE}" if exc.outside else ""
+            issues.append(SpecIssue(file, line, exc.field, f"{shown}{hint}{rule}"))
     return issues
 
 

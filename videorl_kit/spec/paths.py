@@ -53,16 +53,24 @@ class PathRefused(UserError, ValueError):
     """A path that leaves its root (a ``ValueError`` too, so a data row is skipped, not fatal).
 
     ``field`` names where the path was written, ``written`` is the path as written,
-    ``reason`` says what is wrong without repeating either, and ``allowable`` tells whether
+    ``reason`` says what is wrong without repeating either, ``outside`` whether the path
+    leaves its root (else it is a device, FIFO or socket) and ``allowable`` whether
     :data:`ALLOW_ABSOLUTE_FIELD` would accept it (an absolute path or a link; never ``..``).
     """
 
     def __init__(
-        self, field: str, written: str | os.PathLike[str], reason: str, *, allowable: bool = False
+        self,
+        field: str,
+        written: str | os.PathLike[str],
+        reason: str,
+        *,
+        outside: bool = True,
+        allowable: bool = False,
     ) -> None:
         self.field = field
         self.written = os.fspath(written)
         self.reason = reason
+        self.outside = outside
         self.allowable = allowable
         hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if allowable else ""
         super().__init__(f"{field}: {self.written!r} {reason}{hint}")
@@ -164,7 +172,7 @@ def _not_special(path: Path, written: str | os.PathLike[str], field: str) -> Pat
     except OSError:  # missing or unreadable: whoever opens it reports that
         return path
     if kind not in (None, "a folder"):
-        raise PathRefused(field, written, f"is not a regular file ({kind})")
+        raise PathRefused(field, written, f"is not a regular file ({kind})", outside=False)
     return path
 
 

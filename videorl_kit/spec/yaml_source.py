@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.safe_text import one_line
+from videorl_kit.safe_text import has_lone_surrogate, one_line
 from videorl_kit.spec.paths import (
     PathRefused,
     PathRoots,
@@ -265,6 +265,8 @@ class _DataBuilder:
             raise self.fail(line, path, f"not a valid {tag.rsplit(':', 1)[-1]}") from None
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
             raise self.fail(line, path, "integer out of range (it must fit in 64 bits)")
+        if isinstance(value, str) and has_lone_surrogate(event.value):
+            raise self.fail(line, path, "not valid Unicode text (a lone surrogate)")
         if event.anchor is not None:
             self.anchors[event.anchor] = (event.value, value)
         if is_key:
@@ -475,7 +477,7 @@ def load_yaml_with_includes(
             child = PathRoots(root_folders(root)).resolve(entry, base=file.parent, field="include")
         except PathRefused as exc:
             what = f"{exc.written!r} {exc.reason}" if quote else f"the included file {exc.reason}"
-            raise _fail(shown, line, "include", f"{what}; includes stay inside it") from None
+            raise _fail(shown, line, "include", what) from None
         if not child.exists():
             raise _fail(
                 shown,
