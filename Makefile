@@ -39,6 +39,7 @@ format: install
 bench: install
 	$(PY) benchmarks/bench_rewards.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_spec.py
 
 clean:
 	rm -rf $(VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -70,6 +70,7 @@ MAX_NUMBER_CHARS = 64
 MAX_INT = 2**63
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 7x faster
+_STR_TAG = "tag:yaml.org,2002:str"
 _NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _COLLECTION_TAGS = {
     yaml.MappingStartEvent: "tag:yaml.org,2002:map",
@@ -181,18 +182,19 @@ class _DataBuilder:
 
     def feed(self, event: yaml.Event) -> None:
         line = event.start_mark.line + 1
-        if isinstance(event, yaml.DocumentStartEvent):
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            self._scalar(event, line)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            self._start(event, line)
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            self._attach(self.stack.pop().value)
+        elif kind is yaml.AliasEvent:
+            self._alias(event, line)
+        elif kind is yaml.DocumentStartEvent:
             self.documents += 1
             if self.documents > 1:
                 raise self.fail(line, (), "a spec file holds one YAML document (found '---')")
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            self._start(event, line)
-        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-            self._attach(self.stack.pop().value)
-        elif isinstance(event, yaml.ScalarEvent):
-            self._scalar(event, line)
-        elif isinstance(event, yaml.AliasEvent):
-            self._alias(event, line)
 
     def _expects_key(self) -> bool:
         return (
@@ -218,7 +220,7 @@ class _DataBuilder:
             raise self.fail(line, self.stack[-1].path, "keys must be plain scalars")
         path = self._child_path(line)
         if event.tag not in (None, "!", _COLLECTION_TAGS[type(event)]):
-            raise self.fail(line, path, self._tag_message(event.tag))
+            raise self.fail(line, path, self._tag_message(event.tag))  # !!set, !!omap, objects
         if len(self.stack) >= MAX_DEPTH:
             raise self.fail(line, path, f"mappings and lists nest deeper than {MAX_DEPTH} levels")
         if event.anchor is not None:
@@ -251,28 +253,45 @@ class _DataBuilder:
     def _scalar(self, event: yaml.ScalarEvent, line: int) -> None:
         is_key = self._expects_key()
         path = self.stack[-1].path if is_key else self._child_path(line)
-        tag = event.tag
-        if tag is None or tag == "!":
-            tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
-        if tag not in SAFE_YAML_TAGS:
-            raise self.fail(line, path, self._tag_message(tag))
-        if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
-            raise self.fail(line, path, f"number longer than {MAX_NUMBER_CHARS} characters")
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-        try:
-            value = self.constructor.construct_object(node)
-        except (yaml.YAMLError, ValueError, OverflowError, TypeError):
-            raise self.fail(line, path, f"not a valid {tag.rsplit(':', 1)[-1]}") from None
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
-            raise self.fail(line, path, "integer out of range (it must fit in 64 bits)")
-        if isinstance(value, str) and has_lone_surrogate(event.value):
-            raise self.fail(line, path, "not valid Unicode text (a lone surrogate)")
+        if is_key and event.anchor is None:  # keys stay text, as written
+            self._check_tag(event.tag, line, path)
+            value = event.value
+            if has_lone_surrogate(value):
+                raise self.fail(line, path, "not valid Unicode text (a lone surrogate)")
+        else:
+            value = self._value(event, line, path)
         if event.anchor is not None:
             self.anchors[event.anchor] = (event.value, value)
         if is_key:
-            self._add_key(event.value, line)  # keys stay text, as written
+            self._add_key(event.value, line)
         else:
             self._attach(value)
+
+    def _check_tag(self, tag: str | None, line: int, path: FieldPath) -> None:
+        if tag not in (None, "!") and tag not in SAFE_YAML_TAGS:
+            raise self.fail(line, path, self._tag_message(tag))
+
+    def _value(self, event: yaml.ScalarEvent, line: int, path: FieldPath) -> Any:
+        """The plain-data value of a scalar (text, number, bool, null or date)."""
+        self._check_tag(event.tag, line, path)
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == _STR_TAG:
+            value: Any = event.value
+        else:
+            if tag in _NUMBER_TAGS and len(event.value) > MAX_NUMBER_CHARS:
+                raise self.fail(line, path, f"number longer than {MAX_NUMBER_CHARS} characters")
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            try:
+                value = self.constructor.construct_object(node)
+            except (yaml.YAMLError, ValueError, OverflowError, TypeError):
+                raise self.fail(line, path, f"not a valid {tag.rsplit(':', 1)[-1]}") from None
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
+                raise self.fail(line, path, "integer out of range (it must fit in 64 bits)")
+        if isinstance(value, str) and has_lone_surrogate(value):
+            raise self.fail(line, path, "not valid Unicode text (a lone surrogate)")
+        return value
 
     def _alias(self, event: yaml.AliasEvent, line: int) -> None:
         where = self.stack[-1].path if self.stack else ()
