@@ -69,6 +69,17 @@ def lone_surrogate_field(row: dict[str, Any]) -> str | None:
     return None
 
 
+def quoted(value: object, limit: int = 80) -> str:
+    """``repr`` of ``str(value)`` cut to ``limit`` characters: input named in a message.
+
+    Example:
+        >>> quoted("fsp"), quoted("k" * 100, limit=5)
+        ("'fsp'", "'kkkk…'")
+    """
+    text = str(value)
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
 def one_line(text: str) -> str:
     """``text`` unchanged if every character is printable, else its escaped ``repr``.
 

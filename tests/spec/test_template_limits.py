@@ -71,6 +71,8 @@ BOMBS = {
     "include": ("{% include '/etc/passwd' %}", TemplateProblem),
     "import": ("{% import '/etc/passwd' as x %}", TemplateProblem),
     "deep parentheses": ("{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}", TemplateProblem),
+    "huge template": ("x" * 100_001, TemplateProblem),  # compiling costs time in proportion
+    "many expressions": ("{{ q }}" * 5000, TemplateProblem),
 }  # fmt: skip
 
 

@@ -10,7 +10,6 @@ Example:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "rows.jsonl").write_text(json.dumps({"problem": "2+2?", "answer": 4}) + "\\n")
     >>> from videorl_kit.spec.models import TaskSpec
-from videorl_kit.spec.paths import PathRoots
     >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
     ...     "data": {"path": str(d / "rows.jsonl")}, "prompt": {"template": "{{ question }}"}})
     >>> [(s.sample_id, s.question, s.answer) for s in iter_samples(spec)]

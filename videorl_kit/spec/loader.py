@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from videorl_kit.errors import UserError
 from videorl_kit.problem_types import ALIASES, ProblemType, canonical_problem_type
+from videorl_kit.safe_text import quoted
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.paths import (
     ALLOW_ABSOLUTE_FIELD,
@@ -204,7 +205,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
         listed = f" (allowed: {', '.join(allowed)})" if allowed else ""
         if not quote:
             return SpecIssue(file, line, dotted(loc[:-1]), f"unknown key ({NOT_QUOTED}){listed}")
-        message = f"unknown key {str(loc[-1])!r}" + _suggest(str(loc[-1]), allowed)
+        message = f"unknown key {quoted(loc[-1])}" + _suggest(str(loc[-1]), allowed)
         if not message.endswith("?"):
             message += listed
     elif kind == "missing":
@@ -212,7 +213,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
     elif loc == ("problem_type",) and "unknown problem type" in message:
         given = err.get("input")
         names = [t.value for t in ProblemType] + list(ALIASES)
-        shown = f" {given!r}" + _suggest(str(given), names) if quote else ""
+        shown = f" {quoted(given)}" + _suggest(str(given), names) if quote else ""
         message = f"unknown problem type{shown} (valid: {', '.join(t.value for t in ProblemType)})"
     else:
         owner = _model_at(loc)
@@ -258,7 +259,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
         fits = ", ".join(sorted(t.value for t in info.problem_types))
         scores = f"does not score {canonical.value!r} (it scores: {fits})"
         issues.append(
-            at(("verifier", "name"), f"verifier {name!r} {scores}", f"the verifier {scores}")
+            at(("verifier", "name"), f"verifier {quoted(name)} {scores}", f"the verifier {scores}")
         )
     params = verifier.get("params", {})
     if isinstance(params, dict):
@@ -273,7 +274,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
                 unquoted = _QUOTED.sub("'…'", message)
                 if err["type"] == "extra_forbidden":
                     key = str(err["loc"][-1])
-                    message = f"unknown parameter {key!r} for verifier {name!r}"
+                    message = f"unknown parameter {quoted(key)} for verifier {quoted(name)}"
                     message += _suggest(key, allowed) + f" ({listed})"
                     unquoted = f"unknown parameter ({NOT_QUOTED}; {listed})"
                 issues.append(at(path, message, unquoted))
@@ -361,7 +362,9 @@ def _path_issues(doc: YamlDocument) -> list[SpecIssue]:
             roots.resolve(value, base=base, field=dotted(location))
         except PathRefused as exc:
             shown = (
-                f"{exc.written!r} {exc.reason}" if doc.quotes(file) else f"the path {exc.reason}"
+                f"{quoted(exc.written)} {exc.reason}"
+                if doc.quotes(file)
+                else f"the path {exc.reason}"
             )
             hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if exc.allowable else ""
             rule = f"; {ROOT_RULE}" if exc.outside else ""

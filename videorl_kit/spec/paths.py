@@ -35,6 +35,7 @@ from pathlib import Path
 
 from videorl_kit.errors import UserError
 from videorl_kit.hub.manifest import MANIFEST_NAME
+from videorl_kit.safe_text import quoted
 from videorl_kit.spec_files import special_file_kind
 
 #: Files that mark the root of a project or of a pulled Hub spec repo.
@@ -73,7 +74,7 @@ class PathRefused(UserError, ValueError):
         self.outside = outside
         self.allowable = allowable
         hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if allowable else ""
-        super().__init__(f"{field}: {self.written!r} {reason}{hint}")
+        super().__init__(f"{field}: {quoted(self.written)} {reason}{hint}")
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,8 @@ class PathRoots:
             >>> anywhere.resolve("/mnt/v.mp4", base=Path("/data"))
             PosixPath('/mnt/v.mp4')
         """
+        if "\0" in os.fspath(written):  # no file name holds one; os calls would raise
+            raise PathRefused(field, written, "holds a NUL character", outside=False)
         path = Path(written)
         joined = path if path.is_absolute() else base / path
         lexical = tuple(os.path.abspath(f) for f in self.folders)

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache, wraps
+from itertools import islice
 from typing import Any
 
 from jinja2 import (
@@ -100,6 +101,9 @@ _CONTAINER_FILTERS = frozenset({
     "length", "list", "map", "max", "min", "reject", "rejectattr", "reverse", "select",
     "selectattr", "sort", "unique",
 })  # fmt: skip
+#: Longest template text, and most syntax nodes: compiling costs time in proportion.
+MAX_TEMPLATE_CHARS = 100_000
+MAX_TEMPLATE_NODES = 5_000
 _MAX_INT_BITS = 4096
 _FORMAT_SPEC = re.compile(r"%[#0 +-]*(\*|\d*)(?:\.(\*|\d*))?")
 
@@ -369,6 +373,8 @@ class TemplateProblem(Exception):
 
 
 def _check_nodes(tree: nodes.Template) -> None:
+    if next(islice(tree.find_all(nodes.Node), MAX_TEMPLATE_NODES, None), None) is not None:
+        raise TemplateProblem(f"template has more than {MAX_TEMPLATE_NODES} expressions and tags")
     for node in tree.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)):
         raise TemplateProblem(f"templates cannot load other templates (line {node.lineno})")
     for loop in tree.find_all(nodes.For):
@@ -400,6 +406,8 @@ def compile_template(text: str, strict: bool = True) -> Template:
         ...     print(exc)
         templates cannot load other templates (line 1)
     """
+    if len(text) > MAX_TEMPLATE_CHARS:
+        raise TemplateProblem(f"template longer than {MAX_TEMPLATE_CHARS} characters")
     environment = _environment(strict)
     try:
         tree = environment.parse(text)

@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.safe_text import has_lone_surrogate, one_line
+from videorl_kit.safe_text import has_lone_surrogate, one_line, quoted
 from videorl_kit.spec.paths import (
     PathRefused,
     PathRoots,
@@ -149,7 +149,7 @@ def dotted(path: FieldPath) -> str:
         >>> dotted(("budget", "video", "fps")), dotted(("a\\nb", 0))
         ('budget.video.fps', "'a\\\\nb'.0")
     """
-    return ".".join(one_line(str(p)) for p in path)
+    return ".".join(one_line(str(p)) if len(str(p)) <= 80 else quoted(p) for p in path)
 
 
 class _Frame:
@@ -310,7 +310,7 @@ class _DataBuilder:
             self._attach(value)
 
     def _tag_message(self, tag: str | None) -> str:
-        shown = f" {tag!r}" if self.quote else ""
+        shown = f" {quoted(tag)}" if self.quote else ""
         return f"unsupported YAML tag{shown} ({_PLAIN_DATA})"
 
 
@@ -495,7 +495,11 @@ def load_yaml_with_includes(
         try:
             child = PathRoots(root_folders(root)).resolve(entry, base=file.parent, field="include")
         except PathRefused as exc:
-            what = f"{exc.written!r} {exc.reason}" if quote else f"the included file {exc.reason}"
+            what = (
+                f"{quoted(exc.written)} {exc.reason}"
+                if quote
+                else f"the included file {exc.reason}"
+            )
             raise _fail(shown, line, "include", what) from None
         if not child.exists():
             raise _fail(
