@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 KIT    := $(VENV)/bin/videorl-kit
-EXTRAS := torch,video,torchcodec,data,eval,ray,dev
+EXTRAS := torch,video,torchcodec,data,train,eval,ray,dev
 STORE  ?= store
 SYNTH  ?= data/synth
 

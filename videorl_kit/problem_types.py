@@ -33,6 +33,9 @@ class ProblemType(StrEnum):
     CRITIC = "critic"
 
 
+FROM_ROW = "from_row"
+"""A spec's ``problem_type`` when each data row's own problem type picks its verifier."""
+
 #: Spellings used by EasyVideoR1, Video-R1 and friends, mapped to canonical names.
 ALIASES: dict[str, ProblemType] = {
     "multiple choice": ProblemType.MULTIPLE_CHOICE,

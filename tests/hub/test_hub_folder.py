@@ -213,3 +213,22 @@ def test_every_public_name_of_the_package_resolves() -> None:
     assert sorted(hub.__all__) == sorted(hub._EXPORTS)
     for name in hub.__all__:
         assert getattr(hub, name) is not None
+
+
+def test_a_per_row_spec_publishes_with_every_type_pinned(tmp_path: Path) -> None:
+    from tests.public_layout import write_mixed
+    from videorl_kit.problem_types import ProblemType
+
+    spec_path = write_mixed(tmp_path / "src")
+    out = tmp_path / "dry"
+    publish([spec_path], "my-org/mixed", dry_run_dir=out, license="apache-2.0")
+    published = yaml.safe_load((out / "specs" / "mixed.yaml").read_text())
+    assert published["problem_type"] == "from_row" and published["verifier"] is None
+    assert set(published["verifiers"]) == {t.value for t in ProblemType}
+    assert published["verifiers"]["numerical"]["params"] == {"abs_tol": 0.5}
+    assert published["verifiers"]["ocr"] == {"name": "wer", "version": 1, "params": {}}
+    reloaded = load_spec(out / "specs" / "mixed.yaml")
+    assert reloaded.routes_per_row and len(reloaded.verifiers) == len(ProblemType)
+    (entry,) = Manifest.model_validate_json((out / MANIFEST_NAME).read_text()).specs
+    assert entry.verifier["name"] == "per-row"
+    assert entry.verifier["by_problem_type"]["numerical"] == "numeric@1"

@@ -57,7 +57,7 @@ def test_score_json_gives_one_object_per_line_in_order(rollouts: Path) -> None:
     result = runner.invoke(app, ["reward", "score", str(rollouts), "--json"])
     assert result.exit_code == 0, result.output
     rows = _json_lines(result.stdout)
-    assert [r["line"] for r in rows] == [1, 2, 3, 5, 6, 7, 8, 9, 10]  # the blank line 4 is skipped
+    assert [r["line"] for r in rows] == list(range(1, 11))  # one output line per input line
     by_line = {r["line"]: r for r in rows}
     for row in rows:
         assert set(row) >= {"accuracy", "format", "overall", "status", "details"}
@@ -75,6 +75,7 @@ def test_score_json_gives_one_object_per_line_in_order(rollouts: Path) -> None:
     ("line", "message"),
     [
         (3, "line 3: not valid JSON"),
+        (4, "line 4: blank line"),
         (5, "line 5: missing field(s) 'answer'"),
         (6, "line 6: unknown problem type 'poetry'"),
         (8, "line 8: expected a JSON object"),
@@ -99,9 +100,9 @@ def test_score_table_and_summary(rollouts: Path, tmp_path: Path) -> None:
         app, ["reward", "score", str(rollouts), "--out", str(out)], terminal_width=200
     )
     assert result.exit_code == 0, result.output
-    assert "9 lines: 4 graded, 5 unverifiable (4 malformed)" in result.stdout
-    assert f"wrote 9 results to {out}" in result.stdout
-    assert len(_json_lines(out.read_text(encoding="utf-8"))) == 9
+    assert "10 lines: 4 graded, 6 unverifiable (5 malformed)" in result.stdout
+    assert f"wrote 10 results to {out}" in result.stdout
+    assert len(_json_lines(out.read_text(encoding="utf-8"))) == 10
 
 
 def test_score_with_a_spec_uses_its_verifier_and_weights(tmp_path: Path) -> None:
@@ -127,7 +128,8 @@ def test_score_with_a_spec_uses_its_verifier_and_weights(tmp_path: Path) -> None
     first, second = _json_lines(result.stdout)
     assert (first["accuracy"], first["format"], first["overall"]) == (1.0, 1.0, 1.0)
     assert (
-        second["status"] == "unverifiable" and "differs from the spec" in second["details"]["error"]
+        second["status"] == "unverifiable"
+        and "problem type 'boolean' is not task cli-count's numerical" in second["details"]["error"]
     )
 
 

@@ -31,7 +31,8 @@ def test_validate_prints_one_line_per_error_and_exits_1(write):
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("bad.yaml:10: colour: unknown key 'colour'")
     assert lines[1] == "_base.yaml:1: budget.video.min_frames: 9 exceeds max_frames (2)"
-    assert len(lines) == 2  # the base file itself is skipped, the good file has no output
+    assert lines[2] == "1 of 2 specs valid"  # the result, on stdout too
+    assert len(lines) == 3  # the base file itself is skipped, the good file has no output
 
 
 def test_ls_lists_valid_and_invalid_specs(write):

@@ -78,12 +78,16 @@ def test_show_and_build_cache_skip_rows_without_a_utf8_form(spec_dir):
         "error: t.yaml: row 0: field 'problem' is not valid Unicode text (a lone surrogate)"
     ]
     proc = kit("build-cache", "t.yaml", "--store", "store", "--json", cwd=spec_dir)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # 3: no media input ended ok (none are usable)
     summary = json.loads(proc.stdout)
-    assert (summary["n_input"], summary["n_malformed_rows"], summary["n_skipped"]) == (2, 2, 2)
+    assert (summary["n_input"], summary["n_skipped_rows"], summary["n_skipped"]) == (2, 2, 2)
     assert (summary["samples"]["n_ready"], summary["samples"]["n_skipped"]) == (1, 2)
+    assert summary["samples"]["skips"]["malformed_row"]["examples"] == [
+        "demo-count row 0: field 'problem' is not valid Unicode text (a lone surrogate)",
+        "demo-count row 1: field 'videos' is not valid Unicode text (a lone surrogate)",
+    ]
     text = kit("build-cache", "t.yaml", "--store", "store", cwd=spec_dir)
-    assert text.returncode == 0 and "Traceback" not in text.stderr
+    assert text.returncode == 3 and "Traceback" not in text.stderr
 
 
 def test_a_file_name_that_is_not_utf8_prints_on_one_line(tmp_path):
@@ -91,5 +95,6 @@ def test_a_file_name_that_is_not_utf8_prints_on_one_line(tmp_path):
     (tmp_path / name).write_text(MINIMAL + "colour: red\n")
     proc = kit("validate", name, cwd=tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    (line,) = proc.stdout.splitlines()
+    line, summary = proc.stdout.splitlines()
     assert line.startswith("'\\udcff.yaml':9: colour: unknown key 'colour'")
+    assert summary == "0 of 1 specs valid"

@@ -71,7 +71,8 @@ def test_include_of_a_fifo_is_refused_without_blocking(write, tmp_path):
     proc = validate("t.yaml", cwd=tmp_path, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stdout.splitlines() == [
-        "t.yaml:1: include: '_pipe.yaml' is not a regular file (a FIFO)"
+        "t.yaml:1: include: '_pipe.yaml' is not a regular file (a FIFO)",
+        "0 of 1 specs valid",
     ]
 
 
@@ -180,10 +181,10 @@ def test_a_hundred_thousand_keys_are_merged_in_linear_time_and_listed_briefly(wr
     write("_base.yaml", keys)
     write("t.yaml", "include: _base.yaml\n" + MINIMAL + keys.replace(": ", ": -"))
     proc = validate("t.yaml", cwd=tmp_path, timeout=240)  # quadratic merging took hours
-    lines = proc.stdout.splitlines()
-    assert proc.returncode == 1 and len(lines) == 101
+    *lines, summary = proc.stdout.splitlines()
+    assert proc.returncode == 1 and len(lines) == 101 and summary == "0 of 1 specs valid"
     assert lines[0] == "t.yaml:10: k0: unknown key 'k0' (allowed: id, version, description, " + (
-        "tags, problem_type, data, budget, verifier, reward, prompt)"
+        "tags, problem_type, data, budget, verifier, verifiers, reward, prompt)"
     )
     assert lines[-1] == "t.yaml:1: ... and 59900 more problems not listed"
 
@@ -280,5 +281,5 @@ def test_look_alike_ids_are_refused(write):
 def test_a_spec_file_name_with_a_newline_prints_on_one_line(tmp_path):
     (tmp_path / "a\nb.yaml").write_text(MINIMAL + "colour: red\n")
     proc = validate(str(tmp_path / "a\nb.yaml"), cwd=tmp_path)
-    (line,) = proc.stdout.splitlines()
+    line, _summary = proc.stdout.splitlines()
     assert line.startswith("'a\\nb.yaml':9: colour: unknown key 'colour'")

@@ -203,11 +203,13 @@ def test_validate_renders_the_first_data_row(write, tmp_path):
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
         "t.yaml:8: prompt.template: fails on the first data row (demo-count-0): UndefinedError: "
-        "'dict object' has no attribute 'category'"
+        "'dict object' has no attribute 'category'",
+        "0 of 1 specs valid",
     ]
     path.write_text(path.read_text().replace("{{ row.category }}", ""))
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.stdout.splitlines() == [
         "t.yaml:8: prompt.template: fails on the first data row (demo-count-0): more than 100000 "
-        "steps (loop iterations, calls and filters)"
+        "steps (loop iterations, calls and filters)",
+        "0 of 1 specs valid",
     ]

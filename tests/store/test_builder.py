@@ -117,7 +117,7 @@ def test_malformed_rows_are_skipped_inputs(spec_dir: Path, tmp_path: Path) -> No
     spec = write_spec(spec_dir, "messy", rows)
     summary = build_cache([spec], tmp_path / "store", workers=1)
     assert (summary.n_input, summary.n_ok, summary.n_skipped) == (4, 1, 3)
-    assert summary.skipped_by_rule == {"malformed_row": 3}
+    assert summary.skipped_by_rule == {"malformed_row": 2, "duplicate_id": 1}
     assert summary.invariant_holds
     samples = samples_by_id(tmp_path / "store")
     reasons = sorted(s["skip_reason"] for s in samples.values() if s["status"] == "skipped")
@@ -125,6 +125,9 @@ def test_malformed_rows_are_skipped_inputs(spec_dir: Path, tmp_path: Path) -> No
     assert any("missing field 'answer'" in r for r in reasons)
     assert any("duplicate sample id 'row-0'" in r for r in reasons)
     assert summary.samples.n_samples == 4 and summary.samples.n_skipped == 3
+    assert summary.samples.skipped_by_rule == {"malformed_row": 2, "duplicate_id": 1}
+    (duplicate,) = summary.samples.skips["duplicate_id"]["examples"]
+    assert duplicate.startswith("messy row 3: duplicate sample id 'row-0'")
 
 
 def test_token_limits_skip_by_rule(spec_dir: Path, tmp_path: Path) -> None:
@@ -141,7 +144,7 @@ def test_token_limits_skip_by_rule(spec_dir: Path, tmp_path: Path) -> None:
 
     summary = build_cache([spec], tmp_path / "s2", workers=1, max_prompt_tokens=5)
     assert summary.n_ok == 2 and summary.samples.n_skipped == 2
-    assert summary.samples.skipped_by_reason == {"over_token_budget": 2}
+    assert summary.samples.skipped_by_rule == {"over_token_budget": 2}
 
 
 def test_a_segfaulting_worker_fails_only_its_item(spec_dir: Path, tmp_path: Path) -> None:

@@ -15,30 +15,31 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from videorl_kit.lazy import lazy_exports
 
 # Names are imported on first use, so `import videorl_kit.hub.commands` (done by the CLI at
 # start-up) does not pay for pyarrow, pydantic models and huggingface_hub.
 _EXPORTS = {
-    "HubError": "errors",
-    "HubIntegrityError": "errors",
-    "BuiltFolder": "folder",
-    "build_repo_folder": "folder",
-    "resolved_spec_data": "folder",
-    "MANIFEST_NAME": "manifest",
-    "Manifest": "manifest",
-    "PublishResult": "publish",
-    "publish": "publish",
-    "PulledRepo": "pull",
-    "pull": "pull",
-    "HubUri": "refs",
-    "RepoRef": "refs",
-    "format_hf_uri": "refs",
-    "parse_hf_uri": "refs",
-    "parse_repo_ref": "refs",
-    "ResolvedHubFile": "resolve",
-    "resolve_hf_uri": "resolve",
+    "HubError": "videorl_kit.hub.errors",
+    "HubIntegrityError": "videorl_kit.hub.errors",
+    "BuiltFolder": "videorl_kit.hub.folder",
+    "build_repo_folder": "videorl_kit.hub.folder",
+    "resolved_spec_data": "videorl_kit.hub.folder",
+    "MANIFEST_NAME": "videorl_kit.hub.manifest",
+    "Manifest": "videorl_kit.hub.manifest",
+    "PublishResult": "videorl_kit.hub.publish",
+    "publish": "videorl_kit.hub.publish",
+    "PulledRepo": "videorl_kit.hub.pull",
+    "pull": "videorl_kit.hub.pull",
+    "HubUri": "videorl_kit.hub.refs",
+    "RepoRef": "videorl_kit.hub.refs",
+    "format_hf_uri": "videorl_kit.hub.refs",
+    "parse_hf_uri": "videorl_kit.hub.refs",
+    "parse_repo_ref": "videorl_kit.hub.refs",
+    "ResolvedHubFile": "videorl_kit.hub.resolve",
+    "resolve_hf_uri": "videorl_kit.hub.resolve",
 }
 
 __all__ = [
@@ -71,15 +72,4 @@ if TYPE_CHECKING:
     from videorl_kit.hub.refs import HubUri, RepoRef, format_hf_uri, parse_hf_uri, parse_repo_ref
     from videorl_kit.hub.resolve import ResolvedHubFile, resolve_hf_uri
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -30,6 +30,7 @@ from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, SpecEntry, hash_tr
 from videorl_kit.hub.refs import COMMIT_SHA_RE, HF_SCHEME, check_repo_id
 from videorl_kit.hub.safety import check_plain_yaml, read_spec_path
 from videorl_kit.hub.sample import DEFAULT_SAMPLE_ROWS, sample_rows, write_sample_parquet
+from videorl_kit.problem_types import ProblemType
 
 if TYPE_CHECKING:
     from videorl_kit.spec import TaskSpec
@@ -59,9 +60,23 @@ def resolved_spec_data(spec: TaskSpec) -> dict[str, Any]:
         {'name': 'numeric', 'version': 1, 'params': {'abs_tol': 0.5}}
     """
     data = spec.model_dump(mode="json", exclude={"source_file", "provenance"})
-    if not data.get("verifier"):
+    if spec.routes_per_row:  # pin every problem type's verifier, the defaults included
+        given = data.get("verifiers") or {}
+        data["verifiers"] = {
+            ptype.value: given.get(ptype.value) or _default_verifier(ptype.value, spec.id)
+            for ptype in ProblemType
+        }
+    elif not data.get("verifier"):
         data["verifier"] = _default_verifier(str(spec.problem_type), spec.id)
     return data
+
+
+def _entry_verifier(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's verifier entry: name and version, or per problem type for from_row."""
+    if resolved.get("verifier"):
+        return {"name": resolved["verifier"]["name"], "version": resolved["verifier"]["version"]}
+    per_type = {t: f"{v['name']}@{v['version']}" for t, v in resolved["verifiers"].items()}
+    return {"name": "per-row", "version": 1, "by_problem_type": per_type}
 
 
 def _default_verifier(problem_type: str, spec_id: str) -> dict[str, Any]:
@@ -193,14 +208,14 @@ def build_repo_folder(
         write_sample_parquet(rows, root / sample_path)
         source, source_warnings = _data_source(spec)
         warnings.extend(source_warnings)
-        verifier = yaml.safe_load(text)["verifier"]
+        verifier = _entry_verifier(yaml.safe_load(text))
         entries.append(
             SpecEntry(
                 id=spec.id,
                 version=spec.version,
                 problem_type=str(spec.problem_type),
                 tags=list(spec.tags),
-                verifier={"name": verifier["name"], "version": verifier["version"]},
+                verifier=verifier,
                 spec_path=spec_path,
                 sample_path=sample_path,
                 sample_rows=len(rows),

@@ -66,6 +66,7 @@ import numpy as np
 import PIL
 from PIL import Image, ImageOps
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.media import geometry
 from videorl_kit.media.budget import (
     ImageBudgetParams,
@@ -381,7 +382,7 @@ def _decoded_frames(
         yield from frames
 
 
-class _PlanFailed(Exception):
+class _PlanFailed(VideoRLKitError):
     """Frames could not be identified by timestamp; fall back to a plainer strategy."""
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from videorl_kit.errors import VideoRLKitError
+
 __all__ = [
     "BudgetTooSmallError",
     "DecodeError",
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class MediaError(Exception):
+class MediaError(VideoRLKitError):
     """A media file could not be read or sampled; ``path`` and ``reason`` say which and why.
 
     Example:
@@ -86,7 +88,7 @@ class BudgetTooSmallError(MediaError):
     """The pixel budget cannot represent the frame (aspect ratio over 200, side of 0 px)."""
 
 
-class DecoderUnavailableError(ImportError):
+class DecoderUnavailableError(VideoRLKitError, ImportError):
     """An optional decoder backend was requested but is not installed or cannot load.
 
     Not a :class:`MediaError`: it concerns the environment, not a file, and should stop a

@@ -15,6 +15,10 @@ Public API (import from the submodules, or lazily from here):
   ``reward_function_for(problem_type, verifier=("numeric", 1, {"abs_tol": 0.5}),
   format_rule="answer_tag", weights=(0.9, 0.1))``; :func:`reward_function_from_spec(spec)` reads
   ``spec.problem_type``, ``spec.verifier`` and ``spec.reward``.
+* :class:`TaskReward` (``task``): a spec's reward routed per row (the verifier of each row's
+  problem type, the spec's weights and format rule); ``TaskReward.from_spec(spec)``.
+* :class:`TaskRewardFunction`, :func:`trl_reward_functions` (``trl_functions``): one reward
+  function per task in TRL's shape, ``f(prompts, completions, **columns)``.
 * :class:`RewardResult` (``result``): ``accuracy``, ``format``, ``overall`` (floats in [0, 1]),
   ``status`` (``"ok"`` | ``"unverifiable"``), ``details`` (dict; ``to_dict()`` for JSON).
 * :func:`extract_answer` (``extract``): the shared extraction pipeline; returns an
@@ -34,8 +38,7 @@ Importing this package is cheap: submodules load on first attribute access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from videorl_kit.lazy import lazy_exports
 
 _LAZY = {
     "RewardResult": "videorl_kit.rewards.result",
@@ -45,6 +48,9 @@ _LAZY = {
     "RewardFunction": "videorl_kit.rewards.router",
     "reward_function_for": "videorl_kit.rewards.router",
     "reward_function_from_spec": "videorl_kit.rewards.router",
+    "TaskReward": "videorl_kit.rewards.task",
+    "TaskRewardFunction": "videorl_kit.rewards.trl_functions",
+    "trl_reward_functions": "videorl_kit.rewards.trl_functions",
     "VerifyOutcome": "videorl_kit.rewards.base",
     "NoParams": "videorl_kit.rewards.base",
     "get_verifier": "videorl_kit.rewards.registry",
@@ -58,13 +64,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'videorl_kit.rewards' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sandbox import SandboxLimits, run_python_tests
@@ -62,7 +63,7 @@ class CodeExecParams(BaseModel):
     )
 
 
-class GoldError(ValueError):
+class GoldError(VideoRLKitError, ValueError):
     """The code ground truth cannot be read (the message says why)."""
 
 

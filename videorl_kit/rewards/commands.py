@@ -1,10 +1,12 @@
 """Reward commands: ``videorl-kit reward score`` and ``videorl-kit reward explain``.
 
 Input of ``score`` (JSONL, one object per line): ``problem_type``, ``response``, ``answer``,
-optional ``options``. Output: one JSON object per non-blank input line, in order, with
-``accuracy``, ``format``, ``overall``, ``status`` and ``details`` (plus ``line``). A malformed
-line gives ``status: unverifiable`` with ``details.error`` naming the line; the file is never
-aborted.
+optional ``options``; with ``--spec``, a line may instead be ``{"id", "response"}`` and the
+spec's data supply the sample's gold, options and problem type (per-row routing,
+:class:`~videorl_kit.rewards.task.TaskReward`). Output: one JSON object per input line, in
+order, with ``accuracy``, ``format``, ``overall``, ``status`` and ``details`` (plus ``line``).
+A malformed or blank line, or an id the spec's data do not have, gives ``status:
+unverifiable`` with ``details.error`` naming the line; the file is never aborted.
 """
 
 from __future__ import annotations
@@ -42,71 +44,95 @@ def _error_row(line_no: int, message: str) -> dict[str, Any]:
     }
 
 
-def _spec_reward_function(spec_path: Path) -> Any:
-    from videorl_kit.rewards.router import reward_function_from_spec
+def _load_spec(spec_path: Path) -> Any:
     from videorl_kit.spec import SpecError, load_spec
 
     try:
-        spec = load_spec(spec_path)
+        return load_spec(spec_path)
     except SpecError as exc:
         raise UserError(str(exc)) from None
     except FileNotFoundError:
         raise UserError(f"{spec_path}: no such spec file") from None
+
+
+def _task_reward(spec: Any, spec_path: Path) -> Any:
+    from videorl_kit.rewards.task import TaskReward
+
     try:
-        return reward_function_from_spec(spec)
+        return TaskReward.from_spec(spec)
     except (ValueError, LookupError) as exc:
         raise UserError(f"{spec_path}: {exc}") from None
 
 
 class _Scorer:
-    """Turns JSONL lines into result rows, caching one reward function per problem type."""
+    """Turns JSONL lines into result rows: by the spec's task (per-row routing), else by type."""
 
-    def __init__(self, spec_fn: Any | None) -> None:
-        self.spec_fn = spec_fn
+    def __init__(self, spec: Any | None = None, spec_path: Path | None = None) -> None:
+        self.spec = spec
+        self.task = _task_reward(spec, spec_path or Path("spec")) if spec is not None else None
         self.by_type: dict[str, Any] = {}
+        self._samples: dict[str, Any] | None = None
 
     def _function_for(self, problem_type: Any) -> Any:
         from videorl_kit.problem_types import canonical_problem_type
         from videorl_kit.rewards.router import reward_function_for
 
+        if self.task is not None:
+            return self.task.function_for(problem_type)
         ptype = canonical_problem_type(str(problem_type))
-        if self.spec_fn is not None:
-            if ptype != self.spec_fn.problem_type:
-                raise ValueError(
-                    f"problem_type {ptype.value!r} differs from the spec's "
-                    f"{self.spec_fn.problem_type.value!r}"
-                )
-            return self.spec_fn
         if ptype.value not in self.by_type:
             self.by_type[ptype.value] = reward_function_for(ptype)
         return self.by_type[ptype.value]
 
+    def _sample(self, sample_id: str) -> Any:
+        """The spec's sample with this id (its data are read on first use)."""
+        from videorl_kit.spec.data import iter_samples
+
+        if self._samples is None:
+            self._samples = {}
+            for sample in iter_samples(self.spec):
+                self._samples.setdefault(sample.sample_id, sample)
+        return self._samples.get(sample_id)
+
     def row(self, line_no: int, line: str) -> dict[str, Any]:
+        if not line.strip():
+            return _error_row(line_no, "blank line")
         try:
             item = json.loads(line)
         except ValueError as exc:
             return _error_row(line_no, f"not valid JSON ({exc})")
         if not isinstance(item, dict):
             return _error_row(line_no, f"expected a JSON object, got {type(item).__name__}")
-        missing = [k for k in ("response", "answer") if k not in item]
-        if "problem_type" not in item and self.spec_fn is None:
+        if "response" not in item:
+            return _error_row(line_no, "missing field(s) 'response'")
+        if "answer" not in item and self.task is not None and "id" in item:
+            return self._row_by_id(line_no, str(item["id"]), item["response"])
+        if "answer" not in item and "id" in item:
+            return _error_row(line_no, "a line with only 'id' and 'response' needs --spec SPEC")
+        missing = [] if "answer" in item else ["answer"]
+        if "problem_type" not in item and self.task is None:
             missing.insert(0, "problem_type")
         if missing:
             return _error_row(line_no, f"missing field(s) {', '.join(map(repr, missing))}")
         try:
-            fn = self._function_for(item.get("problem_type", None) or self._spec_type())
+            fn = self._function_for(item.get("problem_type") or None)
         except (ValueError, LookupError) as exc:
             return _error_row(line_no, str(exc))
-        try:
-            result = fn(item["response"], item["answer"], item.get("options"))
-        except Exception as exc:  # a verifier bug costs this line, never the lines after it
-            return _error_row(line_no, f"scoring failed ({type(exc).__name__})")
-        row = {"line": line_no, **result.to_dict()}
-        row["problem_type"] = fn.problem_type.value
-        return row
+        result = fn(item["response"], item["answer"], item.get("options"))
+        return {"line": line_no, **result.to_dict(), "problem_type": fn.problem_type.value}
 
-    def _spec_type(self) -> Any:
-        return self.spec_fn.problem_type if self.spec_fn is not None else None
+    def _row_by_id(self, line_no: int, sample_id: str, response: Any) -> dict[str, Any]:
+        sample = self._sample(sample_id)
+        if sample is None:
+            return _error_row(
+                line_no,
+                f"unknown sample id {sample_id!r}: not in the data of task {self.task.task_id}",
+            )
+        result = self.task.score_sample(sample, response)
+        row = {"line": line_no, "id": sample_id, **result.to_dict()}
+        if sample.problem_type is not None:
+            row["problem_type"] = sample.problem_type.value
+        return row
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -117,13 +143,14 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
-                yield line_no, line
+        yield from enumerate(handle, start=1)
 
 
 def score(
-    file: Annotated[Path, typer.Argument(help="JSONL: problem_type, response, answer, options?")],
+    file: Annotated[
+        Path,
+        typer.Argument(help="JSONL: problem_type, response, answer, options?; or id, response."),
+    ],
     spec: SpecOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object per input line.")
@@ -135,9 +162,11 @@ def score(
     """Score model responses; one result per input line, in order.
 
     Each line is a JSON object with `problem_type`, `response`, `answer` and optional
-    `options`. With `--spec`, the spec's verifier, params, format rule and weights are used
-    (`problem_type` may then be omitted). A malformed line gives `status: unverifiable` with
-    `details.error` naming the line; blank lines are skipped.
+    `options`. With `--spec`, the spec's verifiers, params, format rule and weights are used
+    (`problem_type` may then be omitted for a one-type spec), and a line may be just
+    `{"id", "response"}`: the spec's data supply that sample's gold, options and problem type.
+    A malformed or blank line, or an unknown id, gives `status: unverifiable` with
+    `details.error` naming the line: one output line per input line, always.
 
     Examples:
 
@@ -145,10 +174,11 @@ def score(
 
       videorl-kit reward score rollouts.jsonl --spec task_specs/synth-count.yaml --json
 
+      videorl-kit reward score responses.jsonl --spec task_specs/synth-count.yaml
+
       videorl-kit reward score rollouts.jsonl --out scored.jsonl
     """
-    spec_fn = _spec_reward_function(spec) if spec is not None else None
-    scorer = _Scorer(spec_fn)
+    scorer = _Scorer(_load_spec(spec), spec) if spec is not None else _Scorer()
     rows: list[dict[str, Any]] = []
     sink = None
     if out is not None:
@@ -158,7 +188,10 @@ def score(
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     try:
         for line_no, line in _lines(file):
-            row = scorer.row(line_no, line)
+            try:
+                row = scorer.row(line_no, line)
+            except Exception as exc:  # a verifier bug costs this line, never the lines after it
+                row = _error_row(line_no, f"scoring failed ({type(exc).__name__})")
             text = to_json(row)  # a lone surrogate in a response must not end the output
             if as_json:
                 typer.echo(text)
@@ -294,7 +327,11 @@ def explain(
     gold = answer if answer is not None else item.get("answer")
     opts = _parse_options(options) if options else item.get("options")
     if spec is not None:
-        fn = _spec_reward_function(spec)
+        task = _task_reward(_load_spec(spec), spec)
+        try:
+            fn = task.function_for(problem_type or None)
+        except (ValueError, LookupError) as exc:
+            raise UserError(f"{spec}: {exc}") from None
     else:
         if not problem_type:
             raise UserError("give --type (or --line FILE:N with a problem_type, or --spec)")

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.rewards.base import NoParams, VerifyOutcome
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
@@ -79,7 +80,7 @@ Box = tuple[float, float, float, float]
 Interval = tuple[float, float]
 
 
-class GroundingError(ValueError):
+class GroundingError(VideoRLKitError, ValueError):
     """A grounding answer or ground truth that cannot be used (message says why)."""
 
 

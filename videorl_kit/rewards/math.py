@@ -41,6 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
@@ -98,7 +99,7 @@ def _load_math_verify() -> tuple[Callable[..., Any], Callable[..., Any]]:
         return _math_verify
 
 
-class MathTimeout(Exception):
+class MathTimeout(VideoRLKitError):
     """math-verify did not finish within the time bound."""
 
 

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.rewards.base import NoParams, Verifier
 
@@ -75,7 +76,7 @@ DEFAULT_VERIFIERS: dict[ProblemType, str] = {
 }
 
 
-class UnknownVerifierError(LookupError):
+class UnknownVerifierError(VideoRLKitError, LookupError):
     """No verifier with that name/version; the message suggests close names."""
 
     def __str__(self) -> str:  # LookupError would repr() a single argument
@@ -86,7 +87,7 @@ class VerifierLoadError(UnknownVerifierError):
     """The verifier is known but its module (or entry point) failed to import."""
 
 
-class VerifierParamsError(ValueError):
+class VerifierParamsError(VideoRLKitError, ValueError):
     """Params given for a verifier do not match its params model."""
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
@@ -295,12 +295,18 @@ def reward_function_for(
     )
 
 
-def reward_function_from_spec(spec: Any) -> RewardFunction:
-    """Build the reward function a task spec declares (attribute access only).
+def reward_function_from_spec(
+    spec: Any, problem_type: ProblemType | str | None = None
+) -> RewardFunction:
+    """Build the reward function a task spec declares for one problem type (attribute access only).
 
-    Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params``, ``spec.reward.format``
-    and ``spec.reward.weights.accuracy/.format``; a missing ``verifier`` or ``reward`` means the
-    defaults.
+    Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params`` (or, for a
+    ``problem_type: from_row`` spec, the entry of ``spec.verifiers`` for ``problem_type``;
+    types without one use their default verifier), ``spec.reward.format`` and
+    ``spec.reward.weights.accuracy/.format``; a missing ``verifier`` or ``reward`` means the
+    defaults. ``problem_type`` is required for a ``from_row`` spec and must be the spec's
+    own type otherwise. To score rows of a spec with per-row routing, use
+    :class:`videorl_kit.rewards.task.TaskReward`.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -309,10 +315,28 @@ def reward_function_from_spec(spec: Any) -> RewardFunction:
         ...           reward=NS(format="none", weights=NS(accuracy=1.0, format=0.0)))
         >>> reward_function_from_spec(spec)("about 11", "12").overall
         1.0
+        >>> per_row = NS(problem_type="from_row", verifier=None, verifiers={}, reward=spec.reward)
+        >>> reward_function_from_spec(per_row, "ocr").verifier_name
+        'wer'
     """
+    declared = str(spec.problem_type)
     ref = getattr(spec, "verifier", None)
+    if declared == FROM_ROW:
+        if problem_type is None:
+            raise ValueError(
+                "this spec routes per row (problem_type: from_row): pass the row's problem_type, "
+                "or score with TaskReward"
+            )
+        ptype = canonical_problem_type(str(problem_type))
+        ref = (getattr(spec, "verifiers", None) or {}).get(ptype)
+    else:
+        ptype = canonical_problem_type(declared)
+        if problem_type is not None and canonical_problem_type(str(problem_type)) != ptype:
+            raise ValueError(
+                f"problem type {str(problem_type)!r} is not the spec's {ptype.value!r}"
+            )
     verifier = None if ref is None else (ref.name, ref.version, getattr(ref, "params", None))
     reward = getattr(spec, "reward", None)
     format_rule = "answer_tag" if reward is None else reward.format
     weights = (0.9, 0.1) if reward is None else (reward.weights.accuracy, reward.weights.format)
-    return reward_function_for(spec.problem_type, verifier, format_rule, weights)
+    return reward_function_for(ptype, verifier, format_rule, weights)

@@ -1,8 +1,10 @@
 """Task-spec language: models, YAML loading with includes, validation, prompts, data rows.
 
 Example:
-    >>> from videorl_kit.spec import load_spec       # doctest: +SKIP
-    >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
+    >>> from videorl_kit.spec import load_spec
+    >>> spec = load_spec("task_specs/synth-count.yaml")
+    >>> spec.problem_type.value, spec.verifier.name, spec.budget.video.max_frames
+    ('numerical', 'numeric', 16)
 """
 
 from videorl_kit.spec.loader import SpecError, load_spec, load_specs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -13,6 +13,7 @@ from rich.table import Table
 
 from videorl_kit.errors import UserError
 from videorl_kit.spec.loader import SpecError, discover_spec_paths, load_spec
+from videorl_kit.spec.models import TaskSpec
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
@@ -23,19 +24,34 @@ def _console() -> Console:
 
 def validate(
     specs: Annotated[list[str], typer.Argument(help="Spec files, folders or hf:// URIs.")],
+    data: Annotated[
+        bool,
+        typer.Option(
+            "--data",
+            help="Also open each spec's data: rows parse and are usable, mapped columns exist, "
+            "media files exist under media_root.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Validate task specs; print one `file:line: field.path: message` per problem.
 
-    Every problem in every file is reported at once. Files whose name starts with `_`
-    are include-only bases and are skipped.
+    Every problem in every file is reported at once, then a summary line (all on stdout).
+    Files whose name starts with `_` are include-only bases and are skipped. With --data,
+    each spec's data are opened too: a row problem is `data-file:line: rule: message`
+    (`data-file:row N` for JSON and Parquet), and missing media are counted with the first
+    few named. Exit status 0 when everything is valid, 1 otherwise.
 
     Examples:
 
       videorl-kit validate task_specs/*.yaml
 
+      videorl-kit validate task_specs/ --data
+
       videorl-kit validate task_specs/ --json
     """
+    from videorl_kit.spec.check_data import check_data
+
     paths = discover_spec_paths(list(specs))
     if not paths:
         raise UserError("no spec files given (base files starting with '_' are skipped)")
@@ -43,10 +59,16 @@ def validate(
     for path in paths:
         try:
             spec = load_spec(path, check_first_row=True)
-            results.append({"file": str(path), "id": spec.id, "ok": True, "issues": []})
         except SpecError as exc:
             issues = [vars(i) | {"text": str(i)} for i in exc.issues]
             results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
+            continue
+        result: dict[str, Any] = {"file": str(path), "id": spec.id, "ok": True, "issues": []}
+        if data:
+            report = check_data(spec)
+            result["data"] = report.as_dict()
+            result["ok"] = report.ok
+        results.append(result)
     n_bad = sum(not r["ok"] for r in results)
     if as_json:
         typer.echo(
@@ -56,8 +78,11 @@ def validate(
         for result in results:
             for issue in result["issues"]:
                 typer.echo(issue["text"])
-        summary = f"{len(results) - n_bad} of {len(results)} specs valid"
-        typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED, err=True)
+            for line in result.get("data", {}).get("issues", []):
+                typer.echo(line)
+        checked = " (with their data)" if data else ""
+        summary = f"{len(results) - n_bad} of {len(results)} specs valid{checked}"
+        typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED)
     if n_bad:
         raise typer.Exit(1)
 
@@ -82,11 +107,9 @@ def list_specs(
     for path in discover_spec_paths([folder]):
         try:
             spec = load_spec(path)
-            verifier = spec.verifier
             rows.append({
                 "file": str(path), "id": spec.id, "version": spec.version,
-                "problem_type": spec.problem_type.value,
-                "verifier": f"{verifier.name}@{verifier.version}" if verifier else "",
+                "problem_type": str(spec.problem_type), "verifier": _verifier_label(spec),
                 "ok": True, "problem": None,
             })  # fmt: skip
         except SpecError as exc:
@@ -106,6 +129,22 @@ def list_specs(
         else:
             table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
     _console().print(table)
+
+
+def _verifier_label(spec: TaskSpec) -> str:
+    """``name@version`` of the spec's verifier; per-row specs list their overrides.
+
+    Example:
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "from_row",
+        ...     "data": {"path": "d.jsonl"}, "prompt": {"template": "{{ question }}"},
+        ...     "verifiers": {"numerical": {"name": "numeric", "params": {"abs_tol": 1}}}})
+        >>> _verifier_label(spec)
+        'per row (numerical: numeric@1; others: default)'
+    """
+    if spec.verifier is not None:
+        return f"{spec.verifier.name}@{spec.verifier.version}"
+    chosen = [f"{ptype}: {ref.name}@{ref.version}" for ptype, ref in spec.verifiers.items()]
+    return f"per row ({'; '.join([*chosen, 'others: default'])})"
 
 
 def show(

@@ -2,38 +2,78 @@
 
 Rows follow EasyVideoR1's layout (``problem``, ``answer``, ``videos``, ``images``,
 ``options``, ``problem_type``, ``data_type``, optional ``id``); the spec's field map
-renames columns. A malformed row becomes a sample with ``skip_reason`` set, so a
-consumer can count it as skipped instead of losing it.
+renames columns. The public video-RL sets (Video-R1-260k, OneThinker, VideoChat-R1) read
+as they are with ``fields: {answer: solution, media: path, id: problem_id}``:
+
+* a gold answer wrapped in one ``<answer>…</answer>`` block (their ``solution``) is
+  unwrapped automatically; a gold with two answer blocks is ambiguous and skipped;
+* the ``media`` column holds one path (or a list) whose modality is the row's
+  ``data_type``: ``video`` rows decode as videos under the video budget, ``image`` rows as
+  images under the image budget;
+* with ``problem_type: from_row`` each row's ``problem_type`` (aliases accepted) picks its
+  verifier; with a fixed problem type, a row that declares another type is skipped rather
+  than scored by the wrong verifier.
+
+``data.where`` keeps rows whose columns equal a value or one of a list of values (the
+problem-type column compares canonically). Rows it drops are not samples at all (like
+rows past ``data.limit``): they are neither counted nor skipped, and they keep the row
+numbers of the rows after them unchanged. ``data.limit`` counts kept rows.
+
+A row that cannot be used becomes a sample with ``skip_rule`` (a rule of
+:mod:`videorl_kit.skip_rules`)
+and ``skip_reason`` set, so a consumer counts it as skipped instead of losing it.
 
 Example:
     >>> import json, pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "rows.jsonl").write_text(json.dumps({"problem": "2+2?", "answer": 4}) + "\\n")
+    >>> rows = [{"problem": "2+2?", "solution": "<answer>4</answer>", "problem_type": "numerical"},
+    ...         {"problem": "Colour?", "solution": "<answer>B</answer>", "options": ["A. red",
+    ...          "B. blue"], "problem_type": "multiple choice"},
+    ...         {"problem": "Count?", "solution": "3", "problem_type": "numerical",
+    ...          "data_type": "image"}]
+    >>> _ = (d / "rows.jsonl").write_text("".join(json.dumps(r) + "\\n" for r in rows))
     >>> from videorl_kit.spec.models import TaskSpec
-    >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
-    ...     "data": {"path": str(d / "rows.jsonl")}, "prompt": {"template": "{{ question }}"}})
-    >>> [(s.sample_id, s.question, s.answer) for s in iter_samples(spec)]
-    [('t-0', '2+2?', '4')]
+    >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "from_row",
+    ...     "data": {"path": str(d / "rows.jsonl"), "fields": {"answer": "solution"}},
+    ...     "prompt": {"template": "{{ question }}"}})
+    >>> [(s.sample_id, s.answer, s.problem_type.value, s.skip_rule) for s in iter_samples(spec)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('t-0', '4', 'numerical', None), ('t-1', 'B', 'multiple_choice', None),
+     ('t-2', '', 'numerical', 'data_type_mismatch')]
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.errors import UserError, VideoRLKitError
 from videorl_kit.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.safe_text import lone_surrogate_field
-from videorl_kit.spec.models import TaskSpec
+from videorl_kit.skip_rules import (
+    RULE_DATA_TYPE_MISMATCH,
+    RULE_MALFORMED_ROW,
+    RULE_MISSING_PROBLEM_TYPE,
+    RULE_PROBLEM_TYPE_MISMATCH,
+    RULE_UNKNOWN_PROBLEM_TYPE,
+)
+from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
 from videorl_kit.spec.paths import PathRoots
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One data row of a task, with media paths resolved."""
+    """One data row of a task, with media paths resolved.
+
+    ``problem_type`` is the row's own type (None only on a skipped row of a ``from_row``
+    spec that has none); ``data_type`` is the row's declared ``video``/``image``/``text``
+    (None if the row declares none). ``line`` is the row's line in a JSONL file (None for
+    JSON and Parquet files, where :attr:`row_index` locates it).
+    """
 
     sample_id: str
     task_id: str
@@ -43,9 +83,27 @@ class Sample:
     options: list[str] | None
     videos: list[Path]
     images: list[Path]
-    problem_type: ProblemType
+    problem_type: ProblemType | None
     skip_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    skip_rule: str | None = None
+    data_type: str | None = None
+    line: int | None = None
+
+    def location(self, data_path: Path | str) -> str:
+        """Where the row is: ``file:line`` for JSONL, ``file:row N`` otherwise.
+
+        Example:
+            >>> Sample("s", "t", 4, "", "", None, [], [], None, line=7).location("d.jsonl")
+            'd.jsonl:7'
+            >>> Sample("s", "t", 4, "", "", None, [], [], None).location("d.parquet")
+            'd.parquet:row 4'
+        """
+        return (
+            f"{data_path}:{self.line}"
+            if self.line is not None
+            else f"{data_path}:row {self.row_index}"
+        )
 
 
 def data_file(spec: TaskSpec) -> Path:
@@ -59,10 +117,20 @@ def data_file(spec: TaskSpec) -> Path:
     return spec.resolve(spec.data.path, field="data.path")
 
 
-def read_rows(path: Path) -> Iterator[dict[str, Any] | str]:
-    """Yield the rows of a JSONL, JSON (list) or Parquet file; a bad JSON line yields its error.
+def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
+    """Yield ``(line, row)`` for each row of a JSONL, JSON (list) or Parquet file.
 
+    ``line`` is the 1-based line of a JSONL row (None for JSON and Parquet). A line that is
+    not valid JSON yields its error as a string, so one bad line never stops a reader.
     Raises :class:`UserError` if the file is missing or unreadable as a whole.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
+        >>> _ = p.write_text('{"a": 1}\\n\\n{oops\\n')
+        >>> rows = list(read_rows(p))
+        >>> rows[0], rows[1][0], rows[1][1][:22]
+        ((1, {'a': 1}), 3, 'line 3: invalid JSON (')
     """
     if not path.exists():
         raise UserError(f"{path}: data file not found")
@@ -71,21 +139,21 @@ def read_rows(path: Path) -> Iterator[dict[str, Any] | str]:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            yield from pq.read_table(path).to_pylist()
+            yield from ((None, row) for row in pq.read_table(path).to_pylist())
         elif suffix == ".json":
             rows = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(rows, list):
                 raise UserError(f"{path}: a .json data file must hold a list of rows")
-            yield from rows
+            yield from ((None, row) for row in rows)
         else:
             with path.open(encoding="utf-8") as handle:
                 for number, line in enumerate(handle, start=1):
                     if not line.strip():
                         continue
                     try:
-                        yield json.loads(line)
+                        yield number, json.loads(line)
                     except json.JSONDecodeError as exc:
-                        yield f"line {number}: invalid JSON ({exc.msg})"
+                        yield number, f"line {number}: invalid JSON ({exc.msg})"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         if isinstance(exc, UserError):
             raise
@@ -94,6 +162,29 @@ def read_rows(path: Path) -> Iterator[dict[str, Any] | str]:
 
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+_ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+
+
+def gold_text(value: Any) -> str:
+    """The gold answer as text, unwrapped from its ``<answer>…</answer>`` block if it has one.
+
+    Public video-RL sets store the gold as ``solution: "<answer>B</answer>"``. Text around
+    a single block (a ``<think>`` rationale) is dropped; two blocks raise ``ValueError``.
+    Structured answers (dicts, lists) become JSON text.
+
+    Example:
+        >>> gold_text("<answer> B </answer>"), gold_text("<think>3+1</think><answer>4</answer>")
+        ('B', '4')
+        >>> gold_text({"time": [1, 2]}), gold_text("plain")
+        ('{"time": [1, 2]}', 'plain')
+    """
+    text = _as_text(value)
+    blocks = _ANSWER_BLOCK.findall(text)
+    if len(blocks) > 1:
+        raise ValueError(f"gold answer holds {len(blocks)} <answer> blocks; which one is meant?")
+    return blocks[0].strip() if blocks else text
 
 
 def _path_list(value: Any, media: PathRoots, column: str) -> list[Path]:
@@ -106,62 +197,190 @@ def _path_list(value: Any, media: PathRoots, column: str) -> list[Path]:
     return [media.resolve(v, base=media.folders[0], field=f"field {column!r}") for v in value]
 
 
+def media_root_of(spec: TaskSpec, data_path: Path) -> Path:
+    """The folder relative media paths of ``spec`` resolve against (default: the data's)."""
+    if not spec.data.media_root:
+        return data_path.parent
+    return spec.resolve(spec.data.media_root, field="data.media_root")
+
+
+def _same(a: Any, b: Any) -> bool:
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def _row_type(value: Any) -> ProblemType | None:
+    try:
+        return canonical_problem_type(str(value))
+    except ValueError:
+        return None
+
+
+def row_is_kept(spec: TaskSpec, row: Any) -> bool:
+    """Whether ``row`` passes ``spec.data.where`` (an unreadable row is kept, to be skipped).
+
+    Example:
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "from_row",
+        ...     "data": {"path": "d.jsonl", "where": {"data_type": "video",
+        ...                                           "problem_type": ["mcq", "numerical"]}},
+        ...     "prompt": {"template": "{{ question }}"}})
+        >>> row_is_kept(spec, {"data_type": "video", "problem_type": "multiple choice"})
+        True
+        >>> row_is_kept(spec, {"data_type": "image", "problem_type": "numerical"})
+        False
+    """
+    if not isinstance(row, dict):
+        return True
+    type_column = spec.data.fields.problem_type
+    for column, wanted in spec.data.where.items():
+        values = wanted if isinstance(wanted, list) else [wanted]
+        value = row.get(column)
+        if column == type_column:
+            found = _row_type(value) if value is not None else None
+            if found is None or found not in {_row_type(v) for v in values}:
+                return False
+        elif not any(_same(value, v) for v in values):
+            return False
+    return True
+
+
 def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
-    """Yield every row of ``spec`` as a :class:`Sample` (malformed rows carry ``skip_reason``)."""
-    fields = spec.data.fields
+    """Yield every kept row of ``spec`` as a :class:`Sample` (unusable rows carry a skip rule).
+
+    Raises :class:`UserError` if the data file is missing or unreadable as a whole.
+    """
     path = data_file(spec)
-    media_root = (
-        spec.resolve(spec.data.media_root, field="data.media_root")
-        if spec.data.media_root
-        else path.parent
-    )
-    media = PathRoots((media_root,), allow_absolute=spec.data.allow_absolute_paths)
-    for index, row in enumerate(read_rows(path)):
-        if spec.data.limit is not None and index >= spec.data.limit:
+    media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
+    kept = 0
+    for index, (line, row) in enumerate(read_rows(path)):
+        if spec.data.limit is not None and kept >= spec.data.limit:
             return
-        yield _sample(spec, index, row, media, fields)
+        if spec.data.where and not row_is_kept(spec, row):
+            continue
+        kept += 1
+        yield _sample(spec, index, line, row, media)
 
 
-def _sample(spec: TaskSpec, index: int, row: Any, media: PathRoots, fields: Any) -> Sample:
-    def skipped(reason: str, raw: dict[str, Any]) -> Sample:
+class _RowSkip(VideoRLKitError):
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(reason)
+        self.rule = rule
+
+
+def _problem_type(spec: TaskSpec, row: dict[str, Any]) -> ProblemType:
+    column = spec.data.fields.problem_type
+    declared = row.get(column)
+    if declared is None or declared == "":
+        if spec.routes_per_row:
+            raise _RowSkip(
+                RULE_MISSING_PROBLEM_TYPE,
+                f"no problem type in column {column!r} (the spec says problem_type: from_row)",
+            )
+        assert isinstance(spec.problem_type, ProblemType)
+        return spec.problem_type
+    found = _row_type(declared)
+    if found is None:
+        raise _RowSkip(RULE_UNKNOWN_PROBLEM_TYPE, f"unknown problem type {declared!r}")
+    if not spec.routes_per_row and found != spec.problem_type:
+        raise _RowSkip(
+            RULE_PROBLEM_TYPE_MISMATCH,
+            f"problem type {declared!r} is not the spec's {spec.problem_type!s}; say "
+            "problem_type: from_row to score each row by its own type, or keep only "
+            "this type with data.where",
+        )
+    return found
+
+
+def _media(
+    row: dict[str, Any], fields: FieldMap, media: PathRoots
+) -> tuple[list[Path], list[Path], str | None]:
+    """(videos, images, data_type) of a row, checked against its declared ``data_type``."""
+    videos = _path_list(row.get(fields.videos), media, fields.videos)
+    images = _path_list(row.get(fields.images), media, fields.images)
+    shared = _path_list(row.get(fields.media), media, fields.media) if fields.media else []
+    declared = row.get(fields.data_type)
+    if declared is None or declared == "":
+        if shared:
+            raise _RowSkip(
+                RULE_DATA_TYPE_MISMATCH,
+                f"column {fields.media!r} holds media but the row has no {fields.data_type!r} "
+                "(video or image) to say which budget decodes it",
+            )
+        return videos, images, None
+    data_type = str(declared).strip().lower()
+    if data_type not in DATA_TYPES:
+        raise _RowSkip(
+            RULE_DATA_TYPE_MISMATCH,
+            f"unknown data_type {declared!r} (valid: {', '.join(DATA_TYPES)})",
+        )
+    if data_type == "video":
+        videos = [*videos, *shared]
+    elif data_type == "image":
+        images = [*images, *shared]
+    listed = {"video": videos, "image": images}
+    contradiction = None
+    if data_type == "image" and videos:
+        contradiction = f"data_type is 'image' but column {fields.videos!r} lists videos"
+    elif data_type == "text" and (videos or images or shared):
+        contradiction = "data_type is 'text' but the row lists media"
+    elif data_type in listed and not listed[data_type]:
+        contradiction = f"data_type is {data_type!r} but the row has no {data_type}"
+    if contradiction:
+        raise _RowSkip(RULE_DATA_TYPE_MISMATCH, contradiction)
+    return videos, images, data_type
+
+
+def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathRoots) -> Sample:
+    fields = spec.data.fields
+
+    def sample_id(raw: dict[str, Any]) -> str:
+        given = raw.get(fields.id)
+        return str(given) if given is not None and given != "" else f"{spec.id}-{index}"
+
+    def skipped(rule: str, reason: str, raw: dict[str, Any], ptype: Any = None) -> Sample:
         return Sample(
-            sample_id=f"{spec.id}-{index}", task_id=spec.id, row_index=index, question="",
-            answer="", options=None, videos=[], images=[], problem_type=spec.problem_type,
-            skip_reason=f"row {index}: {reason}", raw=raw,
+            sample_id=sample_id(raw), task_id=spec.id, row_index=index, question="",
+            answer="", options=None, videos=[], images=[],
+            problem_type=ptype if isinstance(ptype, ProblemType) else None,
+            skip_reason=f"row {index}: {reason}", raw=raw, skip_rule=rule, line=line,
         )  # fmt: skip
 
     if isinstance(row, str):
-        return skipped(row, {})
+        return skipped(RULE_MALFORMED_ROW, row, {})
     if not isinstance(row, dict):
-        return skipped("row is not a JSON object", {})
+        return skipped(RULE_MALFORMED_ROW, "row is not a JSON object", {})
     unencodable = lone_surrogate_field(row)
     if unencodable is not None:  # no UTF-8 form: it could be neither stored nor printed
-        return skipped(f"field {unencodable!r} is not valid Unicode text (a lone surrogate)", {})
+        reason = f"field {unencodable!r} is not valid Unicode text (a lone surrogate)"
+        return skipped(RULE_MALFORMED_ROW, reason, {})
     missing = [name for name in (fields.question, fields.answer) if row.get(name) is None]
     if missing:
-        return skipped(f"missing field {missing[0]!r}", row)
+        return skipped(RULE_MALFORMED_ROW, f"missing field {missing[0]!r}", row)
+    problem_type = None
     try:
-        videos = _path_list(row.get(fields.videos), media, fields.videos)
-        images = _path_list(row.get(fields.images), media, fields.images)
+        answer = gold_text(row[fields.answer])
         options = row.get(fields.options)
         if options is not None and (
             not isinstance(options, list) or not all(isinstance(o, str) for o in options)
         ):
             raise ValueError(f"field {fields.options!r} must be a list of strings or null")
-        row_type = row.get(fields.problem_type)
-        problem_type = canonical_problem_type(row_type) if row_type else spec.problem_type
+        problem_type = _problem_type(spec, row)
+        videos, images, data_type = _media(row, fields, media)
     except ValueError as exc:
-        return skipped(str(exc), row)
-    sample_id = str(row[fields.id]) if row.get(fields.id) is not None else f"{spec.id}-{index}"
+        return skipped(RULE_MALFORMED_ROW, str(exc), row, problem_type)
+    except _RowSkip as skip:
+        return skipped(skip.rule, str(skip), row, problem_type)
     return Sample(
-        sample_id=sample_id,
+        sample_id=sample_id(row),
         task_id=spec.id,
         row_index=index,
         question=_as_text(row[fields.question]),
-        answer=_as_text(row[fields.answer]),
+        answer=answer,
         options=options,
         videos=videos,
         images=images,
         problem_type=problem_type,
         raw=row,
+        data_type=data_type,
+        line=line,
     )

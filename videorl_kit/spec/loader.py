@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ALIASES, ProblemType, canonical_problem_type
+from videorl_kit.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.safe_text import quoted
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.paths import (
@@ -98,7 +98,7 @@ def load_spec(
     if issues:
         raise SpecError(_reported(doc, issues))
     spec = TaskSpec.model_validate(doc.data)
-    if spec.verifier is None:
+    if spec.verifier is None and isinstance(spec.problem_type, ProblemType):
         spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
     spec._source_file = doc.root_path
     spec._roots = root_folders(doc.root)
@@ -194,7 +194,11 @@ def _model_issues(doc: YamlDocument) -> list[SpecIssue]:
 
 def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
     """One pydantic error as an issue; text from an included file is never quoted."""
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    loc = tuple(
+        p
+        for p in err["loc"]
+        if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))
+    )
     message = str(err["msg"]).removeprefix("Value error, ")
     kind = err["type"]
     file, line = doc.origin(loc)
@@ -210,11 +214,14 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
             message += listed
     elif kind == "missing":
         message = "missing required field"
-    elif loc == ("problem_type",) and "unknown problem type" in message:
-        given = err.get("input")
+    elif message.startswith("unknown problem type") and isinstance(err.get("input"), str):
+        given = err["input"]
         names = [t.value for t in ProblemType] + list(ALIASES)
-        shown = f" {quoted(given)}" + _suggest(str(given), names) if quote else ""
-        message = f"unknown problem type{shown} (valid: {', '.join(t.value for t in ProblemType)})"
+        valid = ", ".join(t.value for t in ProblemType)
+        if loc == ("problem_type",):
+            names, valid = [*names, FROM_ROW], f"{valid}, or {FROM_ROW}"
+        shown = f" {quoted(given)}" + _suggest(given, names) if quote else ""
+        message = f"unknown problem type{shown} (valid: {valid})"
     else:
         owner = _model_at(loc)
         field, sep, rest = message.partition(": ")
@@ -227,39 +234,48 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
 
 
 def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
+    """Problems of ``verifier`` and of each entry of ``verifiers`` (registry, type, params)."""
+    refs: list[tuple[tuple[Any, ...], Any, Any]] = [
+        (("verifier",), doc.data.get("verifier"), doc.data.get("problem_type"))
+    ]
+    per_type = doc.data.get("verifiers")
+    if isinstance(per_type, dict):
+        refs += [(("verifiers", key), ref, key) for key, ref in per_type.items()]
+    return [issue for at, ref, ptype in refs for issue in _verifier_ref_issues(doc, at, ref, ptype)]
+
+
+def _verifier_ref_issues(
+    doc: YamlDocument, at: tuple[Any, ...], verifier: Any, problem_type: Any
+) -> list[SpecIssue]:
     from videorl_kit.rewards.registry import UnknownVerifierError, available_verifiers, get_verifier
 
-    verifier = doc.data.get("verifier")
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
     name, version = verifier["name"], verifier.get("version", 1)
     version = version if isinstance(version, int) else None
 
-    def at(path: tuple[Any, ...], message: str, unquoted: str) -> SpecIssue:
-        file, line = doc.origin(path)
+    def issue(path: tuple[Any, ...], message: str, unquoted: str) -> SpecIssue:
+        file, line = doc.origin((*at, *path))
         if doc.quotes(file):
-            return SpecIssue(file, line, dotted(path), message)
-        return SpecIssue(file, line, dotted(path[:2]), unquoted)
+            return SpecIssue(file, line, dotted((*at, *path)), message)
+        return SpecIssue(file, line, dotted(at[:1]), unquoted)
 
     try:
         info = get_verifier(name, version=version)
     except UnknownVerifierError as exc:
-        field = (
-            ("verifier", "name") if name not in available_verifiers() else ("verifier", "version")
-        )
+        field = "name" if name not in available_verifiers() else "version"
         unquoted = f"unknown verifier ({NOT_QUOTED}; available: {', '.join(available_verifiers())})"
-        return [at(field, str(exc), unquoted)]
+        return [issue((field,), str(exc), unquoted)]
     issues = []
-    problem_type = doc.data.get("problem_type")
     try:
         canonical = canonical_problem_type(problem_type) if isinstance(problem_type, str) else None
     except ValueError:
-        canonical = None
+        canonical = None  # from_row, or an unknown type reported on its own
     if canonical is not None and canonical not in info.problem_types:
         fits = ", ".join(sorted(t.value for t in info.problem_types))
         scores = f"does not score {canonical.value!r} (it scores: {fits})"
         issues.append(
-            at(("verifier", "name"), f"verifier {quoted(name)} {scores}", f"the verifier {scores}")
+            issue(("name",), f"verifier {quoted(name)} {scores}", f"the verifier {scores}")
         )
     params = verifier.get("params", {})
     if isinstance(params, dict):
@@ -269,7 +285,6 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
             allowed = list(info.params_model.model_fields)
             listed = f"allowed: {', '.join(allowed) or 'none'}"
             for err in exc.errors():
-                path = ("verifier", "params", *err["loc"])
                 message = str(err["msg"]).removeprefix("Value error, ")
                 unquoted = _QUOTED.sub("'…'", message)
                 if err["type"] == "extra_forbidden":
@@ -277,7 +292,7 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
                     message = f"unknown parameter {quoted(key)} for verifier {quoted(name)}"
                     message += _suggest(key, allowed) + f" ({listed})"
                     unquoted = f"unknown parameter ({NOT_QUOTED}; {listed})"
-                issues.append(at(path, message, unquoted))
+                issues.append(issue(("params", *err["loc"]), message, unquoted))
     return issues
 
 

@@ -17,12 +17,39 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.spec.paths import PathRoots
+
+DATA_TYPES: tuple[str, ...] = ("video", "image", "text")
+"""Values of a row's ``data_type`` column (EasyVideoR1, Video-R1 and OneThinker use these)."""
+
+WhereScalar = str | int | float | bool | None
+ProblemTypeName = Annotated[ProblemType, BeforeValidator(lambda v: canonical_problem_type(str(v)))]
+"""A canonical problem type, written as its name or one of its aliases."""
+
+
+def canonical_task_type(value: Any) -> Any:
+    """A spec's ``problem_type``: ``"from_row"`` or a canonical :class:`ProblemType`.
+
+    Example:
+        >>> canonical_task_type("From_Row"), canonical_task_type("multiple choice").value
+        ('from_row', 'multiple_choice')
+    """
+    if isinstance(value, str) and value.strip().lower() == FROM_ROW:
+        return FROM_ROW
+    return canonical_problem_type(value) if isinstance(value, str) else value
 
 
 class _Strict(BaseModel):
@@ -36,6 +63,11 @@ class FieldMap(_Strict):
     answer: str = Field("answer", description="Column with the ground-truth answer.")
     videos: str = Field("videos", description="Column with a list of video paths.")
     images: str = Field("images", description="Column with a list of image paths.")
+    media: str | None = Field(
+        None,
+        description="Column with media path(s) whose modality is the row's data_type "
+        "(the public sets' 'path'); None: no such column.",
+    )
     options: str = Field("options", description="Column with multiple-choice options.")
     id: str = Field("id", description="Column with a stable sample id (row index if absent).")
     problem_type: str = Field("problem_type", description="Column with a per-row problem type.")
@@ -62,7 +94,12 @@ class DataSpec(_Strict):
         None, description="Folder that relative media paths resolve against (relative to the spec)."
     )
     fields: FieldMap = Field(default_factory=FieldMap, description="Column names of the rows.")
-    limit: int | None = Field(None, ge=1, description="Use only the first N rows.")
+    where: dict[str, WhereScalar | list[WhereScalar]] = Field(
+        default_factory=dict,
+        description="Keep only rows whose columns equal a value or one of a list of values; "
+        "problem types compare canonically (aliases match).",
+    )
+    limit: int | None = Field(None, ge=1, description="Use only the first N (kept) rows.")
     allow_absolute_paths: bool = Field(
         False,
         description="Let data.path, media_root and the rows' media paths be absolute (or links) "
@@ -73,6 +110,20 @@ class DataSpec(_Strict):
     def _one_source(self) -> DataSpec:
         if (self.path is None) == (self.hub is None):
             raise ValueError("path: give exactly one of data.path or data.hub")
+        return self
+
+    @model_validator(mode="after")
+    def _known_where_values(self) -> DataSpec:
+        for column, wanted in self.where.items():
+            values = wanted if isinstance(wanted, list) else [wanted]
+            if not values:
+                raise ValueError(f"where: {column}: give a value or a non-empty list of values")
+            if column == self.fields.problem_type:
+                for value in values:
+                    try:
+                        canonical_problem_type(str(value))
+                    except ValueError as exc:
+                        raise ValueError(f"where: {column}: {exc}") from None
         return self
 
 
@@ -192,11 +243,20 @@ class TaskSpec(_Strict):
     version: int = Field(..., ge=1, description="Spec version; bump on any change of meaning.")
     description: str | None = Field(None, description="One paragraph on what the task measures.")
     tags: list[str] = Field(default_factory=list, description="Labels for selection, e.g. 'synth'.")
-    problem_type: ProblemType = Field(..., description="One of the canonical problem types.")
+    problem_type: ProblemType | Literal["from_row"] = Field(
+        ...,
+        description="One of the canonical problem types, or 'from_row': each row's own "
+        "problem type (column fields.problem_type) picks its verifier.",
+    )
     data: DataSpec
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     verifier: VerifierRef | None = Field(
         None, description="Verifier; defaults to the problem type's standard verifier."
+    )
+    verifiers: dict[ProblemTypeName, VerifierRef] = Field(
+        default_factory=dict,
+        description="With problem_type from_row: the verifier per problem type (aliases "
+        "accepted); types not listed use their standard verifier.",
     )
     reward: RewardSpec = Field(default_factory=RewardSpec)
     prompt: PromptSpec
@@ -208,9 +268,43 @@ class TaskSpec(_Strict):
     @field_validator("problem_type", mode="before")
     @classmethod
     def _canonical_type(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return canonical_problem_type(value)
+        return canonical_task_type(value)
+
+    @field_validator("verifiers", mode="before")
+    @classmethod
+    def _one_entry_per_type(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            seen: dict[ProblemType, str] = {}
+            for key in value:
+                try:
+                    ptype = canonical_problem_type(str(key))
+                except ValueError:
+                    continue  # reported at the key by the key's own validator
+                if ptype in seen:
+                    raise ValueError(
+                        f"{key!r} and {seen[ptype]!r} both name problem type {ptype.value!r}"
+                    )
+                seen[ptype] = str(key)
         return value
+
+    @model_validator(mode="after")
+    def _one_verifier_source(self) -> TaskSpec:
+        if self.problem_type == FROM_ROW and self.verifier is not None:
+            raise ValueError(
+                "verifier: with problem_type from_row, give the verifier of each problem type "
+                "under verifiers: {TYPE: {name: ..., version: ..., params: ...}}"
+            )
+        if self.problem_type != FROM_ROW and self.verifiers:
+            raise ValueError(
+                "verifiers: a map of verifiers needs problem_type: from_row; this spec has one "
+                "problem type, so give its verifier under verifier:"
+            )
+        return self
+
+    @property
+    def routes_per_row(self) -> bool:
+        """Whether each row's own problem type picks its verifier (``problem_type: from_row``)."""
+        return self.problem_type == FROM_ROW
 
     @property
     def source_file(self) -> Path | None:

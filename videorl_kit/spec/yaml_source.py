@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.safe_text import has_lone_surrogate, one_line, quoted
 from videorl_kit.spec.paths import (
     PathRefused,
@@ -93,7 +94,7 @@ class SpecIssue:
         return f"{self.file}:{self.line}: {where}{self.message}"
 
 
-class SpecLoadError(Exception):
+class SpecLoadError(VideoRLKitError):
     """Raised when YAML cannot be read or includes cannot be resolved."""
 
     def __init__(self, issues: list[SpecIssue]):

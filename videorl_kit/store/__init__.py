@@ -3,17 +3,24 @@
 Importing this package is cheap (no Lance, no decoders): names are loaded on first use.
 
 Example:
-    >>> from videorl_kit.store import FrameStore, build_cache    # doctest: +SKIP
-    >>> build_cache(["task_specs/synth-count.yaml"], "cache/")   # doctest: +SKIP
-    >>> store = FrameStore.open("cache/")                        # doctest: +SKIP
-    >>> store.get(store.keys()[0]).frames.dtype                  # doctest: +SKIP
-    dtype('uint8')
+    >>> import tempfile
+    >>> from videorl_kit.store import FrameStore, build_cache
+    >>> from videorl_kit.synth import write_demo_task
+    >>> folder = tempfile.mkdtemp()
+    >>> summary = build_cache([write_demo_task(folder, n_per_task=1)], f"{folder}/cache")
+    >>> summary.n_input, summary.n_ok, summary.n_failed, summary.n_skipped
+    (2, 2, 0, 0)
+    >>> store = FrameStore.open(f"{folder}/cache")
+    >>> cached = store.get(store.keys()[0])
+    >>> cached.frames.dtype, cached.frames.ndim, cached.modality in ("video", "image")
+    (dtype('uint8'), 4, True)
+    >>> build_cache([f"{folder}/demo.yaml"], f"{folder}/cache").n_already_cached  # decode once
+    2
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from videorl_kit.lazy import lazy_exports
 
 _EXPORTS = {
     "FrameStore": "videorl_kit.store.reader",
@@ -22,6 +29,7 @@ _EXPORTS = {
     "BuildSummary": "videorl_kit.store.builder",
     "BuildProgress": "videorl_kit.store.builder",
     "CachedSampleDataset": "videorl_kit.store.torch_dataset",
+    "collate_samples": "videorl_kit.store.collate",
     "store_status": "videorl_kit.store.verify",
     "verify_store": "videorl_kit.store.verify",
     "export_store": "videorl_kit.store.verify",
@@ -35,9 +43,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'videorl_kit.store' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

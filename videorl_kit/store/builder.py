@@ -3,7 +3,7 @@
 The build, step by step:
 
 1. Collect the inputs (:mod:`videorl_kit.store.inputs` defines them precisely): distinct
-   (media file, budget) items plus malformed rows.
+   (media file, budget) items plus data rows skipped by a row rule.
 2. Hash every media file's content (threads) and compute its cache key. A file that cannot
    be read fails right there, with its reason recorded in ``failures``.
 3. Read the *committed* state: keys in ``frames`` and rows in ``failures``. To do =
@@ -19,12 +19,8 @@ The build, step by step:
    ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
 
 Re-running the same build decodes nothing and commits nothing (every table keeps its
-version); killing it at any moment loses at most the uncommitted batch.
-
-Example:
-    >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/", workers=2)  # doctest: +SKIP
-    >>> s.n_input == s.n_ok + s.n_failed + s.n_skipped                         # doctest: +SKIP
-    True
+version); killing it at any moment loses at most the uncommitted batch. See
+:func:`build_cache` for an example.
 """
 
 from __future__ import annotations
@@ -47,15 +43,10 @@ from videorl_kit.store.commit import (
     BatchCommitter,
     CommitEvent,
 )
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
 from videorl_kit.store.engine_ray import FRAMES_COMMITTED
 from videorl_kit.store.errors import BuildInvariantError
-from videorl_kit.store.inputs import (
-    RULE_MALFORMED_ROW,
-    BuildInputs,
-    MediaItem,
-    collect_inputs,
-)
+from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
 from videorl_kit.store.samples import ItemOutcome, SampleLedger, write_samples
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -114,7 +105,7 @@ class BuildSummary:
     n_already_cached: int = 0
     seconds: float = 0.0
     n_media_items: int = 0
-    n_malformed_rows: int = 0
+    n_skipped_rows: int = 0
     n_decoded: int = 0
     n_new_failures: int = 0
     n_known_failures: int = 0
@@ -139,6 +130,23 @@ class BuildSummary:
         """``n_input == n_ok + n_failed + n_skipped``."""
         return self.n_input == self.n_ok + self.n_failed + self.n_skipped
 
+    def exit_code(self, *, fail_on_error: bool = False) -> int:
+        """0, or :data:`EXIT_BUILD_FAILED` when no input ended ok (every one failed or was
+        skipped) or, with ``fail_on_error``, when any input failed to decode.
+
+        A build with no inputs (text-only data) is a success.
+
+        Example:
+            >>> BuildSummary(n_input=2, n_ok=0, n_failed=2).exit_code()
+            3
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code()
+            0
+            >>> BuildSummary(n_input=2, n_ok=1, n_failed=1).exit_code(fail_on_error=True)
+            3
+        """
+        nothing_usable = self.n_input > 0 and self.n_ok == 0
+        return EXIT_BUILD_FAILED if nothing_usable or (fail_on_error and self.n_failed) else 0
+
     def as_dict(self) -> dict[str, Any]:
         """JSON form; the first six keys are the fixed contract of ``build-cache --json``."""
         return {
@@ -151,7 +159,7 @@ class BuildSummary:
             "invariant": "n_input == n_ok + n_failed + n_skipped",
             "invariant_holds": self.invariant_holds,
             "n_media_items": self.n_media_items,
-            "n_malformed_rows": self.n_malformed_rows,
+            "n_skipped_rows": self.n_skipped_rows,
             "n_decoded": self.n_decoded,
             "n_new_failures": self.n_new_failures,
             "n_known_failures": self.n_known_failures,
@@ -318,7 +326,7 @@ class _Build:
         self.hash_memo: HashMemo = {}
         self.counts: Counter[str] = Counter()
         self.n_cached = 0
-        self.n_malformed = len(inputs.malformed_rows)
+        self.n_skipped_rows = len(inputs.skipped_rows)
         self._last_phase = ""
         self._last_report = 0.0
 
@@ -346,11 +354,11 @@ class _Build:
         self.progress(
             BuildProgress(
                 phase=phase,
-                done=len(self.outcomes) + self.n_malformed,
+                done=len(self.outcomes) + self.n_skipped_rows,
                 total=self.inputs.n_input,
                 n_ok=self.counts["ok"],
                 n_failed=self.counts["failed"],
-                n_skipped=self.counts["skipped"] + self.n_malformed,
+                n_skipped=self.counts["skipped"] + self.n_skipped_rows,
                 n_already_cached=self.n_cached,
                 current=current,
             )
@@ -486,9 +494,19 @@ def build_cache(
         A :class:`BuildSummary`; ``n_input == n_ok + n_failed + n_skipped`` is checked.
 
     Example:
-        >>> s = build_cache(["task_specs/synth-count.yaml"], "cache/")  # doctest: +SKIP
-        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)  # doctest: +SKIP
-        (12, 12, 0, 0, 0)
+        >>> import json, tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> folder = tempfile.mkdtemp()
+        >>> spec = write_demo_task(folder, n_per_task=1)
+        >>> row = {"problem": "How many?", "answer": "2", "problem_type": "numerical",
+        ...        "videos": ["gone.mp4"]}  # a row whose video is missing
+        >>> with open(f"{folder}/demo.jsonl", "a") as rows:
+        ...     _ = rows.write(json.dumps(row) + "\\n")
+        >>> s = build_cache([spec], f"{folder}/store", workers=1)
+        >>> (s.n_input, s.n_ok, s.n_failed, s.n_skipped, s.n_already_cached)
+        (3, 2, 1, 0, 0)
+        >>> s.failed_by_class, s.exit_code()
+        ({'MissingFileError': 1}, 0)
     """
     started = time.perf_counter()
     if mp_context == "fork":
@@ -622,15 +640,14 @@ def build_cache(
 
     # summary + invariant
     values = list(build.outcomes.values())
-    malformed = len(inputs.malformed_rows)
-    if malformed:
-        build.skipped_by_rule[RULE_MALFORMED_ROW] += malformed
+    skipped_rows = inputs.skipped_rows
+    build.skipped_by_rule.update(row.skip_rule for row in skipped_rows)
     summary.n_input = inputs.n_input
     summary.n_media_items = len(inputs.items)
-    summary.n_malformed_rows = malformed
+    summary.n_skipped_rows = len(skipped_rows)
     summary.n_ok = sum(v.status == "ok" for v in values)
     summary.n_failed = sum(v.status == "failed" for v in values)
-    summary.n_skipped = sum(v.status == "skipped" for v in values) + malformed
+    summary.n_skipped = sum(v.status == "skipped" for v in values) + len(skipped_rows)
     summary.n_already_cached = sum(v.already_cached for v in values)
     summary.skipped_by_rule = dict(build.skipped_by_rule)
     summary.failed_by_class = dict(build.failed_by_class)

@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from videorl_kit.errors import UserError
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S
+from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -98,14 +98,25 @@ def build_cache_command(
             "item fails (0: no limit).",
         ),
     ] = DEFAULT_ITEM_TIMEOUT_S,
+    fail_on_error: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-error", help=f"Exit {EXIT_BUILD_FAILED} if any input failed to decode."
+        ),
+    ] = False,
 ) -> None:
     """Decode every distinct video/image of the specs once into a Lance store.
 
     Every input ends as ok (a frames row), failed (a failures row with the reason) or
-    skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed.
+    skipped (a named rule), and `n_input == n_ok + n_failed + n_skipped` is printed, with
+    the skipped samples grouped by rule and example rows.
     Re-running adds nothing; an interrupted build resumes where its last commit ended.
     Failed items are retried only with --retry-failed. A decode that hangs longer than
     --item-timeout seconds is killed (its worker is replaced) and the item fails.
+
+    Exit status: 0 when the build produced something usable; 3 when no input ended ok
+    (every one failed or was skipped) or, with --fail-on-error, when any input failed;
+    1 for a user error (a bad spec, store or flag value); 2 for a usage error.
 
     Examples:
 
@@ -120,7 +131,7 @@ def build_cache_command(
       videorl-kit build-cache task_specs/*.yaml --store cache-tc/ --decoder torchcodec
     """
     from videorl_kit.spec.loader import discover_spec_paths
-    from videorl_kit.store.builder import BuildProgress, build_cache
+    from videorl_kit.store.builder import build_cache
 
     if engine not in ("local", "ray"):
         raise UserError(f"--engine must be 'local' or 'ray', not {engine!r}")
@@ -135,7 +146,25 @@ def build_cache_command(
     if as_json:
         summary = build_cache(paths, store, **kwargs)
         _print_json(summary.as_dict())
-        return
+    else:
+        summary = _build_with_progress(paths, store, kwargs)
+        _print_summary(summary)
+    code = summary.exit_code(fail_on_error=fail_on_error)
+    if code and not as_json:
+        why = "no input was cached" if summary.exit_code() else "an input failed (--fail-on-error)"
+        _console(stderr=True).print(
+            f"error: {why} ({summary.n_failed} failed, {summary.n_skipped} skipped); "
+            f"exit status {code}",
+            style="red",
+            markup=False,
+        )
+    if code:
+        raise typer.Exit(code)
+
+
+def _build_with_progress(paths: list[Any], store: Path, kwargs: dict[str, Any]) -> Any:
+    from videorl_kit.store.builder import BuildProgress, build_cache
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -156,8 +185,7 @@ def build_cache_command(
                 ok=event.n_ok, failed=event.n_failed, skipped=event.n_skipped,
             )  # fmt: skip
 
-        summary = build_cache(paths, store, progress=on_progress, **kwargs)
-    _print_summary(summary)
+        return build_cache(paths, store, progress=on_progress, **kwargs)
 
 
 def _print_summary(summary: Any) -> None:
@@ -166,7 +194,7 @@ def _print_summary(summary: Any) -> None:
     table = Table("", "count", title=f"build-cache → {summary.store}", show_header=False)
     table.add_row("inputs", str(summary.n_input))
     table.add_row("  media items", str(summary.n_media_items))
-    table.add_row("  malformed rows", str(summary.n_malformed_rows))
+    table.add_row("  skipped data rows", str(summary.n_skipped_rows))
     table.add_row("ok", str(summary.n_ok))
     table.add_row("  already cached", str(summary.n_already_cached))
     table.add_row("  decoded now", str(summary.n_decoded))
@@ -183,6 +211,7 @@ def _print_summary(summary: Any) -> None:
     table.add_row("commits", str(summary.n_commits))
     table.add_row("seconds", f"{summary.seconds:.2f}")
     console.print(table)
+    _print_skips(console, data["samples"]["skips"], "skipped samples")
     mark = "holds" if summary.invariant_holds else "VIOLATED"
     console.print(
         f"n_input {summary.n_input} == n_ok {summary.n_ok} + n_failed {summary.n_failed} "
@@ -203,6 +232,17 @@ def _print_summary(summary: Any) -> None:
         )
 
 
+def _print_skips(console: Console, skips: dict[str, dict[str, Any]], title: str) -> None:
+    """Skipped samples by rule: the count, then example rows (task, row number, reason)."""
+    if not skips:
+        return
+    console.print(f"{title}:", markup=False)
+    for rule, entry in skips.items():
+        console.print(f"  {rule}: {entry['count']}", markup=False)
+        for example in entry["examples"]:
+            console.print(f"    {example}", markup=False, highlight=False)
+
+
 @cache_app.command("status")
 def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
     """Show what a store holds: tables, budgets, failures, samples and the specs they came from.
@@ -216,9 +256,12 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
 
       videorl-kit cache status --store cache/ --json
     """
+    from videorl_kit.store.samples import skip_summary
+    from videorl_kit.store.tables import StoreTables
     from videorl_kit.store.verify import store_status
 
     info = store_status(store)
+    info["samples"]["skips"] = skip_summary(StoreTables.open(store))
     if as_json:
         _print_json(info)
         return
@@ -246,6 +289,7 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 task_id, *(str(counts.get(k, 0)) for k in ("ready", "media_failed", "skipped"))
             )
         console.print(samples)
+    _print_skips(console, info["samples"]["skips"], "skipped samples by rule")
     if info["specs"]:
         specs = Table("task", "version", "spec sha256", title="specs")
         specs.add_column("spec from", overflow="fold")  # paths and revisions in full

@@ -14,3 +14,7 @@ DEFAULT_ITEM_TIMEOUT_S: Final[float] = 300.0
 
 DEFAULT_MP_CONTEXT: Final[str] = "forkserver"
 """Start method of the local decode workers (never ``fork``: decoders and Lance use threads)."""
+
+EXIT_BUILD_FAILED: Final[int] = 3
+"""Exit status of ``build-cache`` when the build ran but no input ended ok (or, with
+``--fail-on-error``, any input failed); 1 is a user error, 2 a command-line usage error."""

@@ -40,6 +40,7 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
 from videorl_kit.store.worker import (
     DecodeFn,
@@ -64,7 +65,7 @@ the same process and by every replaced worker). They start no threads that ``for
 lose except allocator/BLAS helpers, which handle ``fork`` themselves; Lance is not among them."""
 
 
-class WorkerStartError(RuntimeError):
+class WorkerStartError(VideoRLKitError, RuntimeError):
     """Worker processes die before they are ready (e.g. ``decode_fn`` cannot be imported)."""
 
 

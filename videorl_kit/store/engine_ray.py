@@ -79,7 +79,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from videorl_kit.errors import UserError
+from videorl_kit.errors import UserError, VideoRLKitError
 from videorl_kit.store.commit import CommitEvent, sql_in
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
 from videorl_kit.store.schema import FRAMES_SCHEMA, FRAMES_TABLE
@@ -106,7 +106,7 @@ DECODED_SCHEMA = pa.schema(
 """A decode block's output: the frames-table columns (null unless ok) + status + metadata."""
 
 
-class FramesNotCommittedError(Exception):
+class FramesNotCommittedError(VideoRLKitError):
     """An ok item's frames row is not in the table after its chunk's commit (a lost write)."""
 
 

@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from videorl_kit.errors import UserError
+from videorl_kit.errors import UserError, VideoRLKitError
 
 
 class StoreError(UserError):
@@ -30,7 +30,7 @@ class MissingKeyError(StoreError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class BuildInvariantError(RuntimeError):
+class BuildInvariantError(VideoRLKitError, RuntimeError):
     """Internal bug: an input did not end in exactly one of ok / failed / skipped."""
 
 

@@ -48,6 +48,8 @@ from typing import Final
 import cramjam
 import numpy as np
 
+from videorl_kit.errors import VideoRLKitError
+
 CODEC_NONE: Final[str] = "none"
 """The cell is the frames' raw C-order bytes."""
 CODEC_LZ4: Final[str] = "lz4"
@@ -69,7 +71,7 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-class FrameCodecError(ValueError):
+class FrameCodecError(VideoRLKitError, ValueError):
     """A stored cell does not decode to the frames its row describes."""
 
 

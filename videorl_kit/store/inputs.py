@@ -9,9 +9,11 @@
    specs under the same budget is *one* input; under two budgets it is two inputs. Each
    media item ends ``ok`` (a ``frames`` row holds it), ``failed`` (a ``failures`` row
    says why) or ``skipped`` by a named rule (``over_token_budget``).
-2. a *malformed row*: a row the spec loader could not read (``Sample.skip_reason``) or a
-   second row with an already used sample id. It has no trustworthy media, so it is one
-   input that always ends ``skipped`` with rule ``malformed_row``.
+2. a *skipped row*: a row the spec loader could not use (``Sample.skip_rule``: malformed,
+   unknown or missing problem type, a type other than the spec's, a ``data_type`` that
+   contradicts the row's media) or a second row with an already used sample id (rule
+   ``duplicate_id``). It has no trustworthy media, so it is one input that always ends
+   ``skipped`` with its row rule (:data:`videorl_kit.skip_rules.ROW_RULES`).
 
 Well-formed rows without media (text-only) are not inputs: there is nothing to cache.
 They still get a ``samples`` row. Two paths with identical content under one budget are
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from videorl_kit.errors import UserError
+from videorl_kit.skip_rules import RULE_DUPLICATE_ID
 from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash
 
@@ -41,9 +44,6 @@ if TYPE_CHECKING:
     from videorl_kit.spec.models import ImageBudget, TaskSpec, VideoBudget
 
 Modality = Literal["video", "image"]
-
-RULE_MALFORMED_ROW = "malformed_row"
-RULE_OVER_TOKEN_BUDGET = "over_token_budget"
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class RowRef:
     sample: Sample
     videos: tuple[MediaItem, ...]
     images: tuple[MediaItem, ...]
-    malformed_reason: str | None = None
+    skip_rule: str | None = None
+    skip_reason: str | None = None
     source: SpecSource | None = None
 
 
@@ -88,14 +89,14 @@ class BuildInputs:
     rows: list[RowRef]
 
     @property
-    def malformed_rows(self) -> list[RowRef]:
-        """Rows that are inputs of their own, skipped with rule ``malformed_row``."""
-        return [r for r in self.rows if r.malformed_reason is not None]
+    def skipped_rows(self) -> list[RowRef]:
+        """Rows that are inputs of their own, skipped by a row rule."""
+        return [r for r in self.rows if r.skip_rule is not None]
 
     @property
     def n_input(self) -> int:
-        """Media items plus malformed rows (see the module docstring)."""
-        return len(self.items) + len(self.malformed_rows)
+        """Media items plus skipped rows (see the module docstring)."""
+        return len(self.items) + len(self.skipped_rows)
 
 
 def _absolute(path: str | Path) -> str:
@@ -133,14 +134,17 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
         source = SpecSource.of(spec, data_record)
         first_row_of: dict[str, int] = {}
         for sample in iter_samples(pinned):
-            reason = sample.skip_reason
-            if reason is None and sample.sample_id in first_row_of:
-                reason = (
-                    f"row {sample.row_index}: duplicate sample id {sample.sample_id!r} "
-                    f"(first used by row {first_row_of[sample.sample_id]})"
+            rule, reason = sample.skip_rule, sample.skip_reason
+            if rule is None and sample.sample_id in first_row_of:
+                rule, reason = (
+                    RULE_DUPLICATE_ID,
+                    (
+                        f"row {sample.row_index}: duplicate sample id {sample.sample_id!r} "
+                        f"(first used by row {first_row_of[sample.sample_id]})"
+                    ),
                 )
-            if reason is not None:
-                rows.append(RowRef(pinned, sample, (), (), reason, source))
+            if rule is not None:
+                rows.append(RowRef(pinned, sample, (), (), rule, reason, source))
                 continue
             first_row_of[sample.sample_id] = sample.row_index
             videos = tuple(

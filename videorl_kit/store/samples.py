@@ -5,9 +5,16 @@ rendered prompt, the cache keys of its media and a prompt-token estimate, plus a
 
 ``ready``          every media item is cached (or the row has no media)
 ``media_failed``   at least one media item failed to decode (see ``failures``)
-``skipped``        not usable, ``skip_reason`` says why: a malformed row (``row 7: missing
-                   field 'problem'``), a duplicate id, a prompt that does not render, a media
-                   item skipped by rule, or a prompt over ``max_prompt_tokens``
+``skipped``        not usable: ``skip_rule`` names the rule and ``skip_reason`` says why. A
+                   row rule of :mod:`videorl_kit.spec.data` (``malformed_row``: ``row 7:
+                   missing field 'problem'``, ``problem_type_mismatch``,
+                   ``data_type_mismatch``, ``duplicate_id``, ...), ``prompt_error`` (the
+                   prompt does not render), a media item's skip rule
+                   (``over_token_budget``, ``data_type_mismatch``), or
+                   ``over_token_budget`` for a prompt over ``max_prompt_tokens``
+
+A row also keeps the raw data row (``row_json``), so consumers can group metrics by any
+column of the source data (``data_source``, ...).
 
 Every row also records where its spec came from (file, version, content hash, the Hub
 files and commits it was built from, and the commit of Hub data; see
@@ -24,8 +31,8 @@ Example:
 
 from __future__ import annotations
 
+import json
 import math
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +41,7 @@ from typing import Any
 import pyarrow as pa
 
 from videorl_kit.errors import UserError
+from videorl_kit.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
 from videorl_kit.store.provenance import SpecSource
@@ -50,6 +58,9 @@ from videorl_kit.store.tables import StoreTables
 STATUS_READY = "ready"
 STATUS_MEDIA_FAILED = "media_failed"
 STATUS_SKIPPED = "skipped"
+
+SKIP_EXAMPLES = 3
+"""Example rows kept per skip rule in a :class:`SampleLedger` (and shown by the CLI)."""
 
 BYTES_PER_TEXT_TOKEN = 4
 """Rough UTF-8 bytes per text token for the estimate (no tokenizer at build time)."""
@@ -75,7 +86,7 @@ class SampleLedger:
     n_ready: int = 0
     n_failed: int = 0
     n_skipped: int = 0
-    skipped_by_reason: dict[str, int] = field(default_factory=dict)
+    skips: dict[str, dict[str, Any]] = field(default_factory=dict)  # see group_skips
     rows_written: int = 0
     rows_deleted: int = 0
 
@@ -84,6 +95,11 @@ class SampleLedger:
         """``n_samples == n_ready + n_failed + n_skipped``."""
         return self.n_samples == self.n_ready + self.n_failed + self.n_skipped
 
+    @property
+    def skipped_by_rule(self) -> dict[str, int]:
+        """Skipped samples counted by rule."""
+        return {rule: entry["count"] for rule, entry in self.skips.items()}
+
     def as_dict(self) -> dict[str, Any]:
         """Plain-data form for JSON output."""
         return {
@@ -91,7 +107,8 @@ class SampleLedger:
             "n_ready": self.n_ready,
             "n_failed": self.n_failed,
             "n_skipped": self.n_skipped,
-            "skipped_by_reason": dict(sorted(self.skipped_by_reason.items())),
+            "skipped_by_rule": self.skipped_by_rule,
+            "skips": self.skips,
             "rows_written": self.rows_written,
             "rows_deleted": self.rows_deleted,
         }
@@ -107,9 +124,58 @@ def estimate_text_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TEXT_TOKEN)
 
 
-def _reason_kind(reason: str) -> str:
-    """Short category of a skip reason, for counting ("malformed_row", "over_token_budget", ...)."""
-    return reason.split(":", 1)[0] if not reason.startswith("row ") else "malformed_row"
+def skip_example(task_id: str, row_index: int, reason: str | None) -> str:
+    """How one skipped row is named in the skip listings: task, row number and reason.
+
+    Example:
+        >>> skip_example("mixed", 7, "row 7: data_type is 'image' but the row has no image")
+        "mixed row 7: data_type is 'image' but the row has no image"
+    """
+    detail = (reason or "").removeprefix(f"row {row_index}: ")
+    return f"{task_id} row {row_index}: {detail}"
+
+
+def group_skips(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Skipped ``samples`` rows grouped by rule: ``{rule: {"count", "examples"}}``, by rule.
+
+    ``examples`` names the first :data:`SKIP_EXAMPLES` rows (task, row number, reason) in
+    task and row order.
+
+    Example:
+        >>> group_skips([{"task_id": "t", "row_index": 4, "skip_rule": "malformed_row",
+        ...               "skip_reason": "row 4: missing field 'problem'"}])
+        {'malformed_row': {'count': 1, 'examples': ["t row 4: missing field 'problem'"]}}
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (r["task_id"], r["row_index"])):
+        entry = groups.setdefault(row["skip_rule"] or "unknown", {"count": 0, "examples": []})
+        entry["count"] += 1
+        if len(entry["examples"]) < SKIP_EXAMPLES:
+            entry["examples"].append(
+                skip_example(row["task_id"], row["row_index"], row["skip_reason"])
+            )
+    return dict(sorted(groups.items()))
+
+
+def skip_summary(tables: StoreTables) -> dict[str, dict[str, Any]]:
+    """Every skipped sample of a store, grouped by rule (:func:`group_skips`).
+
+    Example:
+        >>> import tempfile
+        >>> skip_summary(StoreTables.create(tempfile.mkdtemp()))
+        {}
+    """
+    table = tables.table(SAMPLES_TABLE).to_table(
+        columns=["task_id", "row_index", "skip_rule", "skip_reason"],
+        filter=f"status = {sql_quote(STATUS_SKIPPED)}",
+    )
+    return group_skips(table.to_pylist())
+
+
+def _row_json(raw: dict[str, Any]) -> str | None:
+    if not raw:
+        return None
+    return json.dumps(raw, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _media_problem(kind: str, item: MediaItem, outcome: ItemOutcome) -> str:
@@ -126,22 +192,29 @@ def sample_row(
 ) -> dict[str, Any]:
     """The ``samples`` row of one data row (without ``updated_at``).
 
-    Example:
-        >>> row = sample_row(ref, outcomes)                  # doctest: +SKIP
-        >>> row["status"], row["video_keys"]                 # doctest: +SKIP
-        ('ready', ['3f1c...'])
+    Example (text-only rows: no media, so no outcomes are needed):
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> data = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> _ = data.write_text(json.dumps({"problem": "2+2?", "answer": 4, "source": "x"}))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(data)}, "prompt": {"template": "Q: {{ question }}"}})
+        >>> row = sample_row(collect_inputs([spec]).rows[0], {})
+        >>> row["status"], row["prompt"], row["answer"], json.loads(row["row_json"])["source"]
+        ('ready', 'Q: 2+2?', '4', 'x')
     """
     from videorl_kit.spec.prompt import render_prompt
 
     spec, sample = ref.spec, ref.sample
-    status, reason, prompt = STATUS_READY, ref.malformed_reason, None
-    if reason is not None:
+    status, rule, reason, prompt = STATUS_READY, ref.skip_rule, ref.skip_reason, None
+    if rule is not None:
         status = STATUS_SKIPPED
     else:
         try:
             prompt = render_prompt(spec, sample)
         except UserError as exc:
-            status, reason = STATUS_SKIPPED, f"prompt_error: {exc}"
+            status, rule, reason = STATUS_SKIPPED, RULE_PROMPT_ERROR, f"{RULE_PROMPT_ERROR}: {exc}"
     media = [("video", m) for m in ref.videos] + [("image", m) for m in ref.images]
     visual: int | None = 0
     if status == STATUS_READY:
@@ -151,7 +224,8 @@ def sample_row(
                 status, reason = STATUS_MEDIA_FAILED, _media_problem(kind, item, outcome)
                 break
             if outcome.status == "skipped":
-                status, reason = STATUS_SKIPPED, _media_problem(kind, item, outcome)
+                status, rule = STATUS_SKIPPED, outcome.rule
+                reason = _media_problem(kind, item, outcome)
                 break
             visual = (visual or 0) + int(outcome.visual_tokens or 0)
     if status != STATUS_READY:
@@ -161,8 +235,8 @@ def sample_row(
     total = None if visual is None or text_tokens is None else visual + text_tokens
     limit = max_prompt_tokens
     if status == STATUS_READY and limit is not None and total is not None and total > limit:
-        status = STATUS_SKIPPED
-        reason = f"over_token_budget: about {total} prompt tokens > max_prompt_tokens {limit}"
+        status, rule = STATUS_SKIPPED, RULE_OVER_TOKEN_BUDGET
+        reason = f"{rule}: about {total} prompt tokens > max_prompt_tokens {limit}"
 
     def key_of(item: MediaItem) -> str | None:
         outcome = outcomes.get(item)
@@ -175,7 +249,7 @@ def sample_row(
         "sample_id": sample.sample_id,
         "spec_version": spec.version,
         "row_index": sample.row_index,
-        "problem_type": str(sample.problem_type.value),
+        "problem_type": str(sample.problem_type or spec.problem_type),
         "question": sample.question,
         "options": sample.options,
         "answer": sample.answer,
@@ -191,7 +265,9 @@ def sample_row(
         "text_tokens_estimate": text_tokens,
         "prompt_tokens_estimate": total,
         "status": status,
+        "skip_rule": rule,
         "skip_reason": reason,
+        "row_json": _row_json(sample.raw),
         **(ref.source or SpecSource.of(spec)).columns(),
         "cache_schema_version": CACHE_SCHEMA_VERSION,
     }
@@ -231,13 +307,24 @@ def write_samples(
     table version.
 
     Example:
-        >>> ledger = write_samples(tables, inputs.rows, outcomes)   # doctest: +SKIP
-        >>> ledger.invariant_holds                                  # doctest: +SKIP
-        True
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> rows = [{"problem": "2+2?", "answer": 4}, {"problem": "no answer"}]
+        >>> _ = (folder / "rows.jsonl").write_text("\\n".join(map(json.dumps, rows)))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(folder / "rows.jsonl")},
+        ...     "prompt": {"template": "{{ question }}"}})
+        >>> tables = StoreTables.create(folder / "store")
+        >>> ledger = write_samples(tables, collect_inputs([spec]).rows, {})
+        >>> ledger.n_samples, ledger.n_ready, ledger.skipped_by_rule, ledger.invariant_holds
+        (2, 1, {'malformed_row': 1}, True)
+        >>> write_samples(tables, collect_inputs([spec]).rows, {}).rows_written  # unchanged
+        0
     """
     ledger = SampleLedger()
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    reasons: Counter[str] = Counter()
     task_ids: list[str] = []
     built = [sample_row(ref, outcomes, max_prompt_tokens=max_prompt_tokens) for ref in refs]
     # well-formed rows first: a malformed row that collides with a real id gets a suffix
@@ -251,7 +338,6 @@ def write_samples(
             ledger.n_failed += 1
         else:
             ledger.n_skipped += 1
-            reasons[_reason_kind(row["skip_reason"] or "")] += 1
         key = (row["task_id"], row["sample_id"])
         if key in rows:
             key = (row["task_id"], f"{row['sample_id']}#row{row['row_index']}")
@@ -260,7 +346,7 @@ def write_samples(
                 canonical_json({k: v for k, v in row.items() if k != "row_hash"})
             )
         rows[key] = row
-    ledger.skipped_by_reason = dict(reasons)
+    ledger.skips = group_skips(r for r in rows.values() if r["status"] == STATUS_SKIPPED)
     existing = _existing_hashes(tables, task_ids)
     changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
     now = datetime.now(UTC)

@@ -47,8 +47,10 @@ CACHE_SCHEMA_VERSION: Final[int] = 3
 History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
 ``spec_sha256``, ``spec_hub_files``, ``data_repo``, ``data_revision``, ``data_file``,
 ``data_sha256``); 3 = ``frames`` cells may be LZ4-compressed per frame (``frames_codec``,
-``frames_chunk_sizes``), which a version-2 reader would misread. A store of another version
-is refused with a rebuild hint.
+``frames_chunk_sizes``), which a version-2 reader would misread; within version 3,
+``samples`` gained ``skip_rule`` and ``row_json`` (additive: a store without them is refused by
+the missing-column check with the same rebuild hint). A store of another version is refused
+with a rebuild hint.
 """
 
 SAMPLER_VERSION: Final[str] = "qwen-vl-utils-0.0.14/1"
@@ -277,7 +279,9 @@ SAMPLES_SCHEMA: Final[pa.Schema] = _table_schema(
     pa.field("text_tokens_estimate", pa.int64(), nullable=True),
     pa.field("prompt_tokens_estimate", pa.int64(), nullable=True),
     pa.field("status", pa.string(), nullable=False),  # see videorl_kit.store.samples
+    pa.field("skip_rule", pa.string(), nullable=True),  # the named rule of a skipped row
     pa.field("skip_reason", pa.string(), nullable=True),
+    pa.field("row_json", pa.string(), nullable=True),  # the raw data row (data_source, ...)
     # provenance of the spec (videorl_kit.store.provenance)
     pa.field("spec_file", pa.string(), nullable=True),
     pa.field("spec_sha256", pa.string(), nullable=False),

@@ -1,32 +1,56 @@
 """A map-style dataset of ready samples with their cached frames, for PyTorch training loops.
 
 Each item is one ``ready`` row of the ``samples`` table with its media read from the frames
-table. With an HF processor (Qwen2.5-VL / Qwen3-VL) the item is model-ready: the processor
-runs with ``do_resize=False`` and ``do_sample_frames=False`` (the cache already sampled and
-resized) and receives each video's ``video_metadata`` (source fps and selected frame
-indices), so Qwen3-VL writes the right ``<t seconds>`` markers. Without a processor the item
-carries the uint8 frames and the metadata.
+table: ``task_id``, ``sample_id``, ``problem_type``, ``prompt``, ``answer``, ``options``
+(the columns the TRL reward functions read, :mod:`videorl_kit.rewards.trl_functions`),
+chat ``messages``, ``videos`` (uint8 ``T×H×W×3`` arrays) with their ``video_metadata``,
+``images`` (``H×W×3``), and ``row``: the raw data row, for metrics per ``data_source`` or
+any other column of the source data. :meth:`CachedSampleDataset.media` looks a sample's
+cached frames up by id, and :attr:`CachedSampleDataset.collate_fn` batches items
+(:mod:`videorl_kit.store.collate`: media as lists, token sequences padded).
 
-torch and transformers are imported only when an item is built with a processor;
-``torch.utils.data.DataLoader`` accepts the dataset as it is (it implements ``__len__`` and
-``__getitem__``).
+With an HF processor (Qwen2.5-VL / Qwen3-VL) each item also has ``model_inputs``: the
+processor runs with ``do_resize=False`` and ``do_sample_frames=False`` (the cache already
+sampled and resized) and receives each video's ``video_metadata`` (source fps and
+selected frame indices), so Qwen3-VL writes the right ``<t seconds>`` markers.
+
+torch and transformers are imported only when an item is built with a processor (or a
+batch of processed items is collated); ``torch.utils.data.DataLoader`` accepts the dataset
+as it is (it implements ``__len__`` and ``__getitem__``).
 
 Example:
-    >>> ds = CachedSampleDataset("cache/", processor=processor)   # doctest: +SKIP
-    >>> item = ds[0]                                              # doctest: +SKIP
-    >>> sorted(item["model_inputs"])                              # doctest: +SKIP
-    ['attention_mask', 'input_ids', 'pixel_values_videos', 'video_grid_thw']
+    >>> import tempfile
+    >>> from videorl_kit.spec import load_spec
+    >>> from videorl_kit.store import build_cache
+    >>> from videorl_kit.synth import write_demo_task
+    >>> folder = tempfile.mkdtemp()
+    >>> spec = load_spec(write_demo_task(folder))  # 2 clips and 2 stills, counting questions
+    >>> _ = build_cache([spec], f"{folder}/store", workers=1)
+    >>> dataset = CachedSampleDataset(f"{folder}/store", spec=spec)
+    >>> item = dataset[0]
+    >>> item["videos"][0].dtype, item["videos"][0].ndim, item["row"]["data_type"]
+    (dtype('uint8'), 4, 'video')
+    >>> videos, images = dataset.media(item["sample_id"])
+    >>> len(videos), len(images), videos[0].modality, videos[0].frames.shape[-1]
+    (1, 0, 'video', 3)
+    >>> dataset.index_of("synth-image-count-0001")
+    3
+    >>> batch = dataset.collate_fn([dataset[i] for i in range(len(dataset))])
+    >>> batch["problem_type"], [len(v) for v in batch["videos"]]
+    (['numerical', 'numerical', 'numerical', 'numerical'], [1, 1, 0, 0])
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from videorl_kit.store.collate import collate_samples
 from videorl_kit.store.commit import sql_in
-from videorl_kit.store.errors import StoreMismatchError, rebuild_hint
+from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
 from videorl_kit.store.reader import CachedFrames, FrameStore, budget_dict, require_budget
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import SAMPLES_TABLE
@@ -49,6 +73,7 @@ _SAMPLE_COLUMNS = [
     "video_budget_hash",
     "image_budget_hash",
     "prompt_tokens_estimate",
+    "row_json",
 ]
 
 
@@ -119,15 +144,16 @@ class CachedSampleDataset:
     Pass the trainer's task ``spec`` (or its ``budget``) to refuse a store whose frames were
     cached under other budgets: the same check, and message, as ``FrameStore.open(budget=)``.
 
+    See the module example for a built store; a store without the asked tasks is refused:
+
     Example:
-        >>> from torch.utils.data import DataLoader                          # doctest: +SKIP
-        >>> ds = CachedSampleDataset("cache/", task_ids=["synth-count"])     # doctest: +SKIP
-        >>> loader = DataLoader(ds, batch_size=None, shuffle=True)           # doctest: +SKIP
-        >>> next(iter(loader))["video_metadata"][0]["fps"]                   # doctest: +SKIP
-        30.0
-        >>> spec = load_spec("task_specs/synth-count.yaml")                  # doctest: +SKIP
-        >>> len(CachedSampleDataset("cache/", spec=spec)) > 0                # doctest: +SKIP
-        True
+        >>> import tempfile
+        >>> from videorl_kit.store.tables import StoreTables
+        >>> folder = StoreTables.create(tempfile.mkdtemp()).root
+        >>> CachedSampleDataset(folder, task_ids=["count"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.store.errors.StoreMismatchError: ...: no ready samples for tasks count; ...
     """
 
     def __init__(
@@ -163,9 +189,45 @@ class CachedSampleDataset:
         self.budget_hashes: dict[str, str] = (
             {} if budget is None else check_sample_budgets(tables, budget, rows)
         )
+        self._positions: dict[str, list[int]] = {}
+        for index, row in enumerate(rows):
+            self._positions.setdefault(row["sample_id"], []).append(index)
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def collate_fn(self) -> Callable[[Sequence[dict[str, Any]]], dict[str, Any]]:
+        """:func:`~videorl_kit.store.collate.collate_samples` with the processor's pad token."""
+        tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        pad = getattr(tokenizer, "pad_token_id", None)
+        return partial(collate_samples, pad_token_id=int(pad) if pad is not None else 0)
+
+    def index_of(self, sample_id: str, task_id: str | None = None) -> int:
+        """Position of a ready sample, by id (and task, when two tasks share the id).
+
+        Raises :class:`MissingKeyError` naming the id when it is not a ready sample here
+        (absent, skipped or failed), or when it is ambiguous without ``task_id``.
+        """
+        found = self._positions.get(sample_id, [])
+        if task_id is not None:
+            found = [i for i in found if self.rows[i]["task_id"] == task_id]
+        if len(found) == 1:
+            return found[0]
+        where = f"task {task_id}" if task_id is not None else "any task"
+        if not found:
+            raise MissingKeyError(
+                f"{self.frames.root}: sample {sample_id!r} is not a ready sample of {where} "
+                "(see `videorl-kit cache status` for skipped and failed samples)"
+            )
+        tasks = ", ".join(self.rows[i]["task_id"] for i in found)
+        raise MissingKeyError(f"sample id {sample_id!r} is in tasks {tasks}: pass task_id")
+
+    def media(
+        self, sample_id: str, task_id: str | None = None
+    ) -> tuple[list[CachedFrames], list[CachedFrames]]:
+        """The cached ``(videos, images)`` of a sample, by id (see :meth:`index_of`)."""
+        return self._media(self.rows[self.index_of(sample_id, task_id)])
 
     def _media(self, row: dict[str, Any]) -> tuple[list[CachedFrames], list[CachedFrames]]:
         videos = self.frames.get_many(row["video_keys"])
@@ -209,6 +271,7 @@ class CachedSampleDataset:
             "video_metadata": [v.video_metadata() for v in videos],
             "images": [i.frames[0] for i in images],
             "prompt_tokens_estimate": row["prompt_tokens_estimate"],
+            "row": json.loads(row["row_json"]) if row["row_json"] else {},
         }
         if self.processor is not None:
             item["model_inputs"] = self._process(item, videos + images)

@@ -27,21 +27,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from videorl_kit.store.inputs import RULE_OVER_TOKEN_BUDGET
+from videorl_kit.errors import VideoRLKitError
+from videorl_kit.skip_rules import RULE_DATA_TYPE_MISMATCH, RULE_OVER_TOKEN_BUDGET
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, SAMPLER_VERSION, canonical_json
 
 Status = Literal["ok", "failed", "skipped"]
 
 
-class SourceChangedError(Exception):
+class SourceChangedError(VideoRLKitError):
     """The media file changed (or vanished) between hashing and decoding."""
 
 
-class WorkerCrashError(Exception):
+class WorkerCrashError(VideoRLKitError):
     """The worker process died (signal, out of memory) while decoding this item."""
 
 
-class DecodeTimeoutError(Exception):
+class DecodeTimeoutError(VideoRLKitError):
     """Decoding this item ran past the per-item time limit; its worker process was killed."""
 
 
@@ -253,9 +254,60 @@ def run_task(task: DecodeTask, decode: Callable[[DecodeTask], Any]) -> DecodeRes
     return DecodeResult(task, "ok", row=row, seconds=row["decode_seconds"])
 
 
+_NOT_STILL_IMAGES = frozenset({"MPEG"})
+"""Formats Pillow identifies but that hold moving pictures (it cannot decode them)."""
+
+
+def declared_type_contradiction(path: str, modality: str) -> str | None:
+    """Why the file at ``path`` cannot be the ``modality`` its row declares, or None.
+
+    A still image in a video slot would decode as a video of one repeated frame, and a
+    video in an image slot as its first frame: both are skipped (rule
+    ``data_type_mismatch``) instead. A file that is neither (missing, damaged) is left to
+    the decoder, which fails with the reason.
+
+    Example:
+        >>> import tempfile, PIL.Image
+        >>> png = tempfile.mkdtemp() + "/still.png"
+        >>> PIL.Image.new("RGB", (8, 8)).save(png)
+        >>> declared_type_contradiction(png, "video")
+        'declared a video, but the file is a PNG image'
+        >>> declared_type_contradiction(png, "image") is None
+        True
+    """
+    import PIL.Image
+
+    try:
+        with PIL.Image.open(path) as image:
+            kind: str | None = image.format
+            still = kind not in _NOT_STILL_IMAGES and getattr(image, "n_frames", 1) <= 1
+    except (OSError, ValueError, SyntaxError, PIL.Image.DecompressionBombError):
+        kind, still = None, False
+    if modality == "video":
+        return f"declared a video, but the file is a {kind} image" if still else None
+    if kind is not None:
+        return None
+    from videorl_kit.media.container import open_video
+    from videorl_kit.media.errors import MediaError
+
+    try:
+        container, _ = open_video(path)
+    except MediaError:
+        return None
+    container.close()
+    return "declared an image, but the file is a video"
+
+
 def decode_task(task: DecodeTask) -> DecodeResult:
     """Decode one item with the kit's decoders; never raises for a bad input.
 
-    This is the default ``decode_fn`` of :func:`videorl_kit.store.builder.build_cache`.
+    A file whose content contradicts its declared modality is skipped with rule
+    ``data_type_mismatch`` (see :func:`declared_type_contradiction`). This is the default
+    ``decode_fn`` of :func:`videorl_kit.store.builder.build_cache`.
     """
+    contradiction = declared_type_contradiction(task.source_uri, task.modality)
+    if contradiction is not None:
+        return DecodeResult(
+            task, "skipped", skip_rule=RULE_DATA_TYPE_MISMATCH, skip_detail=contradiction
+        )
     return run_task(task, decode_media)

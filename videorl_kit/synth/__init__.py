@@ -18,8 +18,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from videorl_kit.lazy import lazy_exports
 
 _LAZY = {
     "CATALOG": "videorl_kit.synth.catalog",
@@ -32,17 +31,9 @@ _LAZY = {
     "TaskSummary": "videorl_kit.synth.suite",
     "build_item": "videorl_kit.synth.suite",
     "generate_suite": "videorl_kit.synth.suite",
+    "write_demo_task": "videorl_kit.synth.demo",
 }
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'videorl_kit.synth' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

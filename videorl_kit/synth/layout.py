@@ -27,10 +27,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from videorl_kit.errors import VideoRLKitError
 from videorl_kit.synth.scene import Box, ShapeTrack
 
 
-class LayoutError(RuntimeError):
+class LayoutError(VideoRLKitError, RuntimeError):
     """No placement satisfying the constraints was found (a generator bug, not user input)."""
 
 
