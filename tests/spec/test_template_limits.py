@@ -7,6 +7,8 @@ import threading
 import tracemalloc
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from typer.testing import CliRunner
@@ -19,6 +21,7 @@ from videorl_kit.spec.template_sandbox import (
     TemplateLimitError,
     TemplateProblem,
     render_bounded,
+    text_size,
 )
 
 BIG = "{% set b = 'x' * 1000000 %}"
@@ -213,3 +216,18 @@ def test_validate_renders_the_first_data_row(write, tmp_path):
         "steps (loop iterations, calls and filters)",
         "0 of 1 specs valid",
     ]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=5), children, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_text_size_never_underestimates_the_text(value):
+    """Refusing a value before turning it into text relies on this bound."""
+    assert text_size(value, cap=10**9) >= len(str(value))

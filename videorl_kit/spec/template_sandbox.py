@@ -162,8 +162,9 @@ def text_size(value: Any, cap: int | None = None) -> int:
     total, pending = 0, [value]
     while pending and total <= cap:
         item = pending.pop()
-        if isinstance(item, str):
-            total += 10 * len(item) + 2  # repr() inside a container escapes up to 10x
+        if isinstance(item, str):  # as repr() shows it inside a container
+            escapes = item.count("\\") + item.count("'") if item.isprintable() else 9 * len(item)
+            total += len(item) + escapes + 2
         elif isinstance(item, dict):
             total += 2 + 4 * len(item)
             pending.extend(item.keys())
@@ -196,10 +197,8 @@ def _checked(value: Any) -> Any:
 
 
 def _check_binop(operator: str, left: Any, right: Any) -> None:
-    numbers = (int, float)
-    if operator == "**" and isinstance(left, numbers) and isinstance(right, int):
-        bits = max(abs(int(left)), 2).bit_length() * abs(right)
-        if isinstance(left, int) and bits > _MAX_INT_BITS:
+    if operator == "**" and isinstance(left, int) and isinstance(right, int):
+        if max(abs(left), 2).bit_length() * abs(right) > _MAX_INT_BITS:  # floats overflow fast
             raise TemplateLimitError(f"a number would have more than {_MAX_INT_BITS} bits")
     elif operator == "*":
         sequence, count = (left, right) if isinstance(right, int) else (right, left)

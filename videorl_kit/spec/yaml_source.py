@@ -406,7 +406,7 @@ class _ReadBudget:
 
     def charge(self, text: str, shown: str) -> None:
         self.files -= 1
-        self.bytes -= len(text.encode("utf-8", "surrogatepass"))
+        self.bytes -= len(text.encode("utf-8"))
         if self.files < 0:
             raise _fail(shown, 1, "", f"a spec may read at most {MAX_INCLUDE_FILES} files")
         if self.bytes < 0:
@@ -487,9 +487,8 @@ def load_yaml_with_includes(
             try:
                 return fetch(entry)[0], entry
             except Exception as exc:  # network, auth, missing file: report at the include line
-                raise _fail(
-                    shown, line, "include", f"cannot fetch{named}: {one_line(str(exc))}"
-                ) from None
+                detail = one_line(str(exc)) if quote else type(exc).__name__
+                raise _fail(shown, line, "include", f"cannot fetch{named}: {detail}") from None
         if shown.startswith(HUB_SCHEME):
             # a relative include inside a Hub file stays within the same repo and commit
             return _locate(f"{pinned[shown].rsplit('/', 1)[0]}/{entry}", file, shown, line, quote)
