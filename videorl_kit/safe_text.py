@@ -60,7 +60,7 @@ def lone_surrogate_field(row: dict[str, Any]) -> str | None:
             item = pending.pop()
             if isinstance(item, str):
                 if has_lone_surrogate(item):
-                    return one_line(str(key))
+                    return str(key)
             elif isinstance(item, dict):
                 pending.extend(item.keys())
                 pending.extend(item.values())

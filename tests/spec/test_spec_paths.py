@@ -13,7 +13,14 @@ from videorl_kit.errors import UserError
 from videorl_kit.hub.manifest import MANIFEST_NAME
 from videorl_kit.spec import SpecError, load_spec
 from videorl_kit.spec.data import data_file, iter_samples
-from videorl_kit.spec.paths import PathRefused, PathRoots, SpecRoot, find_spec_root, root_folders
+from videorl_kit.spec.paths import (
+    ROOT_RULE,
+    PathRefused,
+    PathRoots,
+    SpecRoot,
+    find_spec_root,
+    root_folders,
+)
 
 ALLOW = "  allow_absolute_paths: true\n"
 
@@ -56,9 +63,7 @@ def test_spec_paths_outside_the_root_are_refused_at_their_line(
     (message,) = messages(write("t.yaml", text))
     line = 5 if field == "path" else 6
     assert message.startswith(f"t.yaml:{line}: data.{field}: {value!r} {problem} ({tmp_path})")
-    assert message.endswith(
-        "holding videorl_kit_manifest.json, .git, pyproject.toml, else its own folder"
-    )
+    assert message.endswith(f"; {ROOT_RULE}")
     assert ("allow_absolute_paths: true to read it" in message) == value.startswith("/")
 
 
@@ -84,10 +89,14 @@ def test_relative_paths_never_climb_out_even_when_absolute_paths_are_allowed(wri
     assert "data.path: '../../../etc/passwd' leaves its root" in message
 
 
-def test_a_marker_makes_the_project_folder_the_root(write, tmp_path):
+def test_a_marker_or_the_working_directory_makes_the_project_folder_the_root(
+    write, tmp_path, monkeypatch
+):
     (tmp_path / "data").mkdir()
     write_rows(tmp_path / "data" / "rows.jsonl", ["a.mp4"])
     spec_file = write("specs/t.yaml", with_data("../data/rows.jsonl", "../data"))
+    assert find_spec_root(spec_file) == SpecRoot(tmp_path)  # run from the project folder
+    monkeypatch.chdir(tmp_path / "data")  # elsewhere, and no marker: the spec's own folder
     assert find_spec_root(spec_file) == SpecRoot(tmp_path / "specs")
     assert "leaves its root" in messages(spec_file)[0]
     (tmp_path / "pyproject.toml").touch()

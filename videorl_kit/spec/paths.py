@@ -4,7 +4,8 @@ Every spec loaded from a file has a **root**, the folder its paths may not leave
 
 * for a spec file on disk, the nearest folder at or above it that holds ``.git``,
   ``pyproject.toml`` or a Hub spec repo's ``videorl_kit_manifest.json`` (a project or a
-  pulled repo), else the spec's own folder;
+  pulled repo); without one, the working directory when the spec lies inside it (as
+  pytest finds its rootdir), else the spec's own folder;
 * for an ``hf://`` spec, the downloaded repo snapshot.
 
 ``include:`` entries, ``data.path`` and ``data.media_root`` must resolve inside the root;
@@ -46,7 +47,7 @@ ALLOW_ABSOLUTE_FIELD = "data.allow_absolute_paths"
 #: How a local spec's root is found, for messages.
 ROOT_RULE = (
     f"a spec's root is the nearest folder above it holding {', '.join(ROOT_MARKERS)}, "
-    "else its own folder"
+    "else the working directory if the spec is inside it, else the spec's own folder"
 )
 
 
@@ -101,6 +102,9 @@ def find_spec_root(spec_file: str | os.PathLike[str]) -> SpecRoot:
         for marker in ROOT_MARKERS:
             if os.path.lexists(candidate / marker):
                 return SpecRoot(candidate, from_hub=marker == MANIFEST_NAME)
+    cwd = Path.cwd()
+    if cwd != Path(cwd.anchor) and (folder == cwd or cwd in folder.parents):
+        return SpecRoot(cwd)
     return SpecRoot(folder)
 
 
