@@ -38,6 +38,7 @@ format: install
 
 bench: install
 	$(PY) benchmarks/bench_rewards.py
+	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
 	$(PY) benchmarks/bench_spec.py
 

@@ -14,6 +14,8 @@ class LiveProcess:
     process_group: int
     session: int
     command: str
+    parent: int = 0
+    started_ticks: int = 0  # start time in clock ticks since boot (/proc/PID/stat field 22)
 
 
 def live_processes() -> list[LiveProcess]:
@@ -33,9 +35,12 @@ def live_processes() -> list[LiveProcess]:
             command = (entry / "cmdline").read_bytes()
         except OSError:  # exited meanwhile
             continue
-        state, _parent, group, session = stat[stat.rfind(")") + 2 :].split()[:4]
+        fields = stat[stat.rfind(")") + 2 :].split()
+        state, parent, group, session, started = fields[0], *fields[1:4], fields[19]
         if state in ("Z", "X"):
             continue
         text = command.replace(b"\0", b" ").decode(errors="replace").strip()
-        found.append(LiveProcess(int(entry.name), int(group), int(session), text))
+        found.append(
+            LiveProcess(int(entry.name), int(group), int(session), text, int(parent), int(started))
+        )
     return found

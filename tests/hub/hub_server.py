@@ -99,11 +99,16 @@ class HubState:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lock = threading.RLock()
         self.requests: list[tuple[str, str]] = []
+        self.sizes: dict[str, int] = {}  # blob oid -> size, kept when a blob is lost
+        self.oversend: dict[tuple[str, str], int] = {}  # (repo, path) -> extra bytes to serve
+        self.sent_extra: dict[tuple[str, str], int] = {}  # (repo, path) -> extra bytes sent
+        self.tree_filter: Any = None  # callable: the tree entries a misbehaving server lists
         self._counter = 0
 
     # -- storage -------------------------------------------------------------------------
     def put_blob(self, data: bytes) -> str:
         oid = git_blob_oid(data)
+        self.sizes[oid] = len(data)
         path = self.blob_dir / oid
         if not path.exists():
             path.write_bytes(data)
@@ -342,14 +347,16 @@ class _Handler(BaseHTTPRequestHandler):
                     },
                 )
             if recursive or len(rest) == 1:
-                blob = self.state.read_blob(oid)
-                size = len(blob) if blob is not None else 0
+                size = self.state.sizes.get(oid, 0)
                 entries[file_path] = {"type": "file", "oid": oid, "size": size, "path": file_path}
         if prefix and not entries:
             raise HttpError(
                 404, f"{path} does not exist", "EntryNotFound", **{"X-Repo-Commit": commit.oid}
             )
-        self._send_json(200, list(entries.values()))
+        listed = list(entries.values())
+        if self.state.tree_filter is not None:
+            listed = self.state.tree_filter(listed)
+        self._send_json(200, listed)
 
     def _preupload(
         self, repo_type: str, repo_id: str, revision: str, payload: dict[str, Any]
@@ -433,15 +440,27 @@ class _Handler(BaseHTTPRequestHandler):
             raise HttpError(
                 404, "Entry not found", "EntryNotFound", **{"X-Repo-Commit": commit.oid}
             )
+        extra = self.state.oversend.get((repo_id, path), 0)
         self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(data)))
+        if extra:  # no length: the body ends when the connection closes
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("Content-Length", str(len(data)))
         self.send_header("ETag", f'"{oid}"')
         self.send_header("X-Repo-Commit", commit.oid)
         self.send_header("Accept-Ranges", "bytes")
         self.end_headers()
         if method == "GET":
             self.wfile.write(data)
+            sent = 0
+            with contextlib.suppress(OSError):  # the client hangs up once it has had enough
+                while sent < extra:
+                    step = min(1 << 16, extra - sent)
+                    self.wfile.write(b"\0" * step)
+                    sent += step
+            self.state.sent_extra[(repo_id, path)] = sent
 
     def _url(self, repo_type: str, repo_id: str) -> str:
         return f"{self.server.url}/{URL_PREFIX[repo_type]}{repo_id}"
@@ -535,6 +554,16 @@ class HubServer:
         with self.state.lock:
             commit = self.state.resolve(self.repo(repo_id), revision)
             (self.state.blob_dir / commit.tree[path]).unlink()
+
+    def send_extra_bytes(self, repo_id: str, path: str, extra: int) -> None:
+        """Serve ``path`` followed by ``extra`` more bytes, with no Content-Length."""
+        with self.state.lock:
+            self.state.oversend[(repo_id, path)] = extra
+
+    def list_tree_as(self, transform: Any) -> None:
+        """List every tree through ``transform(entries) -> entries`` (a lying server)."""
+        with self.state.lock:
+            self.state.tree_filter = transform
 
     def drop_from_history(self, repo_id: str, path: str) -> None:
         """Remove ``path`` from every commit's tree (a history rewrite on the server)."""

@@ -99,7 +99,7 @@ def _reward_function(problem_type: str, params_json: str) -> RewardFunction:
     params = json.loads(params_json)
     verifier = None
     if params is not None:
-        verifier = (default_verifier_name(problem_type), 1, params)
+        verifier = (default_verifier_name(problem_type), None, params)  # the latest version
     return reward_function_for(problem_type, verifier=verifier)
 
 

@@ -69,3 +69,22 @@ def built_store(tmp_path_factory: pytest.TempPathFactory, media_dir: Path) -> Pa
     store = folder / "store"
     build_cache([spec], store, workers=2)
     return store
+
+
+@pytest.fixture(scope="session")
+def debian_videos() -> list[Path]:
+    """Every video-like file of the Debian packages in ``tests/debian_videos`` (fetched once).
+
+    Without network the test skips with the reason; in CI (``CI`` set) it fails instead.
+    """
+    import os
+
+    from tests.debian_videos import FetchError, candidate_videos, fetch_debian_videos
+
+    try:
+        root = fetch_debian_videos()
+    except FetchError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"real videos could not be fetched: {exc}")
+        pytest.skip(f"real videos could not be fetched: {exc}")
+    return candidate_videos(root)

@@ -19,6 +19,7 @@ from tests.store.media_factory import video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore
+from videorl_kit.store.frame_codec import cell_checksum
 from videorl_kit.store.schema import FRAMES_SCHEMA
 
 runner = CliRunner()
@@ -100,7 +101,10 @@ def test_cache_verify_ok(built_store: Path) -> None:
 def _replace_frames(store: Path, key: str, frames: bytes, sha: str) -> None:
     dataset = lance.dataset(str(store / "frames.lance"))
     row = dataset.to_table(filter=f"cache_key = '{key}'").to_pylist()[0]
-    row.update(frames=frames, frames_codec="none", frames_chunk_sizes=[], frames_sha256=sha)
+    row.update(
+        frames=frames, frames_codec="none", frames_chunk_sizes=[], frames_sha256=sha,
+        frames_xxh3=cell_checksum(frames),
+    )  # fmt: skip
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)
 

@@ -13,12 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from videorl_kit.store import FrameStore, StoreMismatchError
+from videorl_kit.store import FrameStore, StoreIntegrityError
 from videorl_kit.store.frame_codec import (
     CODEC_LZ4,
     CODEC_NONE,
     PARALLEL_MIN_BYTES,
     FrameCodecError,
+    cell_checksum,
     decode_frames,
     encode_frames,
 )
@@ -117,11 +118,12 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
         frames=b"\xf0" * (shape[0] * 10),
         frames_codec=CODEC_LZ4,
         frames_chunk_sizes=[10] * shape[0],
+        frames_xxh3=cell_checksum(b"\xf0" * (shape[0] * 10)),  # intact bytes, bad content
     )
     assert frame_bytes != 10
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)
-    with pytest.raises(StoreMismatchError, match="damaged"):
+    with pytest.raises(StoreIntegrityError, match="damaged"):
         FrameStore.open(copy).get(row["cache_key"])
     report = verify_store(copy, sample=None, keys=[row["cache_key"]])
     assert [c.status for c in report.checked] == ["corrupt"]

@@ -198,7 +198,9 @@ def test_budgets_are_recorded_once(tmp_path: Path) -> None:
     assert isinstance(lance.dataset(store.uri("frames")).config(), dict)
 
 
-def test_version_3_frames_may_be_compressed() -> None:
-    assert CACHE_SCHEMA_VERSION == 3
+def test_version_4_cells_carry_a_checksum() -> None:
+    assert CACHE_SCHEMA_VERSION == 4
     assert not FRAMES_SCHEMA.field("frames_codec").nullable
     assert FRAMES_SCHEMA.field("frames_chunk_sizes").type == pa.list_(pa.int64())
+    assert FRAMES_SCHEMA.field("frames_xxh3").type == pa.uint64()
+    assert FRAMES_SCHEMA.field("decode_warnings").type == pa.list_(pa.string())

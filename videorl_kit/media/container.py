@@ -200,6 +200,7 @@ class FrameIndex:
     ordinal_only: bool = False
     read_error: str | None = None
     corrupt_packets: int = 0
+    discarded: int = 0
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -227,8 +228,11 @@ class FrameIndex:
 
     @property
     def missing_frames(self) -> int:
-        """Frames the header declares but the stream does not contain (0 when unknown)."""
-        return max(0, self.declared_frames - self.frame_count)
+        """Frames the header declares but the stream does not contain (0 when unknown).
+
+        Discarded packets are not missing: the header counts them, but they are never shown.
+        """
+        return max(0, self.declared_frames - self.discarded - self.frame_count)
 
     def picture_position(self, position: int) -> int:
         """The position whose decoded picture frame ``position`` shows (skips null frames).
@@ -261,7 +265,7 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
     """
     entries: list[tuple[int, int, bool, bool]] = []  # (pts, duration, keyframe, null)
     missing_pts = 0
-    corrupt = 0
+    corrupt = discarded = 0
     read_error: str | None = None
     try:
         for packet in container.demux(stream):
@@ -269,6 +273,9 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
                 continue  # the flush packet demux yields at end of stream
             if packet.is_corrupt:
                 corrupt += 1
+                continue
+            if packet.is_discard:
+                discarded += 1
                 continue
             pts = packet.pts if packet.pts is not None else packet.dts
             if pts is None:
@@ -286,6 +293,11 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
         warnings.append("frame timestamps are missing or repeated; frames identified by order")
     if corrupt:
         warnings.append(f"{corrupt} corrupt packet(s) skipped")
+    if discarded:
+        warnings.append(
+            f"{discarded} packet(s) the container marks discarded (outside its edit list) are "
+            f"never shown; frames are sampled from the {len(entries)} shown"
+        )
     time_base = Fraction(stream.time_base) if stream.time_base else Fraction(1, 90000)
     declared_duration = stream.duration * time_base if stream.duration else None
     return FrameIndex(
@@ -299,5 +311,6 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
         ordinal_only=ordinal_only,
         read_error=read_error,
         corrupt_packets=corrupt,
+        discarded=discarded,
         warnings=tuple(warnings),
     )

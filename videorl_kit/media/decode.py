@@ -14,7 +14,9 @@ the timing metadata Qwen3-VL needs. Decisions, each tested:
   Once the packets of a run's last target are sent, the decoder is drained instead of fed
   more packets (often the next GOP's keyframe) to push out the pictures it holds back for
   reordering. The file is opened once for the index and the decoding when the stream
-  starts with a keyframe.
+  starts with a keyframe (the plan seeks back to it); any other way back to the start
+  reopens the file, since a seek there can land late (MPEG-PS) or be refused (Matroska
+  without a seek index: ``Operation not permitted``).
   ``decoder="decord"`` or ``"torchcodec"`` use those libraries when installed.
 * **Variable frame rate.** Frames are chosen by time: position ``p`` of the uniform grid over
   ``N`` frames means the time ``p / (N - 1)`` of the way through the video and picks the
@@ -33,6 +35,10 @@ the timing metadata Qwen3-VL needs. Decisions, each tested:
   raised. With ``allow_truncated=True`` the readable frames are sampled instead and
   ``truncated``/``warnings`` say so. Fewer frames than declared whose timestamps still span
   the whole duration (AVI captures with dropped frames) only add a warning.
+* **Frames that never show.** Packets the demuxer marks discarded (MP4 samples outside the
+  edit list) are not frames. If indexed frames still never come out of the decoder (a last
+  packet it cannot decode), the frames that do decode are counted in one more pass and the
+  sampling is done among them; ``source_frames`` is their count and a warning says so.
 * **Untrustworthy timestamps.** Frames are matched to the index by timestamp and must come
   out of the decoder in increasing order; when they do not (B-frames in AVI, which has no
   presentation timestamps) the video is decoded again and frames are counted in output
@@ -411,9 +417,63 @@ class _FramePositions:
         return position
 
 
+class _Source:
+    """The open container being decoded, and a dependable way back to its first frame.
+
+    :meth:`restart` reopens the file rather than seeking back: a fresh demuxer always
+    starts at the first packet, while a seek to the start can land late (MPEG-PS) or be
+    refused outright (Matroska files whose blocks carry no keyframe flag have no seek
+    index, and FFmpeg answers ``Operation not permitted``).
+    """
+
+    def __init__(self, path: Path, threads: int, thread_type: ThreadType | None) -> None:
+        self.path, self.threads, self.thread_type = path, threads, thread_type
+        self._stack = contextlib.ExitStack()
+        self._open()
+
+    def _open(self) -> None:
+        self._stack.close()
+        opened = video_container(self.path, threads=self.threads, thread_type=self.thread_type)
+        self.container, self.stream = self._stack.enter_context(opened)
+        self.fresh = True  # nothing read since opening
+
+    def __enter__(self) -> _Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def scan(self) -> FrameIndex:
+        """Index the stream (:func:`scan_frame_index`), which reads it to the end."""
+        self.fresh = False
+        return scan_frame_index(self.container, self.stream)
+
+    def restart(self) -> None:
+        """Position at the first packet: reopen unless nothing was read yet."""
+        if not self.fresh:
+            self._open()
+
+    def seek(self, pts: int) -> None:
+        """Seek to the keyframe at or before ``pts``; :class:`_PlanFailed` if refused."""
+        self.fresh = False
+        try:
+            self.container.seek(pts, stream=self.stream, backward=True)
+        except av.error.FFmpegError as exc:
+            raise _PlanFailed(f"the demuxer refused a seek to pts {pts} ({exc})") from None
+
+    def frames(
+        self,
+        errors: list[str],
+        keep_pts: frozenset[int] | None = None,
+        drain_after: frozenset[int] | None = None,
+    ) -> Iterator[av.VideoFrame]:
+        """Decoded frames from the current position (see :func:`_decoded_frames`)."""
+        self.fresh = False
+        return _decoded_frames(self.container, self.stream, errors, keep_pts, drain_after)
+
+
 def _read_with_plan(
-    container: av.container.InputContainer,
-    stream: av.VideoStream,
+    source: _Source,
     index: FrameIndex,
     segments: list[ReadSegment],
     keep: Callable[[int, av.VideoFrame], None],
@@ -426,15 +486,22 @@ def _read_with_plan(
         if skip_nonreference
         else None
     )
+    if not source.fresh and segments[0].seek_to is None and index.keyframes[:1] == (0,):
+        # the index scan read the file to its end: seeking back to the first keyframe
+        # spares a reopen; if it lands wrong, frames go missing and the plan fails over
+        # to a sequential read from a reopened file
+        segments = [ReadSegment(0, segments[0].targets), *segments[1:]]
     frames: Iterator[av.VideoFrame] | None = None
     floor = 0  # after a seek, frames before the keyframe may reference data we skipped
     done: set[int] = set()
     for number, segment in enumerate(segments):
         if segment.seek_to is not None or frames is None:
             if segment.seek_to is not None:
-                container.seek(index.pts[segment.seek_to], stream=stream, backward=True)
+                source.seek(index.pts[segment.seek_to])
                 floor = segment.seek_to
-                positions.restart()
+            else:
+                source.restart()
+            positions.restart()
             # the segments decoded by this one run of packets: up to the next seek
             run = [segment]
             for later in segments[number + 1 :]:
@@ -442,7 +509,7 @@ def _read_with_plan(
                     break
                 run.append(later)
             drain_after = frozenset(index.pts[t] for later in run for t in later.targets)
-            frames = _decoded_frames(container, stream, errors, keep_pts, drain_after)
+            frames = source.frames(errors, keep_pts, drain_after)
         remaining = set(segment.targets) - done
         last = max(segment.targets)
         for frame in frames:
@@ -459,9 +526,29 @@ def _read_with_plan(
             raise _PlanFailed(f"frames {sorted(remaining)[:5]} were not produced")
 
 
+def _output_frames(
+    source: _Source, index: FrameIndex, errors: list[str], *, by_timestamp: bool
+) -> Iterator[tuple[int, av.VideoFrame]]:
+    """Decode from the start; yield each frame the decoder outputs with its index position.
+
+    Frames are identified by timestamp (``by_timestamp``; :class:`_PlanFailed` when the
+    timestamps are out of order) or by their order of output, skipping null frames, which
+    produce no output.
+    """
+    source.restart()
+    positions = _FramePositions(index)
+    pictures = [p for p in range(index.frame_count) if p not in index.null_frames]
+    for ordinal, frame in enumerate(source.frames(errors)):
+        if by_timestamp:
+            yield positions(frame), frame
+        elif ordinal < len(pictures):
+            yield pictures[ordinal], frame
+        else:
+            return  # more pictures than packets: nothing left to identify
+
+
 def _read_sequential(
-    container: av.container.InputContainer,
-    stream: av.VideoStream,
+    source: _Source,
     index: FrameIndex,
     wanted: set[int],
     keep: Callable[[int, av.VideoFrame], None],
@@ -469,27 +556,27 @@ def _read_sequential(
     *,
     by_timestamp: bool,
 ) -> set[int]:
-    """Decode from the start and keep the wanted positions; returns the ones never seen.
-
-    Frames are identified by timestamp (``by_timestamp``) or by their order of output,
-    skipping null frames, which produce no output.
-    """
-    positions = _FramePositions(index)
-    pictures = [p for p in range(index.frame_count) if p not in index.null_frames]
+    """Decode from the start and keep the wanted positions; returns the ones never seen."""
     remaining = set(wanted)
-    for ordinal, frame in enumerate(_decoded_frames(container, stream, errors)):
-        if by_timestamp:
-            position = positions(frame)
-        elif ordinal < len(pictures):
-            position = pictures[ordinal]
-        else:
-            break  # more pictures than packets: nothing left that we want
+    for position, frame in _output_frames(source, index, errors, by_timestamp=by_timestamp):
         if position in remaining:
             keep(position, frame)
             remaining.discard(position)
         if not remaining:
             break
     return remaining
+
+
+def _decodable_positions(source: _Source, index: FrameIndex, *, by_timestamp: bool) -> list[int]:
+    """The index positions whose frames the decoder really outputs (one full decode).
+
+    A null frame counts when the picture it repeats decodes.
+    """
+    try:
+        seen = {p for p, _ in _output_frames(source, index, [], by_timestamp=by_timestamp)}
+    except _PlanFailed:
+        seen = {p for p, _ in _output_frames(source, index, [], by_timestamp=False)}
+    return [p for p in range(index.frame_count) if index.picture_position(p) in seen]
 
 
 def _truncation_reason(index: FrameIndex, fps: Fraction) -> str | None:
@@ -516,6 +603,16 @@ def _truncation_reason(index: FrameIndex, fps: Fraction) -> str | None:
     return None
 
 
+@dataclass
+class _Sampled:
+    """One sampling attempt: the chosen frames (ranks among ``candidates``) and their pixels."""
+
+    candidates: list[int]
+    chosen: list[int]
+    sink: _FrameSink
+    missing: set[int]
+
+
 def _decode_video_pyav(
     path: Path,
     params: VideoBudgetParams,
@@ -525,12 +622,9 @@ def _decode_video_pyav(
     skip_nonreference: bool = True,
     thread_type: ThreadType | None = None,
 ) -> DecodedVideo:
-    # One open serves the index scan and the decoding when the stream starts with a keyframe:
-    # the read plan then begins by seeking back to it. Otherwise the file is opened again so
-    # that its leading pictures are read exactly as from the start.
-    with video_container(path, threads=threads, thread_type=thread_type) as (container, stream):
-        index = scan_frame_index(container, stream)
-        fps = source_fps(stream, index)
+    with _Source(path, threads, thread_type) as source:
+        index = source.scan()
+        fps = source_fps(source.stream, index)
         warnings = list(index.warnings)
         if index.frame_count == len(index.null_frames):
             if index.read_error:
@@ -551,38 +645,37 @@ def _decode_video_pyav(
             if index.ordinal_only
             else index.times()
         )
-        n_frames = sample_count(path, index.frame_count, fps, params)
-        chosen = select_frames(times, n_frames)
-        pictures = [index.picture_position(position) for position in chosen]
-        sink = _FrameSink(path, pictures, params)
         errors: list[str] = []
-        wanted = set(pictures)
         by_timestamp = not index.ordinal_only
 
-        def read(container: av.container.InputContainer, stream: av.VideoStream) -> set[int]:
+        def sample(candidates: list[int]) -> _Sampled:
+            """Choose frames among the index positions ``candidates`` and read them."""
+            n_frames = sample_count(path, len(candidates), fps, params)
+            chosen = select_frames([times[p] for p in candidates], n_frames)
+            pictures = [index.picture_position(candidates[c]) for c in chosen]
+            sink = _FrameSink(path, pictures, params)
+
             def keep(position: int, frame: av.VideoFrame) -> None:
-                sink.keep(position, frame, stream)
+                sink.keep(position, frame, source.stream)
 
-            return _read_frames(
-                container,
-                stream,
-                index,
-                wanted,
-                keep,
-                errors,
-                warnings,
-                seek,
-                by_timestamp,
+            missing = _read_frames(
+                source, index, set(pictures), keep, errors, warnings, seek, by_timestamp,
                 skip_nonreference,
-                at_start=not rewind,
-            )
+            )  # fmt: skip
+            return _Sampled(candidates, chosen, sink, missing)
 
-        rewind = index.keyframes[:1] == (0,)
-        if rewind:
-            missing = read(container, stream)
-    if not rewind:
-        with video_container(path, threads=threads, thread_type=thread_type) as (container, stream):
-            missing = read(container, stream)
+        sampled = sample(list(range(index.frame_count)))
+        if sampled.missing:
+            # some indexed frames never come out of the decoder (e.g. a last packet it
+            # drops): sample again among the frames that really decode
+            decodable = _decodable_positions(source, index, by_timestamp=by_timestamp)
+            if 0 < len(decodable) < index.frame_count:
+                warnings.append(
+                    f"the container holds {index.frame_count} frames but only "
+                    f"{len(decodable)} decode; frames are sampled from those {len(decodable)}"
+                )
+                sampled = sample(decodable)
+    sink, missing = sampled.sink, sampled.missing
     if missing or sink.frames is None:
         detail = f"; errors: {errors[:3]}" if errors else ""
         raise DecodeError(
@@ -591,14 +684,15 @@ def _decode_video_pyav(
         )
     if errors:
         warnings.append(f"{len(errors)} decode error(s) skipped: {errors[:3]}")
+    shown = [times[p] for p in sampled.candidates]
     out_h, out_w = sink.frames.shape[1:3]
     return DecodedVideo(
         path=os.fspath(path),
         frames=sink.frames,
-        frame_indices=list(chosen),
-        timestamps_s=[float(times[i]) for i in chosen],
+        frame_indices=list(sampled.chosen),
+        timestamps_s=[float(shown[i] - shown[0]) for i in sampled.chosen],
         source_fps=float(fps),
-        source_frames=index.frame_count,
+        source_frames=len(shown),
         duration_s=float(index.duration(fps)),
         height=out_h,
         width=out_w,
@@ -613,8 +707,7 @@ def _decode_video_pyav(
 
 
 def _read_frames(
-    container: av.container.InputContainer,
-    stream: av.VideoStream,
+    source: _Source,
     index: FrameIndex,
     wanted: set[int],
     keep: Callable[[int, av.VideoFrame], None],
@@ -623,34 +716,23 @@ def _read_frames(
     seek: bool,
     by_timestamp: bool,
     skip_nonreference: bool = True,
-    *,
-    at_start: bool = True,
 ) -> set[int]:
     """Seek plan (skipping unused non-reference pictures), else sequential by timestamp,
-    else sequential by output order; the sequential reads decode every picture.
-
-    ``at_start=False``: the container was read before (e.g. to index it); the plan then
-    starts by seeking to the first keyframe, which must be position 0.
-    """
+    else sequential by output order; the sequential reads decode every picture. Returns
+    the wanted positions no read produced."""
     if seek and by_timestamp:
         try:
             segments = plan_reads(sorted(wanted), index.keyframes)
-            if not at_start and segments[0].seek_to is None:
-                segments[0].seek_to = index.keyframes[0]
-            _read_with_plan(container, stream, index, segments, keep, errors, skip_nonreference)
+            _read_with_plan(source, index, segments, keep, errors, skip_nonreference)
             return set()
         except _PlanFailed as exc:
             warnings.append(f"seeking failed ({exc}); decoded sequentially")
     if by_timestamp:
-        container.seek(0)
         try:
-            return _read_sequential(
-                container, stream, index, wanted, keep, errors, by_timestamp=True
-            )
+            return _read_sequential(source, index, wanted, keep, errors, by_timestamp=True)
         except _PlanFailed as exc:
             warnings.append(f"frame timestamps unusable ({exc}); frames identified by order")
-    container.seek(0)
-    return _read_sequential(container, stream, index, wanted, keep, errors, by_timestamp=False)
+    return _read_sequential(source, index, wanted, keep, errors, by_timestamp=False)
 
 
 # --------------------------------------------------------------------------- image

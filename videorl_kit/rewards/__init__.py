@@ -30,8 +30,8 @@ Public API (import from the submodules, or lazily from here):
   Entry-point group for third-party verifiers: ``videorl_kit.verifiers``.
 * Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``, ``NoParams``).
 
-Built-in verifiers (all version 1): choice, numeric, mra, boolean, temporal_iou, box_iou,
-spatiotemporal_iou, tracking_iou, wer, rouge, math, code_exec, preference.
+Built-in verifiers (version 1 unless noted): choice, numeric, mra, boolean, temporal_iou, box_iou,
+spatiotemporal_iou, tracking_iou, wer, rouge, math, code_exec (version 2), preference.
 
 Importing this package is cheap: submodules load on first attribute access.
 """

@@ -4,10 +4,24 @@ Ground truth (a JSON object, or a JSON string of one)::
 
     {"entry_point": "f", "tests": ["assert f(2) == 4", "assert f(0) == 0"]}
 
-The answer scores 1 when the code defines ``entry_point`` and every test passes in the sandbox
-(:mod:`videorl_kit.rewards.sandbox`), else 0. An unreadable ground truth (not JSON, no tests, a
-test that does not compile) is ``unverifiable``. So is a sandbox that cannot start at all (a host
-problem, reported with the reason rather than hidden as a 0).
+The answer scores 1 when the code defines ``entry_point`` and every test passes, else 0. The
+verdict is never decided where the code runs (:mod:`videorl_kit.rewards.code_tests`): a test of
+callable form (``assert f(2) == 4``, ``assert abs(f(x) - 1.5) < 1e-6``, ``assert f(3) in (1, 2)``)
+becomes calls that an isolated child makes, and the host checks the assertion on the plain data
+that comes back (``judged_by: returned_values``). Other tests run after the code in a second
+isolated child and pass only if it reports, with a per-run nonce, that the last one finished
+(``judged_by: exit_status``; weaker, see ``docs/verifiers.md``; ``script_tests: false`` makes
+such a ground truth unverifiable instead).
+
+The child runs under bubblewrap with namespaces, a seccomp filter and resource limits
+(:mod:`videorl_kit.rewards.sandbox`). Where that isolation cannot run, building the verifier
+raises :class:`~videorl_kit.errors.UserError` (one line) unless the params opt in to
+``isolation: subprocess``. Every result records the isolation and how its tests were judged in
+``details["sandbox"]``.
+
+An unreadable ground truth (not JSON, no tests, a test that does not compile or fails for every
+answer) is ``unverifiable``; so is a sandbox that cannot start at all (a host problem, reported
+with the reason rather than hidden as a 0).
 
 Code is taken from the extracted answer: the fenced blocks (three backticks, tagged ``python``,
 ``py``, ``python3`` or untagged; an unterminated fence runs to the end) joined with blank lines,
@@ -29,14 +43,27 @@ from __future__ import annotations
 
 import json
 import keyword
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.errors import UserError, VideoRLKitError
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.code_tests import (
+    CodeTestPlan,
+    CodeTestVerdict,
+    PlanError,
+    judge_call_tests,
+    plan_tests,
+)
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.sandbox import SandboxLimits, run_python_tests
+from videorl_kit.rewards.sandbox import (
+    ChildReport,
+    SandboxLimits,
+    isolation_problem,
+    run_calls,
+    run_script,
+)
 
 #: Longest code (characters) that is executed; longer answers score 0.
 MAX_CODE_CHARS = 200_000
@@ -47,19 +74,29 @@ _PYTHON_FENCE_TAGS = frozenset({"", "python", "py", "python3", "py3"})
 
 
 class CodeExecParams(BaseModel):
-    """Parameters of ``code_exec``: sandbox limits per answer.
+    """Parameters of ``code_exec``: sandbox limits and isolation per answer.
 
     Example:
-        >>> CodeExecParams(timeout_s=2).memory_mb
-        512
+        >>> CodeExecParams(timeout_s=2).isolation
+        'bubblewrap'
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    timeout_s: float = Field(5.0, gt=0, le=120, description="wall-clock limit per answer")
+    timeout_s: float = Field(5.0, gt=0, le=120, description="wall-clock limit per child process")
     memory_mb: int = Field(512, ge=64, le=65536, description="address-space limit (RLIMIT_AS)")
     max_output_bytes: int = Field(
         2048, ge=0, le=1 << 20, description="stdout/stderr kept in details"
+    )
+    isolation: Literal["bubblewrap", "subprocess"] = Field(
+        "bubblewrap",
+        description="bubblewrap: namespaces + seccomp (refused where unavailable); "
+        "subprocess: explicit opt-in to a plain child process with the host user's rights",
+    )
+    script_tests: bool = Field(
+        True,
+        description="run tests that are not calls of the entry point in a second child judged "
+        "by completion (weaker); false: such a ground truth is unverifiable",
     )
 
 
@@ -149,14 +186,20 @@ def extract_code(text: str) -> str:
 
 @register_verifier(
     name="code_exec",
-    version=1,
+    version=2,
     problem_types=("code",),
     params_model=CodeExecParams,
 )
 class CodeExecVerifier:
-    """Runs the answer's Python code against the ground truth's tests in a sandbox (1 or 0)."""
+    """Runs the answer's Python in an isolated child; the host decides every test (1 or 0)."""
 
     def __init__(self, params: CodeExecParams) -> None:
+        if params.isolation == "bubblewrap" and (problem := isolation_problem("bubblewrap")):
+            raise UserError(
+                f"code_exec: cannot isolate model-written code here: {problem}; fix that, or "
+                "set the verifier param `isolation: subprocess` to accept the weaker mode "
+                "(docs/verifiers.md)"
+            )
         self.params = params
 
     def _limits(self) -> SandboxLimits:
@@ -172,13 +215,20 @@ class CodeExecVerifier:
         Example:
             >>> v = CodeExecVerifier(CodeExecParams())
             >>> gold = '{"entry_point": "f", "tests": ["assert f(1) == -1"]}'
-            >>> v.score("def f(x): return -x", gold).accuracy
-            1.0
+            >>> outcome = v.score("def f(x): return -x", gold)
+            >>> outcome.accuracy, outcome.details["sandbox"]["judged_by"]
+            (1.0, {'returned_values': 1, 'exit_status': 0})
         """
         try:
             entry_point, tests = parse_code_gold(gold)
-        except GoldError as exc:
+            plan = plan_tests(entry_point, tests)
+        except (GoldError, PlanError) as exc:
             return VerifyOutcome.unverifiable(str(exc))
+        if plan.script_tests and not self.params.script_tests:
+            return VerifyOutcome.unverifiable(
+                f"test {plan.script_tests[0]} is not a call of {entry_point} and script_tests "
+                "is off"
+            )
         code = extract_code(answer_text if isinstance(answer_text, str) else "")
         if not code:
             return VerifyOutcome.wrong("no Python code in the answer", entry_point=entry_point)
@@ -186,28 +236,75 @@ class CodeExecVerifier:
             return VerifyOutcome.wrong(
                 f"code longer than {MAX_CODE_CHARS} characters", code_chars=len(code)
             )
-        result = run_python_tests(
-            code, tests, entry_point=entry_point, limits=self._limits(), module_name="solution"
+        return self._judge(code, plan)
+
+    def _judge(self, code: str, plan: CodeTestPlan) -> VerifyOutcome:
+        """Run the calls (and the script tests, if any and still needed); decide on the host."""
+        options = {"limits": self._limits(), "isolation": self.params.isolation}
+        verdicts: list[CodeTestVerdict] = []
+        reports: list[ChildReport] = []
+        if plan.call_tests or not plan.script_tests:
+            calls = [(call.args, call.kwargs) for call in plan.calls]
+            reports.append(run_calls(code, plan.entry_point, calls, **options))
+            if reports[-1].status == "ran":
+                verdicts = judge_call_tests(plan, reports[-1].results)
+        if plan.script_tests and (not reports or _all_passed(reports[-1], verdicts)):
+            scripts = [plan.sources[index] for index in plan.script_tests]
+            reports.append(run_script(code, plan.entry_point, scripts, **options))
+            verdicts += _script_verdicts(plan, reports[-1])
+        return _outcome(plan, reports, verdicts)
+
+
+def _outcome(
+    plan: CodeTestPlan, reports: list[ChildReport], verdicts: list[CodeTestVerdict]
+) -> VerifyOutcome:
+    """Score 1 only when every run reported and every test passed; say why otherwise."""
+    failed_run = next((r for r in reports if r.status != "ran"), None)
+    first_failure = next((v for v in verdicts if not v.passed), None)
+    last = failed_run or reports[-1]
+    passed = failed_run is None and first_failure is None
+    sandbox: dict[str, Any] = {
+        **last.to_details(),
+        "status": "passed" if passed else (failed_run.status if failed_run else "failed"),
+        "message": first_failure.message if first_failure and not failed_run else last.message,
+        "tests_total": len(plan.sources),
+        "tests_passed": sum(v.passed for v in verdicts),
+        "judged_by": {
+            "returned_values": len(plan.call_tests),
+            "exit_status": len(plan.script_tests),
+        },
+        "duration_s": round(sum(r.duration_s for r in reports), 4),
+    }
+    if failed_run is not None and failed_run.status == "sandbox_error":
+        return VerifyOutcome.unverifiable(
+            f"the sandbox could not run: {failed_run.message}", sandbox=sandbox
         )
-        sandbox = {
-            "status": result.status,
-            "entry_point_found": result.entry_point_found,
-            "tests_passed": result.tests_passed,
-            "tests_total": result.tests_total,
-            "message": result.message,
-            "duration_s": result.duration_s,
-            "stderr": result.stderr,
-        }
-        if result.status == "sandbox_error":
-            return VerifyOutcome.unverifiable(
-                f"the sandbox could not run: {result.message}", sandbox=sandbox
-            )
-        if result.passed:
-            return VerifyOutcome.ok(1.0, entry_point=entry_point, sandbox=sandbox)
-        reason = {
-            "syntax_error": "code does not compile",
-            "error": "code raised before the tests ran",
-            "timeout": "time limit reached",
-            "crashed": "the process died before reporting",
-        }.get(result.status, "a test failed")
-        return VerifyOutcome.wrong(reason, entry_point=entry_point, sandbox=sandbox)
+    if passed:
+        return VerifyOutcome.ok(1.0, entry_point=plan.entry_point, sandbox=sandbox)
+    reason = _REASONS.get(sandbox["status"], "a test failed")
+    return VerifyOutcome.wrong(reason, entry_point=plan.entry_point, sandbox=sandbox)
+
+
+_REASONS = {
+    "syntax_error": "code does not compile",
+    "error": "code raised before the tests ran",
+    "missing_entry_point": "code does not define the entry point",
+    "timeout": "time limit reached",
+    "crashed": "the process died before reporting",
+    "invalid_report": "the process's report is not well formed",
+}
+
+
+def _all_passed(report: ChildReport, verdicts: list[CodeTestVerdict]) -> bool:
+    return report.status == "ran" and all(v.passed for v in verdicts)
+
+
+def _script_verdicts(plan: CodeTestPlan, report: ChildReport) -> list[CodeTestVerdict]:
+    """One verdict per script test: all pass together, or none does."""
+    message = ""
+    if report.status == "ran" and not report.script_passed:
+        failed = report.failed_test or 0  # the child's word: only used in the message
+        index = plan.script_tests[failed] if failed < len(plan.script_tests) else failed
+        message = f"test {index}: {report.message}"
+    passed = report.status == "ran" and report.script_passed
+    return [CodeTestVerdict(i, passed, "exit_status", message) for i in plan.script_tests]

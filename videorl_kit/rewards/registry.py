@@ -54,7 +54,7 @@ BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
     ("wer", 1): "videorl_kit.rewards.ocr",
     ("rouge", 1): "videorl_kit.rewards.open_ended",
     ("math", 1): "videorl_kit.rewards.math",
-    ("code_exec", 1): "videorl_kit.rewards.code:CodeExecVerifier",
+    ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
     ("preference", 1): "videorl_kit.rewards.preference",
 }
 

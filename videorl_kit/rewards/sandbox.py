@@ -1,1073 +1,702 @@
-"""Run untrusted Python (model-written code) in a contained child process.
+"""Run model-written Python in an isolated child process and read back only plain data.
 
-The host side (:func:`run_python_tests`, :func:`run_python`) starts a fresh isolated interpreter
-(``python -I -S -B``: no site-packages, no ``PYTHON*`` variables, no bytecode writes) in a new
-session, with a scrubbed environment, inside an empty temporary working directory that is removed
-afterwards. The child side (this same file run as a script) applies the limits to itself before
-any untrusted byte runs:
+The verdict on model-written code is never decided where that code runs. The host sends the
+child the code plus either the calls to make (entry point arguments, never expected values) or,
+for tests that are not plain calls, the test statements; the child answers on a dedicated pipe
+with report lines that the host parses strictly (:mod:`videorl_kit.rewards.sandbox_child`).
+Everything else the child could do (print, exit early, crash, write a forged report) gives no
+usable report, which never scores.
 
-* ``resource`` limits, soft = hard: CPU seconds, address space (memory), file size, open files,
-  no core dumps, and a process/thread count of 0 for non-root users;
-* an audit hook (``sys.addaudithook``, cannot be removed) that refuses, for every thread:
-  process creation (``os.fork``, ``os.posix_spawn``, ``os.exec*``, ``os.system``,
-  ``subprocess.Popen``, ``pty``), signals to other processes (``os.kill``/``killpg``), every
-  ``socket.*`` event (so no network, even to 127.0.0.1), ``ctypes``, sub-interpreters,
-  ``_posixsubprocess``, ``gc`` introspection, tracing, changing resource limits, adding audit
-  hooks; writes (and directory changes) outside the working directory; reads outside the working
-  directory and the standard library (so ``/proc/<parent>/environ`` and ``/etc`` are closed);
-* the untrusted code runs in a worker thread; the main thread never runs it and reports, through a
-  result file opened before the code starts and a per-run nonce the code cannot see, which tests
-  reached their end. A test counts as passed only when its own code object reaches a final
-  marker (checked by the audit hook through the calling frame), so ``sys.exit(0)``,
-  ``os._exit(0)`` or printing "ok" early never passes a test.
+Two isolation levels (``isolation=``):
 
-The host waits at most ``timeout_s`` (plus a small grace), then kills the whole process group
-(``os.killpg``) *before* reaping the child (so the group id cannot be reused meanwhile), and sweeps
-``/proc`` for any process still in the child's session. Root is handled too: ``RLIMIT_NPROC`` does
-not bind root, so process creation is refused by the audit hook, and the group kill plus the sweep
-back it up.
+* ``"bubblewrap"`` (the default): the child runs under bubblewrap (``bwrap``, Debian's
+  ``bubblewrap`` package) in new user, PID, network, mount, IPC, UTS and cgroup namespaces, as
+  uid/gid 65534 with no capabilities, ``no_new_privs`` and no nested user namespaces. Its root is
+  read-only and holds only the interpreter, its standard library (with ``site-packages`` hidden)
+  and the system's shared libraries; ``/dev`` has ``null``, ``zero``, ``random`` and ``urandom``;
+  there is no ``/proc``, ``/sys``, ``/etc``, ``/home``, ``/tmp`` or host file of any kind. The one
+  writable place is ``/work``, a private tmpfs of ``tmp_bytes``. A seccomp filter
+  (:mod:`videorl_kit.rewards.seccomp`) refuses process creation, ptrace and cross-process memory
+  access, sockets, mounts, keyrings and other kernel interfaces. The child's own ``RLIMIT_*``
+  bound CPU time, address space, file size and open files. The host kills the namespace's init
+  (which takes every process in it down) when the run ends or its time is up, and bubblewrap's
+  ``--die-with-parent`` does the same if the host dies.
+* ``"subprocess"`` (an explicit opt-in, weaker): a plain ``python -S -s -B -P`` child in a new
+  session, in an empty temporary directory, with a scrubbed environment and the same resource
+  limits. The verdict is still decided by the host from plain data, but the code runs with the
+  host user's rights: it can read and write files, open sockets and signal processes. As root it
+  can also start processes that outlive the run in a session of their own.
 
-Tests of the form ``assert X == Y`` are guarded against the "object equal to everything" trick:
-comparing values of different types is refused when either type defines its own ``__eq__``
-(a namedtuple against a tuple or an ``IntEnum`` against an int still compares normally; a
-``Counter`` against a dict does not).
-
-Limits of this design (documented, not hidden): this is in-process Python hardening plus kernel
-resource limits, not a kernel sandbox (no namespaces, seccomp or cgroups). It contains accidents
-and the attacks reward-hacking policies actually produce (loops, fork and memory bombs, writes,
-sockets, early exits, forged reports); a determined adversary who knows CPython internals may
-find a way out. Run untrusted code at scale inside a container as well.
+:func:`isolation_problem` says why ``bubblewrap`` cannot run here (``None`` when it can).
 
 Example:
-    >>> result = run_python_tests(
-    ...     "def double(x):\\n    return 2 * x\\n",
-    ...     ["assert double(2) == 4", "assert double(-1) == -2"],
-    ...     entry_point="double",
-    ... )
-    >>> result.status, result.tests_passed, result.tests_total
-    ('passed', 2, 2)
-    >>> run_python_tests("import os\\nos.fork()", []).status
-    'error'
+    >>> report = run_calls("def f(x):\\n    return [x, x * 2]\\n", "f", [((3,), {})])
+    >>> report.status, report.results[0].value
+    ('ran', [3, 6])
+    >>> run_calls("import os\\nos._exit(0)", "f", [((3,), {})]).status
+    'crashed'
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
+import marshal
 import os
-import sys
+import platform
+import secrets
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
-# Only ``os`` and ``sys`` are imported at module level: this file is also the child's runner
-# script, and the child must not hold modules such as ``subprocess`` (and with it
-# ``_posixsubprocess``, which can fork without an audit event) before the untrusted code runs.
+from videorl_kit.rewards import sandbox_command
+from videorl_kit.rewards.sandbox_child import WireError, encode_value
+from videorl_kit.rewards.sandbox_wire import decode_value
+from videorl_kit.rewards.seccomp import UnsupportedArchitecture, seccomp_program
 
-RESULT_MAGIC = "videorl-sandbox-result"
+Isolation = Literal["bubblewrap", "subprocess"]
+ISOLATIONS: tuple[Isolation, ...] = ("bubblewrap", "subprocess")
 
-#: Statuses of :class:`SandboxResult` (``passed`` is the only one that scores).
-STATUSES = (
-    "passed",  # the code ran and every test reached its end
-    "failed",  # the code ran; at least one test failed or raised
-    "error",  # the code itself raised (NameError, a refused operation, ...) before the tests
-    "syntax_error",  # the code (or a test) does not compile
-    "timeout",  # wall-clock or CPU limit reached
-    "crashed",  # the child died without a valid report (os._exit, a signal, memory)
-    "sandbox_error",  # the sandbox could not run at all (host problem, not the code's fault)
-)
+#: What became of a run: ``ran`` (the code ran; see the results), or why it did not.
+ChildStatus = Literal[
+    "ran",
+    "syntax_error",  # the code does not compile
+    "error",  # the code raised while being defined (module level)
+    "missing_entry_point",  # the code ran but does not define the entry point
+    "timeout",  # the wall-clock or CPU limit was reached
+    "crashed",  # the child died or exited without a complete report
+    "invalid_report",  # the child's report is not exactly the protocol (forged, extra output)
+    "sandbox_error",  # the sandbox itself could not start (a host problem)
+]
 
-_DENIED_EVENTS = frozenset(
-    {
-        "os.fork",
-        "os.forkpty",
-        "os.exec",
-        "os.posix_spawn",
-        "os.spawn",
-        "os.system",
-        "os.startfile",
-        "os.kill",
-        "os.killpg",
-        "os.fwalk",
-        "os.link",
-        "os.symlink",
-        "os.chown",
-        "os.setxattr",
-        "os.removexattr",
-        "os.putenv",
-        "os.unsetenv",
-        "subprocess.Popen",
-        "pty.spawn",
-        "resource.setrlimit",
-        "resource.prlimit",
-        "sys.addaudithook",
-        "sys.settrace",
-        "sys.setprofile",
-        "sys._current_frames",
-        "sys._current_exceptions",
-        "sys.set_asyncgen_hook_finalizer",
-        "sys.set_asyncgen_hook_firstiter",
-        "sqlite3.connect",
-        "sqlite3.enable_load_extension",
-        "sqlite3.load_extension",
-        "webbrowser.open",
-        "cpython.PyInterpreterState_New",
-        "cpython.run_command",
-        "cpython.run_file",
-        "cpython.run_module",
-        "cpython.run_stdin",
-        "cpython.run_startup",
-        "cpython.run_interactivehook",
-    }
-)
-
-_DENIED_EVENT_PREFIXES = ("socket.", "ctypes.", "gc.", "syslog.", "_winapi.", "winreg.")
-
-_DENIED_IMPORTS = frozenset(
-    {
-        "ctypes",
-        "_ctypes",
-        "_posixsubprocess",
-        "_xxsubinterpreters",
-        "_xxinterpchannels",
-        "_interpreters",
-        "_testcapi",
-        "_testinternalcapi",
-        "_testbuffer",
-        "_testmultiphase",
-        "_testimportmultiple",
-        "_testsinglephase",
-        "gc",
-        "_sqlite3",
-        "cffi",
-        "_cffi_backend",
-    }
-)
-
-#: ``os.*`` events that carry a path to check: event -> (indices of path arguments, write?).
-_PATH_EVENTS: dict[str, tuple[tuple[int, ...], bool]] = {
-    "os.listdir": ((0,), False),
-    "os.scandir": ((0,), False),
-    "os.walk": ((0,), False),
-    "os.getxattr": ((0,), False),
-    "os.listxattr": ((0,), False),
-    "os.chdir": ((0,), True),
-    "os.mkdir": ((0,), True),
-    "os.rmdir": ((0,), True),
-    "os.remove": ((0,), True),
-    "os.rename": ((0, 1), True),
-    "os.chmod": ((0,), True),
-    "os.chflags": ((0,), True),
-    "os.truncate": ((0,), True),
-    "os.utime": ((0,), True),
-    "os.lockf": ((), False),
-}
-
-#: Index of a ``dir_fd``-style argument per event (any value other than None is refused).
-_DIR_FD_ARGS: dict[str, tuple[int, ...]] = {
-    "os.mkdir": (2,),
-    "os.rmdir": (1,),
-    "os.remove": (1,),
-    "os.rename": (2, 3),
-    "os.chmod": (2,),
-    "os.utime": (3,),
-}
-
-_READABLE_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+MAX_THREADS = 64
+_GRACE_S = 0.5  # on top of timeout_s: interpreter start-up is not the code's time
 
 
-# --------------------------------------------------------------------------------------------
-# Host side
-# --------------------------------------------------------------------------------------------
-
-
+@dataclass(frozen=True, slots=True)
 class SandboxLimits:
-    """Resource limits of one sandboxed run (immutable, picklable).
+    """Resource limits of one sandboxed run.
 
-    * ``timeout_s``: wall-clock limit of the whole run (the CPU limit is derived from it);
+    * ``timeout_s``: wall-clock limit of the run (the CPU limit is derived from it);
     * ``memory_mb``: address-space limit (``RLIMIT_AS``) of the child;
-    * ``max_file_bytes``: largest file the child may write (``RLIMIT_FSIZE``), stdout included;
+    * ``max_file_bytes``: largest file the child may write (``RLIMIT_FSIZE``);
+    * ``tmp_bytes``: size of the private writable ``/work`` (bubblewrap only);
     * ``max_open_files``: ``RLIMIT_NOFILE``;
-    * ``max_output_bytes``: how much of stdout/stderr is kept in the result.
+    * ``max_output_bytes``: how much of stdout and of stderr is kept;
+    * ``max_result_bytes``: largest report the host reads (a larger one is invalid).
 
     Example:
         >>> SandboxLimits(timeout_s=2).cpu_seconds
         4
     """
 
-    __slots__ = (
-        "max_file_bytes",
-        "max_open_files",
-        "max_output_bytes",
-        "memory_mb",
-        "timeout_s",
-    )
+    timeout_s: float = 5.0
+    memory_mb: int = 512
+    max_file_bytes: int = 4 * 1024 * 1024
+    tmp_bytes: int = 16 * 1024 * 1024
+    max_open_files: int = 64
+    max_output_bytes: int = 4096
+    max_result_bytes: int = 1024 * 1024
 
-    def __init__(
-        self,
-        *,
-        timeout_s: float = 5.0,
-        memory_mb: int = 512,
-        max_file_bytes: int = 4 * 1024 * 1024,
-        max_open_files: int = 64,
-        max_output_bytes: int = 4096,
-    ) -> None:
-        if not timeout_s > 0:
-            raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
-        if memory_mb < 32:
-            raise ValueError(f"memory_mb must be >= 32, got {memory_mb!r}")
-        if max_open_files < 16:
-            raise ValueError(f"max_open_files must be >= 16, got {max_open_files!r}")
-        if max_file_bytes < 4096 or max_output_bytes < 0:
-            raise ValueError("max_file_bytes must be >= 4096 and max_output_bytes >= 0")
-        object.__setattr__(self, "timeout_s", float(timeout_s))
-        object.__setattr__(self, "memory_mb", int(memory_mb))
-        object.__setattr__(self, "max_file_bytes", int(max_file_bytes))
-        object.__setattr__(self, "max_open_files", int(max_open_files))
-        object.__setattr__(self, "max_output_bytes", int(max_output_bytes))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("SandboxLimits is immutable")
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_limits_from_dict, (self.to_dict(),))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SandboxLimits) and self.to_dict() == other.to_dict()
-
-    def __hash__(self) -> int:
-        return hash(tuple(sorted(self.to_dict().items())))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
-        return f"SandboxLimits({args})"
+    def __post_init__(self) -> None:
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        if self.memory_mb < 64:
+            raise ValueError(f"memory_mb must be >= 64, got {self.memory_mb!r}")
+        if self.max_open_files < 16:
+            raise ValueError(f"max_open_files must be >= 16, got {self.max_open_files!r}")
+        if min(self.max_file_bytes, self.tmp_bytes, self.max_result_bytes) < 4096:
+            raise ValueError("max_file_bytes, tmp_bytes and max_result_bytes must be >= 4096")
+        if self.max_output_bytes < 0:
+            raise ValueError("max_output_bytes must be >= 0")
 
     @property
     def cpu_seconds(self) -> int:
-        """CPU-time limit: the wall-clock limit rounded up, plus two seconds.
-
-        It only backs up the wall clock (which always fires first), so a CPU-bound run ends
-        as ``timeout`` rather than as a kill by the kernel.
-        """
+        """CPU-time limit: the wall-clock limit rounded up, plus two seconds (a backstop)."""
         return int(-(-self.timeout_s // 1)) + 2
 
-    def to_dict(self) -> dict[str, float | int]:
-        """The limits as a plain dict (what the child receives)."""
+    def rlimits(self, isolation: Isolation = "bubblewrap") -> dict[str, int]:
+        """The ``RLIMIT_*`` values the child sets on itself before any code runs.
+
+        ``RLIMIT_NPROC`` counts the processes *and threads* of the child's user: under
+        bubblewrap that is its own user namespace, where seccomp already refuses new processes,
+        so it bounds threads; in the ``subprocess`` mode it counts every process of the host
+        user, so 1 refuses process creation to a user other than root.
+
+        Example:
+            >>> SandboxLimits().rlimits("subprocess")["RLIMIT_NPROC"]
+            1
+        """
         return {
-            "timeout_s": self.timeout_s,
-            "memory_mb": self.memory_mb,
-            "max_file_bytes": self.max_file_bytes,
-            "max_open_files": self.max_open_files,
-            "max_output_bytes": self.max_output_bytes,
+            "RLIMIT_AS": self.memory_mb * 1024 * 1024,
+            "RLIMIT_CPU": self.cpu_seconds,
+            "RLIMIT_FSIZE": self.max_file_bytes,
+            "RLIMIT_NOFILE": self.max_open_files,
+            "RLIMIT_CORE": 0,
+            "RLIMIT_MEMLOCK": 0,
+            "RLIMIT_MSGQUEUE": 0,
+            "RLIMIT_NPROC": MAX_THREADS if isolation == "bubblewrap" else 1,
         }
 
 
-def _limits_from_dict(values: dict[str, float | int]) -> SandboxLimits:
-    return SandboxLimits(**values)  # type: ignore[arg-type]
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """What one call of the entry point gave: ``ok`` with ``value``, or why not.
 
-
-class SandboxResult:
-    """What happened in one sandboxed run.
-
-    ``status`` is one of :data:`STATUSES`; ``passed`` is true only for ``"passed"``.
-    ``message`` explains a non-passing status in one line; ``stdout``/``stderr`` are truncated to
-    ``max_output_bytes``; ``pid`` is the child's process id (also its session and group id);
-    ``leftover_killed`` counts processes of the child's session killed after it ended (0 in
-    every normal run). ``tests_passed``/``tests_total`` count the given tests only;
-    ``entry_point_found`` says whether the entry point was defined (None: none was asked for).
-
-    Example:
-        >>> r = SandboxResult(status="failed", tests_total=2, tests_passed=1, message="test 1")
-        >>> r.passed, r.to_dict()["tests_passed"]
-        (False, 1)
+    ``kind`` is ``ok``, ``raised`` (the call raised; ``message`` says what) or ``unencodable``
+    (it returned something that is not plain data; ``message`` says why).
     """
 
-    __slots__ = (
-        "duration_s",
-        "entry_point_found",
-        "leftover_killed",
-        "message",
-        "pid",
-        "returncode",
-        "status",
-        "stderr",
-        "stdout",
-        "tests_passed",
-        "tests_total",
-    )
-
-    def __init__(
-        self,
-        *,
-        status: str,
-        tests_total: int = 0,
-        tests_passed: int = 0,
-        message: str = "",
-        returncode: int | None = None,
-        duration_s: float = 0.0,
-        stdout: str = "",
-        stderr: str = "",
-        pid: int | None = None,
-        leftover_killed: int = 0,
-        entry_point_found: bool | None = None,
-    ) -> None:
-        if status not in STATUSES:
-            raise ValueError(f"unknown sandbox status {status!r}")
-        self.status = status
-        self.tests_total = tests_total
-        self.tests_passed = tests_passed
-        self.message = message
-        self.returncode = returncode
-        self.duration_s = duration_s
-        self.stdout = stdout
-        self.stderr = stderr
-        self.pid = pid
-        self.leftover_killed = leftover_killed
-        self.entry_point_found = entry_point_found
-
-    @property
-    def passed(self) -> bool:
-        """True when the code ran and every test passed."""
-        return self.status == "passed"
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready summary (used in reward ``details``)."""
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __repr__(self) -> str:
-        return (
-            f"SandboxResult(status={self.status!r}, tests_passed={self.tests_passed}, "
-            f"tests_total={self.tests_total}, message={self.message!r})"
-        )
+    kind: Literal["ok", "raised", "unencodable"]
+    value: Any = None
+    message: str = ""
 
 
-def run_python(code: str, limits: SandboxLimits | None = None) -> SandboxResult:
-    """Run ``code`` in the sandbox; ``passed`` means it ran to the end without an exception.
+@dataclass(frozen=True, slots=True)
+class ChildReport:
+    """The host's reading of one sandboxed run (``status`` is a :data:`ChildStatus`).
 
-    Example:
-        >>> run_python("x = sum(range(10))\\nassert x == 45").status
-        'passed'
-        >>> run_python("raise ValueError('no')").message
-        'ValueError: no'
+    ``results`` holds one :class:`CallResult` per call (calls mode, status ``ran``);
+    ``script_passed`` says whether every test statement ran to its end (script mode);
+    ``failed_test`` is the index of the test statement that raised, if one did. ``pids`` are
+    the host pids of the process the host started (bubblewrap) and, when known, of the
+    sandbox's init; ``leftover_killed`` counts processes that outlived the child and were
+    killed (0 in every normal run).
     """
-    return run_python_tests(code, [], limits=limits)
+
+    status: ChildStatus
+    isolation: Isolation
+    message: str = ""
+    results: tuple[CallResult, ...] = ()
+    script_passed: bool = False
+    failed_test: int | None = None
+    duration_s: float = 0.0
+    returncode: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    pids: tuple[int, ...] = ()
+    leftover_killed: int = 0
+
+    def to_details(self) -> dict[str, Any]:
+        """JSON-ready summary for reward ``details`` (no returned values)."""
+        return {
+            "status": self.status,
+            "isolation": self.isolation,
+            "message": self.message,
+            "duration_s": self.duration_s,
+            "returncode": self.returncode,
+            "stderr": self.stderr,
+        }
 
 
-def run_python_tests(
+# ------------------------------------------------------------------------------ public API
+
+
+def run_calls(
     code: str,
-    tests: list[str] | tuple[str, ...],
+    entry_point: str,
+    calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]],
     *,
-    entry_point: str | None = None,
     limits: SandboxLimits | None = None,
-    module_name: str = "__main__",
-) -> SandboxResult:
-    """Run ``code``, then each test (Python statements, usually ``assert``) in its namespace.
+    isolation: Isolation = "bubblewrap",
+    module_name: str = "solution",
+) -> ChildReport:
+    """Run ``code``, then call ``entry_point`` once per ``(args, kwargs)``, in order.
 
-    ``entry_point``, when given, must name a callable the code defines (checked first).
-    ``module_name`` is the code's ``__name__`` (use something other than ``"__main__"`` to skip
-    demo code under ``if __name__ == "__main__":``).
-    Never raises for anything the code does; a host-side failure (no temporary directory, the
-    interpreter cannot start) gives status ``sandbox_error``. Thread-safe.
+    The results come back as plain data in ``report.results`` (see :class:`CallResult`). Never
+    raises for anything the code does; a host-side failure is status ``sandbox_error``.
 
     Example:
-        >>> run_python_tests("def f(x):\\n    return x", ["assert f(1) == 2"]).status
-        'failed'
+        >>> r = run_calls("def f(a, b=1):\\n    return a / b\\n", "f", [((1,), {"b": 0})])
+        >>> r.results[0].kind, r.results[0].message
+        ('raised', 'ZeroDivisionError: division by zero')
     """
     limits = limits or SandboxLimits()
+    plain_calls = [(tuple(args), dict(kwargs)) for args, kwargs in calls]
     try:
-        return _run(str(code), [str(t) for t in tests], entry_point, limits, str(module_name))
+        encode_value(plain_calls, max_bytes=1 << 28)
+    except WireError as exc:
+        raise ValueError(f"call arguments are not plain data: {exc}") from None
+    request = _request(code, entry_point, limits, isolation, module_name, calls=plain_calls)
+    return _run_request(request, limits, isolation, n_calls=len(plain_calls), nonce=None)
+
+
+def run_script(
+    code: str,
+    entry_point: str | None,
+    tests: Sequence[str],
+    *,
+    limits: SandboxLimits | None = None,
+    isolation: Isolation = "bubblewrap",
+    module_name: str = "solution",
+) -> ChildReport:
+    """Run ``code``, then each test statement in its namespace; judged by completion only.
+
+    ``report.script_passed`` is true when the child reported, with a per-run nonce it was only
+    given alongside the tests, that the last test finished, and exited cleanly. This is weaker
+    than :func:`run_calls`: code that inspects its own process (frames, ``gc``), installs hooks
+    or returns objects that lie about equality can pass tests it should fail. Use it only for
+    tests that cannot be written as calls.
+
+    Example:
+        >>> run_script("x = 2", None, ["assert x * 2 == 4"]).script_passed
+        True
+        >>> run_script("import os\\nos._exit(0)", None, ["assert False"]).status
+        'crashed'
+    """
+    limits = limits or SandboxLimits()
+    nonce = secrets.token_hex(16)
+    request = _request(
+        code,
+        entry_point,
+        limits,
+        isolation,
+        module_name,
+        script=[str(t) for t in tests],
+        nonce=nonce,
+    )
+    return _run_request(request, limits, isolation, n_calls=None, nonce=nonce)
+
+
+@functools.cache
+def isolation_problem(isolation: Isolation = "bubblewrap") -> str | None:
+    """Why ``isolation`` cannot run on this machine, or ``None`` when it can (cached).
+
+    ``bubblewrap`` needs x86_64, the ``bwrap`` program and user namespaces; it is checked by
+    running one real sandboxed child.
+
+    Example:
+        >>> isolation_problem("subprocess") is None
+        True
+    """
+    if isolation == "subprocess":
+        return None
+    if isolation != "bubblewrap":
+        return f"unknown isolation {isolation!r} (choose from {', '.join(ISOLATIONS)})"
+    try:
+        seccomp_program(platform.machine())
+    except UnsupportedArchitecture as exc:
+        return str(exc)
+    if sandbox_command.bwrap_path() is None:
+        return "bubblewrap is not installed (no bwrap on PATH; Debian: apt-get install bubblewrap)"
+    for _ in range(2):  # a second try: one slow start on a busy machine is not a verdict
+        report = run_calls("def probe():\n    return 1\n", "probe", [((), {})])
+        if report.status == "ran" and report.results == (CallResult("ok", 1),):
+            return None
+    reason = report.message or report.status
+    return f"bubblewrap cannot start a sandbox here: {reason}"
+
+
+# ------------------------------------------------------------------------------ the request
+
+
+def _request(
+    code: str,
+    entry_point: str | None,
+    limits: SandboxLimits,
+    isolation: Isolation,
+    module_name: str,
+    *,
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] | None = None,
+    script: list[str] | None = None,
+    nonce: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "code": str(code),
+        "entry_point": entry_point,
+        "module_name": str(module_name),
+        "calls": calls,
+        "script": script,
+        "nonce": nonce,
+        "limits": limits.rlimits(isolation),
+        "max_result_bytes": limits.max_result_bytes,
+        "result_fd": -1,  # filled in once the pipe exists
+    }
+
+
+def _run_request(
+    request: dict[str, Any],
+    limits: SandboxLimits,
+    isolation: Isolation,
+    *,
+    n_calls: int | None,
+    nonce: str | None,
+) -> ChildReport:
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"unknown isolation {isolation!r} (choose from {', '.join(ISOLATIONS)})")
+    try:
+        run = _run_child(request, limits, isolation)
     except Exception as exc:  # host-side failure: report, never raise
-        return SandboxResult(status="sandbox_error", message=f"{type(exc).__name__}: {exc}")
+        return ChildReport("sandbox_error", isolation, message=f"{type(exc).__name__}: {exc}")
+    return _interpret(run, isolation, n_calls=n_calls, nonce=nonce)
+
+
+# ------------------------------------------------------------------------------ one child
+
+
+@dataclass(slots=True)
+class _ChildRun:
+    """Raw outcome of one child process, before its report is parsed."""
+
+    report: bytes = b""
+    report_overflow: bool = False
+    stdout: bytes = b""
+    stderr: bytes = b""  # up to 4 KB even when less is kept: bubblewrap's errors are read here
+    output_cap: int = 0
+    timed_out: bool = False
+    returncode: int | None = None
+    duration_s: float = 0.0
+    leftover_killed: int = 0
+    pids: tuple[int, ...] = ()
+    inner_pidfd: int | None = None  # bubblewrap: the PID namespace's init, once known
+
+
+def _run_child(request: dict[str, Any], limits: SandboxLimits, isolation: Isolation) -> _ChildRun:
+    """Start the child, feed it the request, collect its pipes, and kill it when done."""
+    with contextlib.ExitStack() as stack:
+        fds: list[int] = []
+        stack.callback(_close_all, fds)
+
+        def pipe() -> tuple[int, int]:
+            read_end, write_end = os.pipe()
+            fds.extend((read_end, write_end))
+            return read_end, write_end
+
+        def close(fd: int) -> None:
+            fds.remove(fd)
+            os.close(fd)
+
+        stdin_r, stdin_w = pipe()
+        out_r, out_w = pipe()
+        err_r, err_w = pipe()
+        result_r, result_w = pipe()
+        payload = marshal.dumps({**request, "result_fd": result_w})
+        child_ends = [stdin_r, out_w, err_w, result_w]
+        info_r = -1
+        if isolation == "bubblewrap":
+            seccomp_r, seccomp_w = pipe()
+            os.write(seccomp_w, seccomp_program(platform.machine()))  # smaller than a pipe buffer
+            info_r, info_w = pipe()
+            child_ends += [seccomp_r, info_w]
+            argv, cwd, env = sandbox_command.bwrap_command(
+                limits.tmp_bytes, seccomp_fd=seccomp_r, info_fd=info_w
+            )
+            close(seccomp_w)
+        else:
+            workdir = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="videorl-sandbox-", ignore_cleanup_errors=True)
+            )
+            argv, cwd, env = (
+                sandbox_command.python_argv(),
+                workdir,
+                sandbox_command.child_env(workdir),
+            )
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            stdin=stdin_r,
+            stdout=out_w,
+            stderr=err_w,
+            pass_fds=child_ends[3:],
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+        for fd in child_ends:
+            close(fd)
+        run = _ChildRun(pids=(proc.pid,))
+        try:
+            _exchange(proc, run, limits, payload, (stdin_w, close), out_r, err_r, result_r, info_r)
+        finally:
+            run.leftover_killed = _kill_everything(proc, isolation, run.inner_pidfd)
+        run.returncode = proc.returncode
+        run.duration_s = round(time.monotonic() - started, 4)
+        return run
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
+
+
+def _exchange(
+    proc: subprocess.Popen,
+    run: _ChildRun,
+    limits: SandboxLimits,
+    payload: bytes,
+    stdin: tuple[int, Callable[[int], None]],
+    out_r: int,
+    err_r: int,
+    result_r: int,
+    info_r: int,
+) -> None:
+    """Feed stdin and drain every pipe until the child exits or its time is up.
+
+    ``stdin`` is the write end and the function that closes it (the child reads to the end of
+    the request). Output beyond its cap is read and dropped (so the child never blocks on a full
+    pipe); a report beyond ``max_result_bytes`` ends the run at once.
+    """
+    stdin_w, close = stdin
+    deadline = time.monotonic() + limits.timeout_s + _GRACE_S
+    caps = {
+        out_r: limits.max_output_bytes,
+        err_r: max(limits.max_output_bytes, 4096),  # bubblewrap's own errors arrive here
+        result_r: limits.max_result_bytes,
+        info_r: 4096,
+    }
+    buffers = {fd: bytearray() for fd in caps}
+    poller = select.poll()
+    for fd in caps:
+        if fd >= 0:
+            os.set_blocking(fd, False)
+            poller.register(fd, select.POLLIN)
+    os.set_blocking(stdin_w, False)
+    poller.register(stdin_w, select.POLLOUT)
+    pidfd = os.pidfd_open(proc.pid)
+    poller.register(pidfd, select.POLLIN)
+    pending = memoryview(payload)
+    exited = False
+    try:
+        while not exited and len(buffers[result_r]) <= caps[result_r]:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                run.timed_out = True
+                break
+            for fd, _event in poller.poll(max(1, int(remaining * 1000))):
+                if fd == pidfd:
+                    exited = True
+                elif fd == stdin_w:
+                    try:
+                        pending = pending[os.write(stdin_w, pending) :]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        poller.unregister(stdin_w)
+                        close(stdin_w)
+                elif not _drain(fd, buffers[fd], caps[fd]):
+                    poller.unregister(fd)
+                if fd == info_r and run.inner_pidfd is None:
+                    inner = _inner_pidfd(buffers[info_r], proc.pid)
+                    if inner is not None:
+                        run.inner_pidfd, inner_pid = inner
+                        run.pids += (inner_pid,)
+    finally:
+        os.close(pidfd)
+    if exited:  # what the child wrote before it exited is still in the pipes
+        for fd in (out_r, err_r, result_r):
+            _drain(fd, buffers[fd], caps[fd])
+    run.report = bytes(buffers[result_r])
+    run.report_overflow = len(run.report) > caps[result_r]
+    run.stdout = bytes(buffers[out_r][: limits.max_output_bytes])
+    run.stderr = bytes(buffers[err_r][: caps[err_r]])
+    run.output_cap = limits.max_output_bytes
+
+
+def _drain(fd: int, buffer: bytearray, cap: int) -> bool:
+    """Read what ``fd`` has now, keeping at most ``cap + 1`` bytes; False at end of file."""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        if len(buffer) <= cap:
+            buffer += chunk[: cap + 1 - len(buffer)]
+
+
+def _inner_pidfd(info: bytearray, bwrap_pid: int) -> tuple[int, int] | None:
+    """A pidfd on the namespace's init that bubblewrap reported (and its pid), if still ours."""
+    try:
+        child_pid = int(json.loads(bytes(info).partition(b"}")[0] + b"}")["child-pid"])
+    except (ValueError, KeyError, TypeError):
+        return None  # not complete yet
+    try:
+        pidfd = os.pidfd_open(child_pid)
+    except OSError:
+        return None  # already gone
+    if _parent_pid(child_pid) == bwrap_pid:  # not a reused pid
+        return pidfd, child_pid
+    os.close(pidfd)
+    return None
+
+
+def _parent_pid(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    return None
+
+
+def _kill_everything(proc: subprocess.Popen, isolation: Isolation, inner: int | None) -> int:
+    """Kill the child and everything it started, reap it, and return how many outlived it.
+
+    With bubblewrap, SIGKILL to the PID namespace's init makes the kernel kill every process in
+    the namespace, and bubblewrap exits with it (``--die-with-parent`` covers a dead host).
+    Without bubblewrap, the child's session is killed and then swept through ``/proc``.
+    """
+    outlived = 0
+    if inner is not None:
+        try:
+            if not select.select([inner], [], [], 0)[0]:  # the init is still alive
+                outlived += proc.poll() is not None  # ... after bubblewrap itself ended
+                with contextlib.suppress(ProcessLookupError):  # it just ended by itself
+                    signal.pidfd_send_signal(inner, signal.SIGKILL)
+                select.select([inner], [], [], 5.0)
+        finally:
+            os.close(inner)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if isolation == "subprocess":
+        outlived += _sweep_session(proc.pid)
+    return outlived
 
 
 def session_processes(session_id: int) -> list[int]:
-    """Live (non-zombie) processes whose session id or process-group id is ``session_id``.
-
-    Reads ``/proc``; returns ``[]`` where ``/proc`` is unavailable.
+    """Live (non-zombie) processes whose session or process-group id is ``session_id``.
 
     Example:
         >>> session_processes(2**22 + 12345)  # no such session
         []
     """
     found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
+    for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read().decode("ascii", "replace")
+            stat = Path(f"/proc/{entry}/stat").read_text(errors="replace")
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) < 4 or fields[0] in ("Z", "X"):
-            continue
-        try:
-            pgrp, session = int(fields[2]), int(fields[3])
-        except ValueError:
-            continue
-        if session_id in (pgrp, session):
+        if len(fields) >= 4 and fields[0] not in ("Z", "X") and str(session_id) in fields[2:4]:
             found.append(int(entry))
     return found
 
 
-def _run(
-    code: str,
-    tests: list[str],
-    entry_point: str | None,
-    limits: SandboxLimits,
-    module_name: str,
-) -> SandboxResult:
-    import json
-    import secrets
-    import shutil
-    import subprocess
-    import tempfile
-    import time
-
-    outer = os.path.realpath(tempfile.mkdtemp(prefix="videorl-sandbox-"))
-    try:
-        workdir = os.path.join(outer, "work")
-        os.mkdir(workdir, 0o700)
-        nonce = secrets.token_hex(16)
-        result_path = os.path.join(outer, "result")
-        payload = {
-            "nonce": nonce,
-            "workdir": workdir,
-            "result_path": result_path,
-            "code": code,
-            "tests": tests,
-            "entry_point": entry_point,
-            "module_name": module_name,
-            "limits": limits.to_dict(),
-            "cpu_seconds": limits.cpu_seconds,
-        }
-        payload_path = os.path.join(outer, "payload.json")
-        fd = os.open(payload_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle)
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-        }
-        argv = [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), payload_path]
-        stdout_path = os.path.join(outer, "stdout")
-        stderr_path = os.path.join(outer, "stderr")
-        started = time.monotonic()
-        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-            proc = subprocess.Popen(
-                argv,
-                cwd=workdir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                close_fds=True,
-                start_new_session=True,
-            )
-        timed_out = not _wait_without_reaping(proc.pid, started + limits.timeout_s + 1.0)
-        # Kill the whole group while the (possibly zombie) leader still holds its pid, so the
-        # group id cannot have been reused by an unrelated process; then reap.
-        _kill_group(proc.pid)
-        returncode = proc.wait()
-        duration = time.monotonic() - started
-        leftovers = _sweep_session(proc.pid)
-        stdout = _read_head(stdout_path, limits.max_output_bytes)
-        stderr = _read_tail(stderr_path, limits.max_output_bytes)
-        report = _parse_report(result_path, nonce)
-        return _interpret(
-            report,
-            timed_out=timed_out,
-            returncode=returncode,
-            duration=duration,
-            stdout=stdout,
-            stderr=stderr,
-            pid=proc.pid,
-            leftovers=leftovers,
-            n_tests=len(tests),
-            has_entry_point=bool(entry_point),
-        )
-    finally:
-        shutil.rmtree(outer, ignore_errors=True)
-
-
-def _wait_without_reaping(pid: int, deadline: float) -> bool:
-    """Wait until ``pid`` exits (left unreaped) or ``deadline``; True if it exited."""
-    import time
-
-    delay = 0.0005
-    while True:
-        try:
-            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        if info is not None:
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        time.sleep(min(delay, remaining))
-        delay = min(delay * 2, 0.02)
-
-
-def _kill_group(pgid: int) -> None:
-    import contextlib
-    import signal
-
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 def _sweep_session(session_id: int, rounds: int = 5) -> int:
-    """Kill every live process left in the child's session or group; return how many."""
-    import signal
-    import time
-
     killed: set[int] = set()
     for _ in range(rounds):
         pids = [p for p in session_processes(session_id) if p != os.getpid()]
         if not pids:
             break
         for pid in pids:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
                 killed.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
         time.sleep(0.01)
     return len(killed)
 
 
-def _read_head(path: str, limit: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _read_tail(path: str, limit: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - limit))
-            return handle.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
-def _parse_report(path: str, nonce: str) -> dict[str, object] | None:
-    """Parse the child's result file; None unless it is exactly one well-formed report."""
-    import codecs
-
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(256 * 1024)
-        text = raw.decode("ascii")
-    except (OSError, UnicodeDecodeError):
-        return None
-    lines = text.split("\n")
-    if len(lines) < 3 or lines[-1] != "" or lines[0] != f"{RESULT_MAGIC} {nonce}":
-        return None
-    report: dict[str, object] = {"passed": set(), "info": []}
-    seen: set[str] = set()
-    for line in lines[1:-1]:
-        key, _, value = line.partition(" ")
-        if key == "info":
-            try:
-                report["info"].append(codecs.decode(value, "unicode_escape"))  # type: ignore[union-attr]
-            except (UnicodeDecodeError, ValueError):
-                return None
-            continue
-        if key in seen or key not in ("stage", "total", "passed", "finished"):
-            return None  # duplicate or unknown line: not our report
-        seen.add(key)
-        if key == "stage":
-            report["stage"] = value
-        elif key == "passed":
-            try:
-                report["passed"] = {int(v) for v in value.split()}
-            except ValueError:
-                return None
-        else:
-            try:
-                report[key] = int(value)
-            except ValueError:
-                return None
-    if report.get("stage") not in ("compile", "solution", "tests"):
-        return None
-    if report["stage"] != "compile" and not {"total", "finished"} <= report.keys():
-        return None
-    return report
+# ------------------------------------------------------------------------------ the report
 
 
 def _interpret(
-    report: dict[str, object] | None,
-    *,
-    timed_out: bool,
-    returncode: int | None,
-    duration: float,
-    stdout: str,
-    stderr: str,
-    pid: int,
-    leftovers: int,
-    n_tests: int,
-    has_entry_point: bool,
-) -> SandboxResult:
-    n_checks = n_tests + (1 if has_entry_point else 0)
-    common = {
-        "returncode": returncode,
-        "duration_s": round(duration, 4),
-        "stdout": stdout,
-        "stderr": stderr,
-        "pid": pid,
-        "leftover_killed": leftovers,
-        "tests_total": n_tests,
+    run: _ChildRun, isolation: Isolation, *, n_calls: int | None, nonce: str | None
+) -> ChildReport:
+    common: dict[str, Any] = {
+        "isolation": isolation,
+        "duration_s": run.duration_s,
+        "returncode": run.returncode,
+        "stdout": run.stdout.decode("utf-8", "replace"),
+        "stderr": run.stderr[: run.output_cap].decode("utf-8", "replace"),
+        "leftover_killed": run.leftover_killed,
+        "pids": run.pids,
     }
-    if report is None:
-        if timed_out:
-            return SandboxResult(status="timeout", message="wall-clock limit reached", **common)
-        if returncode is not None and returncode < 0:
-            import signal
-
-            try:
-                name = signal.Signals(-returncode).name
-            except ValueError:
-                name = f"signal {-returncode}"
-            if name in ("SIGXCPU", "SIGKILL") and duration >= 1.0:
-                return SandboxResult(status="timeout", message="CPU-time limit reached", **common)
-            return SandboxResult(status="crashed", message=f"killed by {name}", **common)
-        return SandboxResult(
-            status="crashed",
-            message=f"exited with code {returncode} before reporting (os._exit? out of memory?)",
-            **common,
-        )
-    info = [str(item) for item in report.get("info", [])]  # type: ignore[union-attr]
-    message = info[0] if info else ""
-    stage = report.get("stage")
-    passed = {k for k in report.get("passed", set()) if 0 <= k < n_checks}  # type: ignore[union-attr]
-    first_test = 1 if has_entry_point else 0
-    common["tests_passed"] = len([k for k in passed if k >= first_test])
-    common["entry_point_found"] = (0 in passed) if has_entry_point else None
-    if stage == "compile":
-        return SandboxResult(status="syntax_error", message=message, **common)
-    if stage == "solution":
-        message = message.removeprefix("solution: ")
-        return SandboxResult(status="error", message=message, **common)
-    if report.get("finished") != 1 or timed_out:
-        return SandboxResult(
-            status="timeout", message=message or "wall-clock limit reached", **common
-        )
-    if report.get("total") != n_checks:
-        return SandboxResult(status="crashed", message="inconsistent report", **common)
-    if len(passed) == n_checks:
-        return SandboxResult(status="passed", **common)
-    return SandboxResult(status="failed", message=message or "a test failed", **common)
-
-
-# --------------------------------------------------------------------------------------------
-# Child side (runs as ``python -I -S -B sandbox.py PAYLOAD``)
-# --------------------------------------------------------------------------------------------
-
-
-def _child_main(payload_path: str) -> None:  # pragma: no cover - runs in the child process
-    """Set up limits and guards, run the untrusted code in a worker thread, write the report.
-
-    Once the worker is released, this function only uses names bound to locals beforehand, so
-    the untrusted code cannot redirect it by patching modules or builtins.
-    """
-    import _thread
-    import gc
-    import json
-    import resource
-
-    os_pwrite, os_ftruncate, os_exit = os.pwrite, os.ftruncate, os._exit
-    len_, type_, str_, base_exception = len, type, str, BaseException
-    magic = RESULT_MAGIC
-    with open(payload_path, encoding="utf-8") as handle:
-        payload = json.load(handle)
-    os.unlink(payload_path)
-    nonce: str = payload["nonce"]
-    workdir: str = payload["workdir"]
-    limits: dict[str, float] = payload["limits"]
-    result_fd = os.open(
-        payload["result_path"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
-    )
-
-    def report(lines: list[str]) -> None:
-        text = magic + " " + nonce + "\n"
-        for line in lines:
-            text = text + line + "\n"
-        blob = text.encode("ascii", "backslashreplace")
-        os_ftruncate(result_fd, 0)
-        offset = 0
-        while offset < len_(blob):
-            offset += os_pwrite(result_fd, blob[offset:], offset)
-
-    def escape(text: str) -> str:
-        return text[:2000].encode("unicode_escape").decode("ascii")
-
-    # Compile before anything untrusted runs: a syntax error needs no execution.
+    lines = run.report.split(b"\n")
+    if lines[0] != b"started" or len(lines) < 2:  # the untrusted code never got to run
+        last = run.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]  # bwrap: one line
+        reason = last[0] if last else f"exited with code {run.returncode} before starting"
+        if run.timed_out:
+            reason = f"did not start within the time limit ({reason})"
+        return ChildReport("sandbox_error", message=reason[:300], **common)
+    if run.timed_out or _hit_cpu_limit(run.returncode):
+        return ChildReport("timeout", message="time limit reached", **common)
+    if run.report_overflow:
+        message = f"report larger than {len(run.report) - 1} bytes"
+        return ChildReport("invalid_report", message=message, **common)
+    if lines[-1] != b"" or b"end" not in lines:
+        return ChildReport("crashed", message=_death(run.returncode), **common)
     try:
-        code_obj = compile(payload["code"], "<solution>", "exec", dont_inherit=True, optimize=0)
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-        report(["stage compile", "info " + escape(_format_exception(exc))])
-        os_exit(0)
-    checks: list[str] = []
-    labels: list[str] = []
-    entry_point = payload.get("entry_point")
-    if entry_point:
-        labels.append("entry point")
-        checks.append(
-            f"if not callable(globals().get({entry_point!r})):\n"
-            f"    raise NameError({entry_point + ' is not defined (or not callable)'!r})"
-        )
-    checks.extend(payload["tests"])
-    labels.extend(f"test {i}" for i in range(len(payload["tests"])))
-    test_codes = []
-    for index, test in enumerate(checks):
-        try:
-            test_codes.append(_compile_test(test, index))
-        except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-            report(["stage compile", "info " + escape(f"{labels[index]}: {exc}")])
-            os_exit(0)
-    test_codes_t = tuple(test_codes)
-    n_tests = len(test_codes_t)
-
-    # Resource limits (soft = hard, so the code cannot raise them back).
-    for name, value in (
-        ("RLIMIT_AS", int(limits["memory_mb"]) * 1024 * 1024),
-        ("RLIMIT_CPU", int(payload["cpu_seconds"])),
-        ("RLIMIT_FSIZE", int(limits["max_file_bytes"])),
-        ("RLIMIT_NOFILE", int(limits["max_open_files"])),
-        ("RLIMIT_CORE", 0),
-    ):
-        which = getattr(resource, name, None)
-        if which is not None:
-            _, hard = resource.getrlimit(which)
-            if hard != resource.RLIM_INFINITY and hard < value:
-                value = hard
-            resource.setrlimit(which, (value, value))
-
-    namespace: dict[str, object] = {
-        "__name__": str(payload.get("module_name") or "__main__"),
-        "__builtins__": __builtins__,
-    }
-    passed: list[int] = []
-    done = _thread.allocate_lock()
-    go = _thread.allocate_lock()
-    done.acquire()
-    go.acquire()
-    info: list[str] = []
-    namespace["__videorl_mark__"] = sys.audit
-    # The worker waits for ``go``; it is created before the process limit drops to 0.
-    _thread.start_new_thread(
-        _worker, (code_obj, test_codes_t, tuple(labels), namespace, go, done, info)
-    )
-    nproc = getattr(resource, "RLIMIT_NPROC", None)
-    if nproc is not None:  # binds non-root users; root is held by the audit hook
-        resource.setrlimit(nproc, (0, 0))
-    guard = _make_guard(workdir, _read_roots(workdir), test_codes_t, namespace, passed)
-    gc.collect()
-    gc.disable()
-    sys.modules.pop("gc", None)
-    sys.addaudithook(guard)
-    del guard
-    wait_s = float(limits["timeout_s"])
-    release, acquire = go.release, done.acquire
-    lines: list[str] = []
-    # ---- untrusted code runs from here on: only local names below this line ----
-    try:
-        release()
-        finished = acquire(True, wait_s)
-        stage = "tests"
-        n_info = len_(info)
-        i = 0
-        while i < n_info and i < 4:
-            item = info[i]
-            if type_(item) is str_:  # exact type: no user-defined methods run in main
-                if i == 0 and item.startswith("solution: "):
-                    stage = "solution"
-                lines.append("info " + escape(item))
-            i += 1
-        marks = ""
-        seen = ""
-        n_marks = len_(passed)
-        i = 0
-        while i < n_marks:
-            token = f" {passed[i]} "
-            if token not in seen:
-                seen = seen + token
-                marks = marks + token.rstrip()
-            i += 1
-        report(
-            [
-                "stage " + stage,
-                f"total {n_tests}",
-                "passed" + marks,
-                "finished 1" if finished else "finished 0",
-                *lines,
-            ]
-        )
-    except base_exception:  # never let the untrusted code's hooks (excepthook) run in main
-        os_exit(70)
-    os_exit(0)
+        parsed = _parse_lines(lines[1:-1], n_calls=n_calls, nonce=nonce)
+    except (WireError, ValueError, UnicodeDecodeError) as exc:
+        return ChildReport("invalid_report", message=str(exc)[:300], **common)
+    if run.returncode != 0:
+        return ChildReport("crashed", message=_death(run.returncode), **common)
+    return ChildReport(**parsed, **common)
 
 
-def _compile_test(test: str, index: int):  # pragma: no cover - child side
-    """Compile one test, guard its top-level ``assert X == Y`` and append the pass marker.
-
-    ``assert X == Y`` becomes ``assert __videorl_mark__('videorl.eq', (l := X), (r := Y)) is None
-    and l == r``: the audit hook refuses (without running any of the code's methods) a comparison
-    between different types when either type defines its own ``__eq__``, the "object equal to
-    everything" trick. Each operand is still evaluated exactly once.
-    """
-    import ast
-
-    tree = ast.parse(test, f"<test {index}>", "exec")
-    for node in tree.body:
-        test_expr = node.test if isinstance(node, ast.Assert) else None
-        if (
-            isinstance(test_expr, ast.Compare)
-            and len(test_expr.ops) == 1
-            and isinstance(test_expr.ops[0], ast.Eq)
-        ):
-            left = ast.Name("__videorl_l", ast.Store())
-            right = ast.Name("__videorl_r", ast.Store())
-            guard_call = ast.Call(
-                func=ast.Name("__videorl_mark__", ast.Load()),
-                args=[
-                    ast.Constant("videorl.eq"),
-                    ast.NamedExpr(left, test_expr.left),
-                    ast.NamedExpr(right, test_expr.comparators[0]),
-                ],
-                keywords=[],
-            )
-            node.test = ast.BoolOp(
-                ast.And(),
-                [
-                    ast.Compare(guard_call, [ast.Is()], [ast.Constant(None)]),
-                    ast.Compare(
-                        ast.Name("__videorl_l", ast.Load()),
-                        [ast.Eq()],
-                        [ast.Name("__videorl_r", ast.Load())],
-                    ),
-                ],
-            )
-    marker = ast.parse(f"__videorl_mark__('videorl.pass', {index})").body
-    tree.body.extend(marker)
-    ast.fix_missing_locations(tree)
-    return compile(tree, f"<test {index}>", "exec", dont_inherit=True, optimize=0)
+def _hit_cpu_limit(returncode: int | None) -> bool:
+    return returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)
 
 
-def _worker(code_obj, test_codes, labels, namespace, go, done, info) -> None:  # pragma: no cover
-    """Run the untrusted code, then each test; record one-line messages for the report.
-
-    Tests must be run by *this* frame (registered with the guard before any untrusted code):
-    a test code object re-run from inside the untrusted code does not count.
-    """
-    go.acquire()
-    sys.audit("videorl.worker")
-    try:
-        try:
-            exec(code_obj, namespace)
-        except BaseException as exc:
-            info.append("solution: " + _format_exception(exc))
-            return
-        for index, test_code in enumerate(test_codes):
-            try:
-                exec(test_code, namespace)
-            except BaseException as exc:
-                if len(info) < 4:
-                    info.append(f"{labels[index]}: {_format_exception(exc)}")
-    except BaseException:
-        pass
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:  # noqa: SIM105 - no contextlib in the child
-                stream.flush()
-            except BaseException:
-                pass
-        done.release()
+def _death(returncode: int | None) -> str:
+    if returncode is not None and (returncode < 0 or returncode > 128):
+        number = -returncode if returncode < 0 else returncode - 128
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(number).name} before reporting"
+    return f"exited with code {returncode} before reporting (os._exit? out of memory?)"
 
 
-def _format_exception(exc: BaseException) -> str:  # pragma: no cover - child side
-    try:
-        text = str(exc)
-    except BaseException:
-        text = "<unprintable>"
-    name = type(exc).__name__
-    return f"{name}: {text}"[:500] if text else name
+def _json_string(text: str) -> str:
+    """A JSON string from the report, with lone surrogates spelled out (it goes into JSON)."""
+    value = json.loads(text)
+    if type(value) is not str:
+        raise ValueError("expected a JSON string")
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _read_roots(workdir: str) -> tuple[str, ...]:  # pragma: no cover - child side
-    """Directories the untrusted code may read: the workdir and the standard library."""
-    roots = [workdir]
-    for entry in sys.path:
-        if entry and os.path.isabs(entry):
-            roots.append(os.path.realpath(entry))
-    zoneinfo = "/usr/share/zoneinfo"
-    if os.path.isdir(zoneinfo):
-        roots.append(zoneinfo)
-    return tuple(dict.fromkeys(roots))
+def _parse_lines(raw: list[bytes], *, n_calls: int | None, nonce: str | None) -> dict[str, Any]:
+    """Parse ``status ...``, the result lines and ``end``; anything else is a ValueError."""
+    lines = [line.decode("ascii") for line in raw]
+    if len(lines) < 2 or lines[-1] != "end" or not lines[0].startswith("status "):
+        raise ValueError("the report is not status ... end")
+    kind, _, rest = lines[0][len("status ") :].partition(" ")
+    body = lines[1:-1]
+    if kind != "ran":
+        if kind not in ("syntax_error", "error", "missing_entry_point") or body:
+            raise ValueError(f"unknown status line {lines[0][:60]!r}")
+        return {"status": kind, "message": _json_string(rest)}
+    if rest:
+        raise ValueError("extra text after 'status ran'")
+    if n_calls is not None:
+        if len(body) != n_calls:
+            raise ValueError(f"{len(body)} results for {n_calls} calls")
+        return {"status": "ran", "results": tuple(_parse_result(line) for line in body)}
+    if len(body) != 1:
+        raise ValueError("a script report has one pass or failed line")
+    word, _, rest = body[0].partition(" ")
+    if word == "pass" and rest == nonce:
+        return {"status": "ran", "script_passed": True}
+    if word == "failed":
+        index, _, message = rest.partition(" ")
+        if not index.isdigit():
+            raise ValueError("bad failed line")
+        return {"status": "ran", "failed_test": int(index), "message": _json_string(message)}
+    raise ValueError("the script report does not end with this run's pass line")
 
 
-def _make_guard(workdir, read_roots, test_codes, namespace, passed):  # pragma: no cover
-    """Build the audit hook. Everything it uses is bound here, never looked up at call time."""
-    import _thread
-    import posix
-
-    getcwd = posix.getcwd
-    get_ident = _thread.get_ident
-    getframe = sys._getframe
-    type_ = type
-    str_, bytes_, int_ = str, bytes, int
-    len_ = len
-    denied_events = _DENIED_EVENTS
-    denied_prefixes = _DENIED_EVENT_PREFIXES
-    denied_imports = _DENIED_IMPORTS
-    path_events = _PATH_EVENTS
-    dir_fd_args = _DIR_FD_ARGS
-    devices = _READABLE_DEVICES
-    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-    n_codes = len(test_codes)
-    in_hook: dict[int, bool] = {}
-    worker_frames: list[object] = []
-    refuse = PermissionError
-    assertion_error = AssertionError
-    mro_of = type.__dict__["__mro__"].__get__
-    flags_of = type.__dict__["__flags__"].__get__
-    dict_of = type.__dict__["__dict__"].__get__
-    heap_type_flag = 1 << 9
-
-    def normalise(path):
-        """Absolute, lexically normalised str path, or None when the type is not plain."""
-        if type_(path) is bytes_:
-            path = path.decode("utf-8", "surrogateescape")
-        elif type_(path) is not str_:
-            return None
-        if "\x00" in path:
-            return None
-        if not path.startswith("/"):
-            path = getcwd() + "/" + path
-        parts = []
-        for part in path.split("/"):
-            if part == "" or part == ".":
-                continue
-            if part == "..":
-                if parts:
-                    parts.pop()
-                continue
-            parts.append(part)
-        return "/" + "/".join(parts)
-
-    def inside(path, roots):
-        for root in roots:  # noqa: SIM110 - no builtins (any) inside the hook
-            if path == root or path.startswith(root + "/") or root == "/":
-                return True
-        return False
-
-    def check_path(path, write):
-        if path is None:
-            path = "."
-        if type_(path) is int_:
-            return  # an already-open descriptor
-        norm = normalise(path)
-        if norm is None:
-            raise refuse("sandbox: only str or bytes paths are allowed")
-        if write:
-            if not inside(norm, (workdir,)):
-                raise refuse(f"sandbox: writing outside the working directory: {norm}")
-        elif not (inside(norm, read_roots) or norm in devices):
-            raise refuse(f"sandbox: reading outside the sandbox: {norm}")
-
-    def check_equality(left, right):
-        """Refuse ``==`` across types when either type has its own ``__eq__`` (no user code)."""
-        left_type, right_type = type_(left), type_(right)
-        if left_type is right_type:
-            return
-        for klass_type in (left_type, right_type):
-            for klass in mro_of(klass_type):
-                if flags_of(klass) & heap_type_flag and "__eq__" in dict_of(klass):
-                    raise assertion_error(
-                        "sandbox: == between different types where one defines __eq__"
-                    )
-
-    def guard(event, args):
-        if event == "videorl.pass" or event == "videorl.worker":
-            ident = get_ident()
-            if in_hook.get(ident):
-                return
-            in_hook[ident] = True
-            try:
-                frame = getframe(1)
-                if event == "videorl.worker":
-                    if not worker_frames:  # the first caller is the harness, before any user code
-                        worker_frames.append(frame)
-                    return
-                index = args[0] if len_(args) == 1 else None
-                if (
-                    worker_frames
-                    and type_(index) is int_
-                    and 0 <= index < n_codes
-                    and frame.f_code is test_codes[index]
-                    and frame.f_globals is namespace
-                    and frame.f_back is worker_frames[0]
-                ):
-                    passed.append(index)
-            finally:
-                in_hook[ident] = False
-            return
-        if event in denied_events:
-            raise refuse(f"sandbox: {event} is not allowed")
-        if event.startswith(denied_prefixes):
-            raise refuse(f"sandbox: {event} is not allowed")
-        if event == "videorl.eq":
-            if len_(args) == 2:
-                check_equality(args[0], args[1])
-            return
-        if event == "import":
-            name = args[0]
-            if type_(name) is not str_:
-                raise refuse("sandbox: odd import")
-            if name in denied_imports or name.split(".")[0] in denied_imports:
-                raise refuse(f"sandbox: importing {name} is not allowed")
-            return
-        if event == "open":
-            path, mode, flags = args[0], args[1], args[2]
-            write = False
-            if type_(flags) is int_ and flags & write_flags:
-                write = True
-            if type_(mode) is str_ and ("w" in mode or "a" in mode or "x" in mode or "+" in mode):
-                write = True
-            if mode is None and not write and type_(path) is not int_:
-                # os.open can return a *directory* descriptor, and a later os.open(name,
-                # dir_fd=...) event does not show that descriptor: only the workdir and the
-                # readable devices may be opened this way.
-                norm = normalise(path)
-                if norm is None or not (inside(norm, (workdir,)) or norm in devices):
-                    raise refuse(f"sandbox: os.open outside the working directory: {norm}")
-                return
-            check_path(path, write)
-            return
-        spec = path_events.get(event)
-        if spec is not None:
-            indices, write = spec
-            for position in dir_fd_args.get(event, ()):
-                if position < len_(args) and args[position] is not None:
-                    raise refuse(f"sandbox: {event} with dir_fd is not allowed")
-            for position in indices:
-                if position < len_(args):
-                    check_path(args[position], write)
-            return
-        if event.startswith("os.") and event not in ("os.lockf",):
-            return  # remaining os.* events carry no path (checked above) or are harmless
-        if event.startswith("shutil."):
-            return  # the underlying os/open events are checked one by one
-
-    return guard
-
-
-if __name__ == "__main__":  # pragma: no cover - the child's entry point
-    _child_main(sys.argv[1])
+def _parse_result(line: str) -> CallResult:
+    if not line.startswith("result "):
+        raise ValueError(f"not a result line: {line[:60]!r}")
+    kind, _, rest = line[len("result ") :].partition(" ")
+    if kind == "ok":
+        return CallResult("ok", decode_value(rest))
+    if kind in ("raised", "unencodable"):
+        return CallResult(kind, message=_json_string(rest))
+    raise ValueError(f"unknown result kind {kind[:30]!r}")

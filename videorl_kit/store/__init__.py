@@ -37,6 +37,7 @@ _EXPORTS = {
     "cache_key": "videorl_kit.store.schema",
     "StoreError": "videorl_kit.store.errors",
     "StoreMismatchError": "videorl_kit.store.errors",
+    "StoreIntegrityError": "videorl_kit.store.errors",
     "StoreNotFoundError": "videorl_kit.store.errors",
     "MissingKeyError": "videorl_kit.store.errors",
 }

@@ -110,6 +110,7 @@ class BuildSummary:
     n_new_failures: int = 0
     n_known_failures: int = 0
     n_retried: int = 0
+    decode_warnings: dict[str, list[str]] = field(default_factory=dict)  # source -> warnings
     skipped_by_rule: dict[str, int] = field(default_factory=dict)
     failed_by_class: dict[str, int] = field(default_factory=dict)
     samples: SampleLedger = field(default_factory=SampleLedger)
@@ -164,6 +165,7 @@ class BuildSummary:
             "n_new_failures": self.n_new_failures,
             "n_known_failures": self.n_known_failures,
             "n_retried": self.n_retried,
+            "decode_warnings": self.decode_warnings,
             "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
             "failed_by_class": dict(sorted(self.failed_by_class.items())),
             "samples": self.samples.as_dict(),
@@ -620,6 +622,8 @@ def build_cache(
             build.settle(item, outcome)
         if result.status == "ok":
             summary.n_decoded += 1
+            if result.row and result.row.get("decode_warnings"):
+                summary.decode_warnings[task.source_uri] = list(result.row["decode_warnings"])
     # failure rows made obsolete: their (file, budget) is cached now, after a successful
     # retry, a fixed file (new content, new key) or a crash between two commits
     cached_now = {
@@ -637,6 +641,7 @@ def build_cache(
     summary.samples = write_samples(
         tables, inputs.rows, build.outcomes, max_prompt_tokens=max_prompt_tokens
     )
+    tables.record_versions()  # a later open notices if a newer manifest goes missing
 
     # summary + invariant
     values = list(build.outcomes.values())

@@ -1,4 +1,4 @@
-"""Store commands: ``build-cache`` and ``cache status | verify | export``."""
+"""Store commands: ``build-cache`` and ``cache status | verify | repair | export``."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from rich.table import Table
 
 from videorl_kit.errors import UserError
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
+from videorl_kit.store.errors import repair_hint
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -104,6 +105,10 @@ def build_cache_command(
             "--fail-on-error", help=f"Exit {EXIT_BUILD_FAILED} if any input failed to decode."
         ),
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option("--repair", help="Repair a damaged store first (see `cache repair`)."),
+    ] = False,
 ) -> None:
     """Decode every distinct video/image of the specs once into a Lance store.
 
@@ -129,6 +134,8 @@ def build_cache_command(
       videorl-kit build-cache task_specs/*.yaml --store cache/ --item-timeout 60
 
       videorl-kit build-cache task_specs/*.yaml --store cache-tc/ --decoder torchcodec
+
+      videorl-kit build-cache task_specs/*.yaml --store cache/ --repair
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import build_cache
@@ -143,9 +150,14 @@ def build_cache_command(
         max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
         batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout, decoder=decoder,
     )  # fmt: skip
+    repaired = _repair_before_build(store, workers, as_json) if repair else None
+    _check_existing_store(store)
     if as_json:
         summary = build_cache(paths, store, **kwargs)
-        _print_json(summary.as_dict())
+        payload = summary.as_dict()
+        if repaired is not None:
+            payload["repair"] = repaired.as_dict()
+        _print_json(payload)
     else:
         summary = _build_with_progress(paths, store, kwargs)
         _print_summary(summary)
@@ -188,6 +200,27 @@ def _build_with_progress(paths: list[Any], store: Path, kwargs: dict[str, Any]) 
         return build_cache(paths, store, progress=on_progress, **kwargs)
 
 
+def _check_existing_store(store: Path) -> None:
+    """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.tables import StoreTables
+
+    if StoreTables(store).exists():
+        StoreTables.open(store).ensure_writable()
+
+
+def _repair_before_build(store: Path, workers: int | None, quiet: bool) -> Any:
+    """``build-cache --repair``: repair an existing store (None when there is none yet)."""
+    from videorl_kit.store.repair import repair_store
+    from videorl_kit.store.tables import StoreTables
+
+    if not StoreTables(store).exists():
+        return None
+    report = repair_store(store, workers=workers or 1)
+    if not quiet:
+        _console(stderr=True).print(report.summary(), markup=False)
+    return report
+
+
 def _print_summary(summary: Any) -> None:
     console = _console()
     data = summary.as_dict()
@@ -222,6 +255,15 @@ def _print_summary(summary: Any) -> None:
         console.print(
             f"see the reasons with: videorl-kit cache status --store {summary.store}; "
             "retry with --retry-failed",
+            markup=False,
+        )
+    warned = summary.decode_warnings
+    if warned:
+        first = next(iter(warned))
+        _console(stderr=True).print(
+            f"warning: {len(warned)} item(s) decoded with warnings (kept in the row's "
+            f"decode_warnings), e.g. {first}: {warned[first][0]}",
+            style="yellow",
             markup=False,
         )
     if summary.engine_fallback:
@@ -300,6 +342,13 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 _spec_origin(source), _data_origin(source["data"]),
             )  # fmt: skip
         console.print(specs)
+    if frames["decode_warnings"]:
+        warned = Table(title=f"decoded with warnings ({len(frames['decode_warnings'])})")
+        warned.add_column("source", overflow="fold")
+        warned.add_column("warnings", overflow="fold")
+        for item in frames["decode_warnings"]:
+            warned.add_row(item["source_uri"], "\n".join(item["warnings"]))
+        console.print(warned)
     failures = info["failures"]
     if failures["rows"]:
         listing = Table(title=f"failures ({failures['rows']})")
@@ -343,7 +392,7 @@ def verify_command(
 
     Checks each row's bytes against its stored sha256, the source's content hash, then the
     frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
-    Exits 1 if any row is corrupt or does not match.
+    Exits 1 if any row is corrupt or does not match; `cache repair` fixes corrupt rows.
 
     Examples:
 
@@ -368,8 +417,41 @@ def verify_command(
             )
         console.print(table)
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
+        if report.counts.get("corrupt"):
+            console.print(repair_hint(report.store), markup=False)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@cache_app.command("repair")
+def repair_command(
+    store: StoreOption,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Processes that decode rows again.")
+    ] = 1,
+    as_json: JsonOption = False,
+) -> None:
+    """Repair a damaged store in place, so nobody has to delete it.
+
+    Accepts a table whose newest manifest is gone at the version Lance still has, drops
+    fragments whose data file is missing or truncated, checks every frames row (stored bytes
+    against their checksum, frames against their sha256), decodes damaged or lost rows again
+    from their source when it still exists and hashes the same, and removes what cannot be
+    recovered, recording it in `failures`. Running it again changes nothing.
+
+    Examples:
+
+      videorl-kit cache repair --store cache/
+
+      videorl-kit cache repair --store cache/ --workers 4 --json
+    """
+    from videorl_kit.store.repair import repair_store
+
+    report = repair_store(store, workers=workers)
+    if as_json:
+        _print_json(report.as_dict())
+    else:
+        _console().print(report.summary(), markup=False)
 
 
 @cache_app.command("export")

@@ -23,6 +23,17 @@ class StoreMismatchError(StoreError):
     """The store was written with another cache-schema version or budget than expected."""
 
 
+class StoreIntegrityError(StoreError):
+    """Stored bytes do not match their checksum, or a data file is damaged or gone.
+
+    ``problem`` is what is wrong, without the store and repair hint around it.
+    """
+
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem or message
+
+
 class MissingKeyError(StoreError, KeyError):
     """A cache key is not in the store."""
 
@@ -50,3 +61,16 @@ def rebuild_hint(store: str, *, schema_changed: bool = False) -> str:
     if schema_changed:
         return f"move {store} away (or delete it) and rebuild with {command}"
     return f"build it with {command}"
+
+
+def repair_hint(store: str) -> str:
+    """The sentence telling a user how to repair a damaged store.
+
+    Example:
+        >>> repair_hint("/data/cache")  # doctest: +ELLIPSIS
+        'run `videorl-kit cache repair --store /data/cache` (re-decodes damaged rows ...)'
+    """
+    return (
+        f"run `videorl-kit cache repair --store {store}` (re-decodes damaged rows from their "
+        "sources)"
+    )

@@ -9,6 +9,12 @@ from a memory map of its data file (:mod:`videorl_kit.store.frame_codec`: LZ4 pe
 a few threads); ``get_many`` reads several in file order (sorted, as Lance reads are too)
 and returns them in the order asked.
 
+Every read checks the stored bytes against their XXH3-64 checksum (``frames_xxh3``) before
+decoding them, and raises :class:`~videorl_kit.store.errors.StoreIntegrityError` (naming the
+store, the cache key and the source file, and the repair command) when they differ: a flipped
+bit on disk never reaches a trainer as wrong pixels. ``verify=False`` (on
+:meth:`FrameStore.open` or per call) skips the check, for hot loops over a trusted store.
+
 Example:
     >>> store = FrameStore.open("cache/")                 # doctest: +SKIP
     >>> item = store.get(store.keys()[0])                 # doctest: +SKIP
@@ -30,9 +36,15 @@ import lance
 import numpy as np
 import pyarrow as pa
 
-from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
+from videorl_kit.store.errors import (
+    MissingKeyError,
+    StoreIntegrityError,
+    StoreMismatchError,
+    rebuild_hint,
+    repair_hint,
+)
 from videorl_kit.store.frame_bytes import FrameBytesReader, blob_locations, is_blob_column
-from videorl_kit.store.frame_codec import CODEC_NONE, FrameCodecError, decode_frames
+from videorl_kit.store.frame_codec import CODEC_NONE, FrameCodecError, cell_checksum, decode_frames
 from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
 from videorl_kit.store.tables import StoreTables
 
@@ -51,6 +63,8 @@ _META_COLUMNS: tuple[str, ...] = (
     "frames_codec",
     "frames_chunk_sizes",
     "frames_sha256",
+    "frames_xxh3",
+    "decode_warnings",
     "frame_indices",
     "timestamps_s",
     "source_fps",
@@ -93,6 +107,7 @@ class CachedFrames:
     visual_tokens: int
     source_height: int | None = None
     source_width: int | None = None
+    decode_warnings: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -150,6 +165,8 @@ class _RowIndex:
             for name in ("frame_indices", "timestamps_s", "frames_chunk_sizes")
         }
         self.codecs: list[str] = table.column("frames_codec").to_pylist()
+        self.checksums: list[int] = table.column("frames_xxh3").to_pylist()
+        self.warnings = table.column("decode_warnings").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
         self.budgets = {
@@ -201,6 +218,7 @@ class _RowIndex:
             visual_tokens=int(i["visual_tokens"][row]),
             source_height=self.optional["source_height"][row],
             source_width=self.optional["source_width"][row],
+            decode_warnings=tuple(self.warnings[row]),
         )
 
 
@@ -269,6 +287,7 @@ class FrameStore:
         expected_budget_hash: str | None = None,
         version: int | None = None,
         direct_reads: bool = True,
+        verify: bool = True,
     ):
         self._tables = tables
         self._dataset = tables.table(FRAMES_TABLE, version=version)
@@ -282,6 +301,7 @@ class FrameStore:
         self._position: dict[str, int] = {key: i for i, key in enumerate(self._index.keys)}
         self._bytes = FrameBytesReader(self._dataset, "frames", direct=direct_reads)
         self._direct = direct_reads
+        self.verify = verify
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -293,6 +313,7 @@ class FrameStore:
         modality: str = "video",
         version: int | None = None,
         direct_reads: bool = True,
+        verify: bool = True,
     ) -> FrameStore:
         """Open the store in ``store_dir``.
 
@@ -301,6 +322,8 @@ class FrameStore:
         carry it; otherwise :class:`StoreMismatchError` says how to build it. A store
         written by another cache-schema version is always refused. ``direct_reads=False``
         reads frames through Lance's blob reader instead of ``preadv`` (slower, same bytes).
+        ``verify=False`` skips the per-read checksum of the stored bytes (see the module
+        notes): only for hot loops over a store you trust.
 
         Example:
             >>> FrameStore.open("/nonexistent")  # doctest: +ELLIPSIS
@@ -311,8 +334,9 @@ class FrameStore:
         tables = StoreTables.open(store_dir)
         expected = None if budget is None else require_budget(tables, modality, budget)
         return cls(
-            tables, expected_budget_hash=expected, version=version, direct_reads=direct_reads
-        )
+            tables, expected_budget_hash=expected, version=version, direct_reads=direct_reads,
+            verify=verify,
+        )  # fmt: skip
 
     @property
     def version(self) -> int:
@@ -327,8 +351,9 @@ class FrameStore:
     def refresh(self) -> FrameStore:
         """A new reader at the latest committed version (this one stays pinned)."""
         return FrameStore(
-            self._tables, expected_budget_hash=self._expected, direct_reads=self._direct
-        )
+            self._tables, expected_budget_hash=self._expected, direct_reads=self._direct,
+            verify=self.verify,
+        )  # fmt: skip
 
     # -- keys --------------------------------------------------------------------------------
     def keys(self) -> list[str]:
@@ -371,15 +396,18 @@ class FrameStore:
             )
         return item
 
-    def get(self, key: str) -> CachedFrames:
+    def get(self, key: str, *, verify: bool | None = None) -> CachedFrames:
         """Read one cached item (:class:`MissingKeyError` if ``key`` is unknown).
+
+        The stored bytes are checked against their checksum unless ``verify=False`` (default:
+        the store's setting); :class:`StoreIntegrityError` when they differ.
 
         Example:
             >>> item = store.get(key)                       # doctest: +SKIP
             >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames  # doctest: +SKIP
             (dtype('uint8'), True)
         """
-        return self.get_many([key])[0]
+        return self.get_many([key], verify=verify)[0]
 
     def _cell_bytes(self, positions: list[int]) -> list[np.ndarray]:
         """Stored bytes of each row: compressed cells as views of the mapped data file (the
@@ -396,10 +424,20 @@ class FrameStore:
                 cells[i] = array
         return [cell for cell in cells if cell is not None]
 
-    def get_many(self, keys: Sequence[str]) -> list[CachedFrames]:
+    def _damaged(self, position: int, problem: str) -> StoreIntegrityError:
+        index = self._index
+        source = index.strings["source_uri"][position].as_py()
+        return StoreIntegrityError(
+            f"{self.root}: frames row {index.keys[position]} (source {source}) {problem}; "
+            f"{repair_hint(str(self.root))}",
+            problem,
+        )
+
+    def get_many(self, keys: Sequence[str], *, verify: bool | None = None) -> list[CachedFrames]:
         """Read several items in file order; results follow the order of ``keys``.
 
-        Repeated keys are read once and returned at every position they appear.
+        Repeated keys are read once and returned at every position they appear. ``verify``
+        as in :meth:`get`.
 
         Example:
             >>> items = store.get_many([k2, k1, k2])        # doctest: +SKIP
@@ -415,8 +453,11 @@ class FrameStore:
             key=lambda p: (index.locations[p].path or "", index.locations[p].position),
         )
         arrays = self._cell_bytes(unique)
+        check = self.verify if verify is None else verify
         by_position: dict[int, CachedFrames] = {}
         for position, array in zip(unique, arrays, strict=True):
+            if check and cell_checksum(array) != index.checksums[position]:
+                raise self._damaged(position, "is corrupt: its bytes do not match their checksum")
             shape = tuple(int(x) for x in index.shapes[position])
             try:
                 frames = decode_frames(
@@ -426,10 +467,7 @@ class FrameStore:
                     index.list_at("frames_chunk_sizes", position),
                 )
             except FrameCodecError as exc:
-                raise StoreMismatchError(
-                    f"{self.root}: frames row {index.keys[position]} {exc}; the store is "
-                    "damaged, run `videorl-kit cache verify`"
-                ) from None
+                raise self._damaged(position, f"{exc}; the store is damaged") from None
             frames.flags.writeable = False  # shared by repeated keys: never modify in place
             by_position[position] = self._check_budget(index.item(position, frames))
         return [by_position[p] for p in positions]

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-CACHE_SCHEMA_VERSION: Final[int] = 3
+CACHE_SCHEMA_VERSION: Final[int] = 4
 """Version of the table layout and key recipe; bump on any change of meaning.
 
 History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
@@ -49,7 +49,9 @@ History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec
 ``data_sha256``); 3 = ``frames`` cells may be LZ4-compressed per frame (``frames_codec``,
 ``frames_chunk_sizes``), which a version-2 reader would misread; within version 3,
 ``samples`` gained ``skip_rule`` and ``row_json`` (additive: a store without them is refused by
-the missing-column check with the same rebuild hint). A store of another version is refused
+the missing-column check with the same rebuild hint); 4 = ``frames_xxh3`` (XXH3-64 of each
+stored cell, checked on every read) and ``decode_warnings`` (what the decoder noticed, e.g.
+frames the container holds but that do not decode). A store of another version is refused
 with a rebuild hint.
 """
 
@@ -219,6 +221,10 @@ FRAMES_SCHEMA: Final[pa.Schema] = _table_schema(
     pa.field("frames_codec", pa.string(), nullable=False),
     pa.field("frames_chunk_sizes", pa.list_(pa.int64()), nullable=False),
     pa.field("frames_sha256", pa.string(), nullable=False),  # of the decoded frames
+    # XXH3-64 of the stored cell bytes (as written: LZ4 or raw); readers check it on read
+    pa.field("frames_xxh3", pa.uint64(), nullable=False),
+    # what the decoder noticed about the source (dropped or undecodable frames, ...)
+    pa.field("decode_warnings", pa.list_(pa.string()), nullable=False),
     pa.field("frame_indices", pa.list_(pa.int64()), nullable=False),
     pa.field("timestamps_s", pa.list_(pa.float64()), nullable=False),
     pa.field("source_fps", pa.float64(), nullable=False),

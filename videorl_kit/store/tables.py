@@ -3,7 +3,10 @@
 Each table records the cache-schema version it was written with in its dataset config
 (``videorl.cache_schema_version``) and in its Arrow schema metadata; the frames table also
 lists every budget it holds (``videorl.budget.<hash>`` = the budget as canonical JSON).
-Opening refuses a table written with another schema version.
+Opening refuses a table written with another schema version, and a damaged store: a data
+file missing or truncated, or a table whose newest version is older than the one the kit last
+committed (:mod:`videorl_kit.store.integrity`); each with one line naming the repair command.
+Creating (for a build) also refuses a store the process cannot write to.
 
 Example:
     >>> import tempfile
@@ -19,13 +22,23 @@ Example:
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import lance
 import pyarrow as pa
 
-from videorl_kit.store.errors import StoreMismatchError, StoreNotFoundError, rebuild_hint
+from videorl_kit.store.errors import (
+    StoreError,
+    StoreIntegrityError,
+    StoreMismatchError,
+    StoreNotFoundError,
+    rebuild_hint,
+    repair_hint,
+)
+from videorl_kit.store.integrity import damaged_files, record_versions, rolled_back_tables
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     CONFIG_BUDGET_PREFIX,
@@ -67,24 +80,52 @@ class StoreTables:
     def create(cls, root: str | Path) -> StoreTables:
         """Open the store at ``root``, creating the folder and any missing table.
 
-        Refuses (:class:`StoreMismatchError`) an existing table of another schema version.
+        Refuses (:class:`StoreMismatchError`) an existing table of another schema version,
+        a store this process cannot write to (:class:`StoreError`) and a damaged store
+        (:class:`StoreIntegrityError`, see :meth:`check_integrity`).
         """
         store = cls(root)
-        store.root.mkdir(parents=True, exist_ok=True)
+        store.ensure_writable()
         for name in TABLE_NAMES:
             if not Path(store.uri(name)).is_dir():
                 store._create_table(name)
         store.check_schema_versions()
+        store.check_integrity()
         return store
 
+    def ensure_writable(self) -> None:
+        """Create the folder if needed; :class:`StoreError` if the process cannot write there.
+
+        Probes the folder and every table folder with a temporary file (removed at once), so a
+        read-only store is refused with one line before a build starts.
+        """
+        folders = [self.root]
+        for name in TABLE_NAMES:
+            table = Path(self.uri(name))
+            folders += [table, table / "_versions", table / "data"]
+        where = self.root
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            for where in (f for f in folders if f.is_dir()):
+                handle, probe = tempfile.mkstemp(prefix=".write-probe-", dir=where)
+                os.close(handle)
+                os.unlink(probe)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.root}: cannot write to the store ({where}: {exc.strerror or exc}); "
+                "build into a writable folder or fix its permissions"
+            ) from None
+
     @classmethod
-    def open(cls, root: str | Path) -> StoreTables:
+    def open(cls, root: str | Path, *, check: bool = True) -> StoreTables:
         """Open an existing store for reading; never creates or changes anything.
 
         Raises :class:`StoreNotFoundError` if ``root`` is not a store or lacks one of its
         tables (an interrupted first build; building again completes it), and
-        :class:`StoreMismatchError` if a table was written with another schema version.
-        Each message names the folder and the ``videorl-kit build-cache`` command to run.
+        :class:`StoreMismatchError` if a table was written with another schema version, and
+        (unless ``check=False``, as ``cache repair`` opens it) :class:`StoreIntegrityError` if
+        the store is damaged (:meth:`check_integrity`). Each message names the folder and the
+        ``videorl-kit`` command to run.
 
         Example:
             >>> import tempfile
@@ -114,6 +155,8 @@ class StoreTables:
                     f"{rebuild_hint(str(store.root), schema_changed=True)}"
                 ) from None
         store.check_schema_versions()
+        if check:
+            store.check_integrity()
         return store
 
     def _create_table(self, name: str) -> None:
@@ -135,6 +178,35 @@ class StoreTables:
     def table(self, name: str, version: int | None = None) -> lance.LanceDataset:
         """The latest committed version of table ``name`` (or ``version``)."""
         return lance.dataset(self.uri(name), version=version)
+
+    # -- integrity ---------------------------------------------------------------------------
+    def latest_versions(self) -> dict[str, int]:
+        """The newest version of every table."""
+        return {name: int(self.table(name).version) for name in TABLE_NAMES}
+
+    def record_versions(self) -> None:
+        """Remember the tables' newest versions (after a build or a repair has committed)."""
+        record_versions(self.root, self.latest_versions())
+
+    def check_integrity(self) -> None:
+        """:class:`StoreIntegrityError` (one line) if a table's data file is missing or
+        truncated, or a table went back to an older version than the kit last committed."""
+        damaged = [f for name in TABLE_NAMES for f in damaged_files(name, self.table(name))]
+        if damaged:
+            more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+            raise StoreIntegrityError(
+                f"{self.root}: the store is damaged: {damaged[0]}{more}; "
+                f"{repair_hint(str(self.root))}"
+            )
+        rolled_back = rolled_back_tables(self.root, self.latest_versions())
+        if rolled_back:
+            name, (found, recorded) = min(rolled_back.items())
+            raise StoreIntegrityError(
+                f"{self.root}: table {name} is at version {found} but the kit last committed "
+                f"version {recorded}: the manifests of the newer versions are gone, and Lance "
+                f"would silently serve older rows; {repair_hint(str(self.root))} to accept "
+                f"version {found} (a later build decodes what was lost again)"
+            )
 
     def check_schema_versions(self) -> None:
         """Raise :class:`StoreMismatchError` if a table was written with another schema version."""

@@ -165,14 +165,16 @@ class CachedSampleDataset:
         add_generation_prompt: bool = True,
         spec: TaskSpec | None = None,
         budget: BudgetSpec | dict[str, Any] | None = None,
+        verify: bool = True,
     ):
         """Select the ready samples of ``task_ids`` (default: ``spec.id`` if a spec is given,
-        else every task) and check them against ``budget`` (default: ``spec.budget``)."""
+        else every task) and check them against ``budget`` (default: ``spec.budget``).
+        ``verify=False`` skips the per-read checksum of the frames (a trusted store only)."""
         if spec is not None:
             task_ids = list(task_ids) if task_ids is not None else [spec.id]
             budget = budget if budget is not None else spec.budget
         tables = StoreTables.open(store_dir)
-        self.frames = FrameStore(tables)
+        self.frames = FrameStore(tables, verify=verify)
         self.processor = processor
         self.add_generation_prompt = add_generation_prompt
         condition = f"status = '{STATUS_READY}'"

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.errors import UserError
-from videorl_kit.store.errors import StoreMismatchError
+from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
 from videorl_kit.store.schema import (
@@ -70,12 +70,23 @@ def store_status(store_dir: str | Path, *, max_failures: int = 20) -> dict[str, 
             "disk_bytes": _folder_bytes(Path(tables.uri(name))),
         }
     frames = tables.table(FRAMES_TABLE).to_table(
-        columns=["budget_hash", "modality", "frames_shape", "visual_tokens"]
-    )
+        columns=["budget_hash", "modality", "frames_shape", "visual_tokens", "source_uri",
+                 "decode_warnings"]
+    )  # fmt: skip
     shapes = frames.column("frames_shape").to_pylist()
     info[FRAMES_TABLE]["frame_bytes"] = int(sum(int(np.prod(s)) for s in shapes))
     info[FRAMES_TABLE]["frames"] = int(sum(s[0] for s in shapes))
     info[FRAMES_TABLE]["by_modality"] = dict(Counter(frames.column("modality").to_pylist()))
+    warned = [
+        {"source_uri": uri, "warnings": notes}
+        for uri, notes in zip(
+            frames.column("source_uri").to_pylist(),
+            frames.column("decode_warnings").to_pylist(),
+            strict=True,
+        )
+        if notes
+    ]
+    info[FRAMES_TABLE]["decode_warnings"] = sorted(warned, key=lambda w: w["source_uri"])
     per_budget = Counter(frames.column("budget_hash").to_pylist())
     info["budgets"] = {
         digest: {**value, "rows": per_budget.get(digest, 0)}
@@ -279,7 +290,7 @@ def verify_store(
     for key in chosen:
         try:
             cached = store.get(key)
-        except StoreMismatchError as exc:  # the stored cell does not decode: damaged
+        except StoreIntegrityError as exc:  # the stored cell is damaged
             if sources is None:
                 meta = store.metadata()
                 sources = dict(
@@ -289,7 +300,7 @@ def verify_store(
                         strict=True,
                     )
                 )
-            report.checked.append(RowCheck(key, sources.get(key, ""), "corrupt", str(exc)))
+            report.checked.append(RowCheck(key, sources.get(key, ""), "corrupt", exc.problem))
             continue
         report.checked.append(check_row(cached, tolerance=tolerance))
     return report

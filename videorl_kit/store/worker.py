@@ -170,6 +170,8 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         "frames_codec": encoded.codec,
         "frames_chunk_sizes": encoded.chunk_sizes,
         "frames_sha256": hashlib.sha256(frames).hexdigest(),
+        "frames_xxh3": encoded.checksum,
+        "decode_warnings": [str(w) for w in getattr(decoded, "warnings", ())],
         "frame_indices": frame_indices,
         "timestamps_s": timestamps,
         "source_fps": source_fps,

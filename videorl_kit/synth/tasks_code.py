@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable
 
@@ -145,6 +146,30 @@ _TEMPLATES: tuple[Callable[[random.Random], tuple[str, str, list[str]]], ...] = 
     _visible_span_task,
     _direction_task,
 )
+
+
+def reference_code(entry_point: str) -> str:
+    """Python source of a correct answer to the code task ``entry_point`` (demos, tests).
+
+    Example:
+        >>> namespace = {}
+        >>> exec(reference_code("box_iou"), namespace)
+        >>> namespace["box_iou"]([0, 0, 2, 2], [1, 0, 3, 2])
+        0.3333333333333333
+    """
+    function = _REFERENCES[entry_point]
+    helpers = [_box_area] if function is _box_iou else []
+    source = "\n\n".join(inspect.getsource(f) for f in [*helpers, function])
+    return f"{source}\n\n{entry_point} = {function.__name__}\n"
+
+
+_REFERENCES: dict[str, Callable[..., object]] = {
+    "count_colour": _count_colour,
+    "box_area": _box_area,
+    "box_iou": _box_iou,
+    "visible_span": _visible_span,
+    "direction": _direction,
+}
 
 
 def build_code(rng: random.Random, canvas: Canvas, index: int) -> SynthItem:

@@ -1,0 +1,272 @@
+"""What runs inside the code sandbox: the child's main loop and the plain-data encoder.
+
+The host starts a fresh interpreter that runs this file's source (``python -S -s -B -P -c
+SOURCE``) inside the sandbox, where the kit is not installed, so the module is self-contained
+and imports only what starts fast (no ``json``, ``re`` or ``typing``). The host imports it too,
+to check that call arguments are plain data; it reads the child's values back with the strict
+decoder in :mod:`videorl_kit.rewards.sandbox_wire`.
+
+**Wire format.** A value crosses the process boundary as one line of JSON text in which only
+plain data can be written: ``null``, ``true``/``false``, integers, finite floats (always with a
+``.`` or an exponent, so ``1`` and ``1.0`` stay apart), strings and arrays (lists), plus
+one-key objects for everything else: ``{"tuple": [...]}``, ``{"dict": [[key, value], ...]}``,
+``{"set": [...]}``, ``{"frozenset": [...]}``, ``{"float": "nan" | "inf" | "-inf"}``,
+``{"int": "0x..."}`` (integers too long for decimal text), ``{"bytes": "hex"}``,
+``{"bytearray": "hex"}``, ``{"complex": [real, imag]}``, and ``{"iterator": [...]}`` for a
+generator or other iterator, whose items are drawn in the child (within the size limit) and
+arrive as a plain list iterator (so ``list(f(x)) == [...]`` holds as in Python, and
+``f(x) == [...]`` does not). Subclasses of these types cross as their built-in base (a
+``namedtuple`` as a tuple, an ``IntEnum`` as an int) and keep none of their methods: an object
+that claims to equal everything cannot be sent at all. Nesting is limited to
+:data:`MAX_DEPTH` levels.
+
+**Child protocol.** The child reads one ``marshal``-ed request from stdin (written by the host:
+the code, the entry point, the calls' arguments or the test statements, its limits), writes
+``started`` to its result descriptor, applies its resource limits, runs the code, then either
+calls the entry point with each call's arguments (``calls`` mode) or runs test statements after
+the code (``script`` mode), and writes its report lines followed by ``end``. The host decides
+every verdict from those lines (see :mod:`videorl_kit.rewards.sandbox`); nothing in the request
+holds an expected value.
+
+Example:
+    >>> encode_value((1, 2.0, "x", [None, True], {"k": {3}}), max_bytes=1000)
+    '{"tuple": [1, 2.0, "x", [null, true], {"dict": [["k", {"set": [3]}]]}]}'
+    >>> encode_value([float("-inf"), b"\\x01", frozenset()], max_bytes=100)
+    '[{"float": "-inf"}, {"bytes": "01"}, {"frozenset": []}]'
+"""
+
+from __future__ import annotations
+
+import marshal
+import math
+import os
+import resource
+import sys
+
+try:
+    from _json import encode_basestring_ascii as _encode_string
+except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+    from json.encoder import py_encode_basestring_ascii as _encode_string
+
+try:  # the kit's root error on the host; inside the sandbox the kit is not there
+    from videorl_kit.errors import VideoRLKitError as _KitError
+except ImportError:  # pragma: no cover - only in the child
+
+    class _KitError(Exception):  # type: ignore[no-redef]
+        """Stands in for the kit's root error inside the sandbox."""
+
+
+#: Deepest nesting of containers a value may have (either direction).
+MAX_DEPTH = 64
+
+
+class WireError(_KitError, ValueError):
+    """A value cannot be written to, or read from, the wire format (the message says why)."""
+
+
+# --------------------------------------------------------------------------------- encoding
+
+
+def encode_value(value: object, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> str:
+    """``value`` as one line of wire text; raises :class:`WireError` if it is not plain data.
+
+    Containers are read through their built-in base type's own methods, so a subclass that
+    overrides ``__iter__`` or ``__eq__`` sends its stored items, never what the override says.
+
+    Example:
+        >>> encode_value({1: [float("inf")]}, max_bytes=100)
+        '{"dict": [[1, [{"float": "inf"}]]]}'
+        >>> encode_value(object(), max_bytes=100)
+        Traceback (most recent call last):
+        ...
+        videorl_kit.rewards.sandbox_child.WireError: cannot send a value of type object
+    """
+    parts: list[str] = []
+    _encode(value, parts, [max_bytes], max_depth)
+    return "".join(parts)
+
+
+def _encode(value: object, parts: list[str], budget: list[int], depth: int) -> None:
+    kind = type(value)
+    if value is None:
+        text = "null"
+    elif kind is bool:
+        text = "true" if value else "false"
+    elif issubclass(kind, int):
+        plain = int.__int__(value)
+        try:
+            text = int.__repr__(plain)
+        except ValueError:  # more digits than int -> str allows: hexadecimal has no limit
+            text = '{"int": ' + _encode_string(format(plain, "#x")) + "}"
+    elif issubclass(kind, float):
+        plain = float.__float__(value)
+        if math.isfinite(plain):
+            text = float.__repr__(plain)
+        else:
+            text = '{"float": "' + ("nan" if plain != plain else "inf" if plain > 0 else "-inf")
+            text += '"}'
+    elif issubclass(kind, str):
+        text = _encode_string(str.__str__(value))
+    elif issubclass(kind, bytes | bytearray):
+        tag = "bytearray" if issubclass(kind, bytearray) else "bytes"
+        text = '{"' + tag + '": "' + bytes(value).hex() + '"}'
+    elif issubclass(kind, complex):
+        plain_complex = complex.__complex__(value)
+        parts.append('{"complex": [')
+        _encode(plain_complex.real, parts, budget, depth)
+        parts.append(", ")
+        _encode(plain_complex.imag, parts, budget, depth)
+        parts.append("]}")
+        return
+    else:
+        _encode_container(value, kind, parts, budget, depth)
+        return
+    budget[0] -= len(text)
+    if budget[0] < 0:
+        raise WireError("value too large to send")
+    parts.append(text)
+
+
+def _encode_container(value: object, kind: type, parts: list[str], budget: list[int], depth: int):
+    if depth <= 0:
+        raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
+    if issubclass(kind, list):
+        opening, closing, items = "[", "]", list.__iter__(value)
+    elif issubclass(kind, tuple):
+        opening, closing, items = '{"tuple": [', "]}", tuple.__iter__(value)
+    elif issubclass(kind, frozenset):
+        opening, closing, items = '{"frozenset": [', "]}", frozenset.__iter__(value)
+    elif issubclass(kind, set):
+        opening, closing, items = '{"set": [', "]}", set.__iter__(value)
+    elif hasattr(kind, "__next__") and hasattr(kind, "__iter__"):  # a generator, map, ...
+        opening, closing, items = '{"iterator": [', "]}", value
+    elif issubclass(kind, dict):
+        parts.append('{"dict": [')
+        for index, (key, item) in enumerate(dict.items(value)):
+            parts.append("[" if index == 0 else ", [")
+            _encode(key, parts, budget, depth - 1)
+            parts.append(", ")
+            _encode(item, parts, budget, depth - 1)
+            parts.append("]")
+            budget[0] -= 6
+        parts.append("]}")
+        return
+    else:
+        raise WireError(f"cannot send a value of type {kind.__name__}")
+    parts.append(opening)
+    for index, item in enumerate(items):
+        if index:
+            parts.append(", ")
+            budget[0] -= 2
+        _encode(item, parts, budget, depth - 1)
+    parts.append(closing)
+    budget[0] -= len(opening) + len(closing)
+    if budget[0] < 0:
+        raise WireError("value too large to send")
+
+
+# --------------------------------------------------------------------------------- child side
+
+
+def _message(exc: BaseException) -> str:
+    """``Type: text`` of an exception, never raising (its ``__str__`` is untrusted code)."""
+    try:
+        text = str(exc)
+    except BaseException:
+        text = "<unprintable>"
+    name = type(exc).__name__
+    return (f"{name}: {text}" if text else name)[:500]
+
+
+def _apply_limits(limits: dict[str, int]) -> None:
+    """Set each ``RLIMIT_*`` (soft = hard, so the code cannot raise them again)."""
+    for name, value in limits.items():
+        which = getattr(resource, name, None)
+        if which is None:
+            continue
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY and hard < value:
+            value = hard
+        resource.setrlimit(which, (value, value))
+
+
+def child_main(request: dict[str, object]) -> None:  # pragma: no cover - runs in the child
+    """Run one request and write the report to ``request["result_fd"]``; always ``_exit``s."""
+    out_fd: int = request["result_fd"]
+    exit_now = os._exit
+    lines: list[str] = []
+
+    def send(text: str) -> None:
+        data = text.encode("ascii", "backslashreplace")
+        while data:
+            data = data[os.write(out_fd, data) :]
+
+    send("started\n")
+    _apply_limits(request["limits"])
+    namespace: dict[str, object] = {
+        "__name__": request["module_name"],
+        "__builtins__": __builtins__,
+    }
+    status = "ran"
+    try:
+        code = compile(request["code"], "<solution>", "exec", dont_inherit=True)
+    except BaseException as exc:  # SyntaxError, ValueError (NUL byte), MemoryError, ...
+        status = "syntax_error " + _encode_string(_message(exc))
+    if status == "ran":
+        try:
+            exec(code, namespace)
+        except BaseException as exc:
+            status = "error " + _encode_string(_message(exc))
+    entry_point = request["entry_point"]
+    function = namespace.get(entry_point) if entry_point else None
+    if status == "ran" and entry_point and not callable(function):
+        status = "missing_entry_point " + _encode_string(f"{entry_point} is not defined")
+    lines.append("status " + status)
+    if status == "ran" and request["calls"] is not None:
+        lines.extend(_make_calls(function, request["calls"], int(request["max_result_bytes"])))
+    elif status == "ran" and request["script"] is not None:
+        lines.extend(_run_script(namespace, request["script"], request["nonce"]))
+    lines.append("end")
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - the code may have replaced or closed the streams
+            stream.flush()
+        except BaseException:
+            pass
+    try:
+        send("\n".join(lines) + "\n")
+    except BaseException:
+        exit_now(1)
+    exit_now(0)
+
+
+def _make_calls(function: object, calls: list[tuple], max_bytes: int) -> list[str]:
+    """One ``result ...`` line per call, in order (every call is made, even after one raised)."""
+    lines = []
+    for args, kwargs in calls:
+        try:
+            value = function(*args, **kwargs)
+        except BaseException as exc:
+            lines.append("result raised " + _encode_string(_message(exc)))
+            continue
+        try:
+            text = encode_value(value, max_bytes=max_bytes)
+        except BaseException as exc:  # WireError, RecursionError, MemoryError, a raising __iter__
+            lines.append("result unencodable " + _encode_string(_message(exc)))
+            continue
+        max_bytes -= len(text)
+        lines.append("result ok " + text)
+    return lines
+
+
+def _run_script(namespace: dict[str, object], tests: list[str], nonce: str) -> list[str]:
+    """Run each test after the code; ``pass NONCE`` only when every one of them finished."""
+    for index, test in enumerate(tests):
+        try:
+            exec(compile(test, f"<test {index}>", "exec", dont_inherit=True), namespace)
+        except BaseException as exc:
+            return [f"failed {index} " + _encode_string(_message(exc))]
+    return ["pass " + nonce]
+
+
+if __name__ == "__main__":  # pragma: no cover - the child's entry point
+    child_main(marshal.loads(sys.stdin.buffer.read()))

@@ -1,0 +1,132 @@
+"""Is a store physically whole? Data files present at their recorded size, and no table
+rolled back to an older version behind the kit's back.
+
+Lance records every data file of a version in that version's manifest, with its size in
+bytes. :func:`damaged_files` compares each with the file on disk (a deleted or truncated
+file is damage that a read would otherwise hit as an obscure I/O error). Lance opens the
+newest manifest it finds, so deleting the latest ``_versions/N.manifest`` would silently
+serve version N-1; the kit therefore records the versions it last committed in a small state
+file (:data:`STATE_NAME`) and :func:`rolled_back_tables` reports a table whose newest version
+is older than that record.
+
+Example:
+    >>> import tempfile
+    >>> from videorl_kit.store.tables import StoreTables
+    >>> tables = StoreTables.create(tempfile.mkdtemp())
+    >>> record_versions(tables.root, {"frames": 5})
+    >>> rolled_back_tables(tables.root, {"frames": 4})
+    {'frames': (4, 5)}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import lance
+
+STATE_NAME = "videorl_kit_state.json"
+"""File in the store folder: ``{"versions": {table: last version the kit committed}}``."""
+
+
+@dataclass(frozen=True)
+class DamagedFile:
+    """A file a table's current version needs that is missing or has the wrong size."""
+
+    table: str
+    fragment_id: int
+    path: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.table} fragment {self.fragment_id}: {self.path} {self.problem}"
+
+
+def damaged_files(table: str, dataset: lance.LanceDataset) -> list[DamagedFile]:
+    """Data and deletion files of ``dataset``'s version that are missing or truncated.
+
+    Example:
+        >>> import tempfile, pyarrow as pa
+        >>> ds = lance.write_dataset(pa.table({"a": [1]}), tempfile.mkdtemp() + "/t.lance")
+        >>> damaged_files("t", ds)
+        []
+    """
+    root = Path(dataset.uri)
+    found: list[DamagedFile] = []
+    for fragment in dataset.get_fragments():
+        metadata = fragment.metadata
+        needed = [
+            (root / "data" / f.path, int(f.file_size_bytes or 0))
+            for f in metadata.files
+            if f.base_id is None
+        ]
+        deletion = metadata.deletion_file
+        if deletion is not None and deletion.base_id is None:
+            needed.append((root / deletion.path(fragment.fragment_id), 0))
+        for path, size in needed:
+            try:
+                actual = path.stat().st_size
+            except FileNotFoundError:
+                found.append(DamagedFile(table, fragment.fragment_id, str(path), "is missing"))
+                continue
+            if size and actual != size:
+                problem = f"has {actual} bytes, the table recorded {size} (truncated?)"
+                found.append(DamagedFile(table, fragment.fragment_id, str(path), problem))
+    return found
+
+
+def recorded_versions(root: Path) -> dict[str, int]:
+    """The table versions the kit last committed (empty when never recorded)."""
+    try:
+        data = json.loads((root / STATE_NAME).read_text(encoding="utf-8"))
+        return {str(k): int(v) for k, v in data.get("versions", {}).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def record_versions(root: Path, versions: dict[str, int]) -> None:
+    """Record ``versions`` as the latest the kit committed (never lowering a recorded one
+    unless ``versions`` comes from :func:`accept_versions`). Written atomically."""
+    merged = recorded_versions(root)
+    for table, version in versions.items():
+        merged[table] = max(version, merged.get(table, 0))
+    _write_state(root, merged)
+
+
+def accept_versions(root: Path, versions: dict[str, int]) -> None:
+    """Record exactly ``versions`` (after a repair accepted a rolled-back table).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> record_versions(root, {"frames": 5}); accept_versions(root, {"frames": 3})
+        >>> recorded_versions(root)
+        {'frames': 3}
+    """
+    merged = recorded_versions(root)
+    merged.update(versions)
+    _write_state(root, merged)
+
+
+def _write_state(root: Path, versions: dict[str, int]) -> None:
+    path = root / STATE_NAME
+    tmp = path.with_name(f".{STATE_NAME}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"versions": dict(sorted(versions.items()))}) + "\n")
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def rolled_back_tables(root: Path, latest: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """``{table: (latest version found, version recorded)}`` for tables that went back."""
+    recorded = recorded_versions(root)
+    return {
+        table: (version, recorded[table])
+        for table, version in latest.items()
+        if table in recorded and version < recorded[table]
+    }
