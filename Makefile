@@ -41,6 +41,7 @@ bench: install
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
 	$(PY) benchmarks/bench_spec.py
+	$(PY) benchmarks/bench_eval.py
 
 clean:
 	rm -rf $(VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -42,8 +42,9 @@ def _root(
 
 def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.spec.commands import register as register_spec
+    from videorl_kit.train.recipe import is_recipe_document, validate_recipe
 
-    register_spec(root)
+    register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
     from videorl_kit.rewards.commands import register as register_rewards
 
     register_rewards(root)
@@ -56,6 +57,12 @@ def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.store.commands import register as register_store
 
     register_store(root)
+    from videorl_kit.eval.commands import register as register_eval
+
+    register_eval(root)
+    from videorl_kit.train.commands import register as register_train
+
+    register_train(root)
 
 
 _register_commands(app)

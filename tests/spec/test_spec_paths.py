@@ -193,8 +193,22 @@ def test_hub_cache_snapshots_cover_the_blobs_their_links_point_to(tmp_path):
     snapshot = repo / "snapshots" / ("0" * 40)
     (snapshot / "data").mkdir(parents=True)
     (snapshot / "data" / "rows.jsonl").symlink_to("../../../blobs/abc")
+    assert find_spec_root(snapshot / "specs" / "t.yaml") == SpecRoot(snapshot, from_hub=True)
     folders = root_folders(SpecRoot(snapshot, from_hub=True))
     assert folders == (snapshot, repo / "blobs")
     assert PathRoots(folders).resolve("data/rows.jsonl", base=snapshot).exists()
     with pytest.raises(PathRefused, match="leaves its root"):
         PathRoots(folders).resolve("../../../elsewhere/abc", base=snapshot)
+
+
+def test_an_overridden_spec_keeps_its_root(write, tmp_path, rows):
+    from videorl_kit.spec.overrides import apply_overrides
+
+    spec = load_spec(write("t.yaml", MINIMAL.replace("rows.jsonl", "other.jsonl")))
+    moved = apply_overrides(spec, ["data.path=rows.jsonl"])  # rebuilt from a dump
+    assert data_file(moved) == tmp_path / "rows.jsonl"
+    escaped = apply_overrides(spec, ["data.path=/etc/passwd"])
+    with pytest.raises(PathRefused, match="allow_absolute_paths: true to read it"):
+        data_file(escaped)
+    allowed = apply_overrides(escaped, ["data.allow_absolute_paths=true"])
+    assert data_file(allowed) == Path("/etc/passwd")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,69 +23,89 @@ def _console() -> Console:
     return Console(soft_wrap=True)
 
 
-def validate(
-    specs: Annotated[list[str], typer.Argument(help="Spec files, folders or hf:// URIs.")],
-    data: Annotated[
-        bool,
-        typer.Option(
-            "--data",
-            help="Also open each spec's data: rows parse and are usable, mapped columns exist, "
-            "media files exist under media_root.",
-        ),
-    ] = False,
-    as_json: JsonOption = False,
-) -> None:
-    """Validate task specs; print one `file:line: field.path: message` per problem.
+DocumentKind = tuple[Callable[[str | Path], bool], Callable[[str | Path], str]]
+"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``.
 
-    Every problem in every file is reported at once, then a summary line (all on stdout).
-    Files whose name starts with `_` are include-only bases and are skipped. With --data,
-    each spec's data are opened too: a row problem is `data-file:line: rule: message`
-    (`data-file:row N` for JSON and Parquet), and missing media are counted with the first
-    few named. Exit status 0 when everything is valid, 1 otherwise.
+``load`` raises :class:`SpecError` listing every problem. The CLI passes training recipes
+(``videorl_kit.train``) this way, so this layer never imports the layers above it.
+"""
 
-    Examples:
 
-      videorl-kit validate task_specs/*.yaml
+def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., None]:
+    """The ``validate`` command, also accepting the ``other_kinds`` of documents."""
 
-      videorl-kit validate task_specs/ --data
+    def validate(
+        specs: Annotated[
+            list[str], typer.Argument(help="Spec or recipe files, folders or hf:// URIs.")
+        ],
+        data: Annotated[
+            bool,
+            typer.Option(
+                "--data",
+                help="Also open each spec's data: rows parse and are usable, mapped columns "
+                "exist, media files exist under media_root.",
+            ),
+        ] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Validate specs and recipes; print one `file:line: field.path: message` per problem.
 
-      videorl-kit validate task_specs/ --json
-    """
-    from videorl_kit.spec.check_data import check_data
+        Every problem in every file is reported at once (a recipe's own and those of every
+        spec it names), then a summary line (all on stdout). A file is a recipe when its top
+        level says `kind: recipe` or has a `tasks` or `algorithm` key. Files whose name
+        starts with `_` are include-only bases and are skipped. With --data, each spec's data
+        are opened too: a row problem is `data-file:line: rule: message` (`data-file:row N`
+        for JSON and Parquet), and missing media are counted with the first few named. Exit
+        status 0 when everything is valid, 1 otherwise.
 
-    paths = discover_spec_paths(list(specs))
-    if not paths:
-        raise UserError("no spec files given (base files starting with '_' are skipped)")
-    results = []
-    for path in paths:
-        try:
-            spec = load_spec(path, check_first_row=True)
-        except SpecError as exc:
-            issues = [vars(i) | {"text": str(i)} for i in exc.issues]
-            results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
-            continue
-        result: dict[str, Any] = {"file": str(path), "id": spec.id, "ok": True, "issues": []}
-        if data:
-            report = check_data(spec)
-            result["data"] = report.as_dict()
-            result["ok"] = report.ok
-        results.append(result)
-    n_bad = sum(not r["ok"] for r in results)
-    if as_json:
-        typer.echo(
-            json.dumps({"n_specs": len(results), "n_invalid": n_bad, "specs": results}, indent=2)
-        )
-    else:
-        for result in results:
-            for issue in result["issues"]:
-                typer.echo(issue["text"])
-            for line in result.get("data", {}).get("issues", []):
-                typer.echo(line)
-        checked = " (with their data)" if data else ""
-        summary = f"{len(results) - n_bad} of {len(results)} specs valid{checked}"
-        typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED)
-    if n_bad:
-        raise typer.Exit(1)
+        Examples:
+
+          videorl-kit validate task_specs/*.yaml
+
+          videorl-kit validate task_specs/ --data
+
+          videorl-kit validate task_specs/ recipes/ --json
+        """
+        from videorl_kit.spec.check_data import check_data
+
+        paths = discover_spec_paths(list(specs))
+        if not paths:
+            raise UserError("no spec files given (base files starting with '_' are skipped)")
+        results = []
+        for path in paths:
+            other = next((load for is_kind, load in other_kinds if is_kind(path)), None)
+            try:
+                if other is not None:
+                    results.append({"file": str(path), "id": other(path), "ok": True, "issues": []})
+                    continue
+                spec = load_spec(path, check_first_row=True)
+            except SpecError as exc:
+                issues = [vars(i) | {"text": str(i)} for i in exc.issues]
+                results.append({"file": str(path), "id": None, "ok": False, "issues": issues})
+                continue
+            result: dict[str, Any] = {"file": str(path), "id": spec.id, "ok": True, "issues": []}
+            if data:
+                report = check_data(spec)
+                result["data"] = report.as_dict()
+                result["ok"] = report.ok
+            results.append(result)
+        n_bad = sum(not r["ok"] for r in results)
+        if as_json:
+            payload = {"n_specs": len(results), "n_invalid": n_bad, "specs": results}
+            typer.echo(json.dumps(payload, indent=2))
+        else:
+            for result in results:
+                for issue in result["issues"]:
+                    typer.echo(issue["text"])
+                for line in result.get("data", {}).get("issues", []):
+                    typer.echo(line)
+            checked = " (with their data)" if data else ""
+            summary = f"{len(results) - n_bad} of {len(results)} specs valid{checked}"
+            typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED)
+        if n_bad:
+            raise typer.Exit(1)
+
+    return validate
 
 
 def list_specs(
@@ -272,9 +293,9 @@ def budget(
     console.print(f"image {width}x{height} -> {resized}, {image.total_tokens} visual tokens")
 
 
-def register(app: typer.Typer) -> None:
-    """Add the spec commands to the ``videorl-kit`` app."""
-    app.command("validate")(validate)
+def register(app: typer.Typer, other_kinds: Sequence[DocumentKind] = ()) -> None:
+    """Add the spec commands to the ``videorl-kit`` app; ``validate`` also reads ``other_kinds``."""
+    app.command("validate")(make_validate(other_kinds))
     app.command("ls")(list_specs)
     app.command("show")(show)
     app.command("budget")(budget)

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from videorl_kit.skip_rules import (
     RULE_PROBLEM_TYPE_MISMATCH,
     RULE_UNKNOWN_PROBLEM_TYPE,
 )
+from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
 from videorl_kit.spec.paths import PathRoots
 
@@ -247,18 +248,25 @@ def row_is_kept(spec: TaskSpec, row: Any) -> bool:
 def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
     """Yield every kept row of ``spec`` as a :class:`Sample` (unusable rows carry a skip rule).
 
+    A spec with ``eval.annotations`` reads rows in the benchmark's own layout first
+    (:func:`~videorl_kit.spec.annotations.apply_layout`); ``Sample.raw`` keeps the raw row.
     Raises :class:`UserError` if the data file is missing or unreadable as a whole.
     """
     path = data_file(spec)
     media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
+    layout = spec.eval.annotations if spec.eval is not None else None
     kept = 0
     for index, (line, row) in enumerate(read_rows(path)):
         if spec.data.limit is not None and kept >= spec.data.limit:
             return
-        if spec.data.where and not row_is_kept(spec, row):
+        read = (
+            apply_layout(row, layout, spec.data.fields) if layout and isinstance(row, dict) else row
+        )
+        if spec.data.where and not row_is_kept(spec, read):
             continue
         kept += 1
-        yield _sample(spec, index, line, row, media)
+        sample = _sample(spec, index, line, read, media)  # a str read is the skip reason
+        yield replace(sample, raw=row) if read is not row and isinstance(row, dict) else sample
 
 
 class _RowSkip(VideoRLKitError):

@@ -21,7 +21,7 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -90,7 +90,7 @@ def load_spec(
     except SpecLoadError as exc:
         raise SpecError(exc.issues) from None
     issues = [
-        *_model_issues(doc),
+        *model_issues(doc, TaskSpec),
         *_verifier_issues(doc),
         *_template_issues(doc),
         *_path_issues(doc),
@@ -101,7 +101,6 @@ def load_spec(
     if spec.verifier is None and isinstance(spec.problem_type, ProblemType):
         spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
     spec._source_file = doc.root_path
-    spec._roots = root_folders(doc.root)
     spec = spec.with_provenance(doc.hub_files)
     if check_first_row:
         issues = _first_row_issues(doc, spec)
@@ -170,29 +169,43 @@ def _suggest(word: str, candidates: list[str]) -> str:
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model that owns the field at ``loc`` (None inside dicts and lists)."""
-    model: type[BaseModel] | None = TaskSpec
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The first pydantic model in an annotation (``M``, ``M | None``, ``list[M]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model under ``root`` that owns the field at ``loc`` (None inside dicts)."""
+    model: type[BaseModel] | None = root
     for part in loc:
+        if isinstance(part, int):
+            continue  # an item of a list of models
         if model is None or not isinstance(part, str) or part not in model.model_fields:
             return None
-        annotation = model.model_fields[part].annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        model = next(
-            (c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None
-        )
+        model = _model_in(model.model_fields[part].annotation)
     return model
 
 
-def _model_issues(doc: YamlDocument) -> list[SpecIssue]:
+def model_issues(doc: YamlDocument, model: type[BaseModel]) -> list[SpecIssue]:
+    """Every problem of validating ``doc`` as ``model``, at its file and line.
+
+    Unknown keys get "did you mean" suggestions from the fields allowed where they stand.
+    Training recipes are validated with the same function.
+    """
     try:
-        TaskSpec.model_validate(doc.data)
+        model.model_validate(doc.data)
     except ValidationError as exc:
-        return [_issue_from_error(doc, err) for err in exc.errors()]
+        return [_issue_from_error(doc, err, model) for err in exc.errors()]
     return []
 
 
-def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
+def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseModel]) -> SpecIssue:
     """One pydantic error as an issue; text from an included file is never quoted."""
     loc = tuple(
         p
@@ -204,7 +217,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
     file, line = doc.origin(loc)
     quote = doc.quotes(file)
     if kind == "extra_forbidden":
-        parent = _model_at(loc[:-1])
+        parent = _model_at(root, loc[:-1])
         allowed = list(parent.model_fields) if parent and loc != ("include",) else []
         listed = f" (allowed: {', '.join(allowed)})" if allowed else ""
         if not quote:
@@ -223,7 +236,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any]) -> SpecIssue:
         shown = f" {quoted(given)}" + _suggest(given, names) if quote else ""
         message = f"unknown problem type{shown} (valid: {valid})"
     else:
-        owner = _model_at(loc)
+        owner = _model_at(root, loc)
         field, sep, rest = message.partition(": ")
         if sep and owner is not None and field in owner.model_fields:
             loc, message = (*loc, field), rest  # model-level check aimed at one field

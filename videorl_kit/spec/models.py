@@ -30,7 +30,8 @@ from pydantic import (
 )
 
 from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
-from videorl_kit.spec.paths import PathRoots
+from videorl_kit.spec.eval_section import EvalSection
+from videorl_kit.spec.paths import PathRoots, find_spec_root, root_folders
 
 DATA_TYPES: tuple[str, ...] = ("video", "image", "text")
 """Values of a row's ``data_type`` column (EasyVideoR1, Video-R1 and OneThinker use these)."""
@@ -260,9 +261,11 @@ class TaskSpec(_Strict):
     )
     reward: RewardSpec = Field(default_factory=RewardSpec)
     prompt: PromptSpec
+    eval: EvalSection | None = Field(
+        None, description="Evaluation-only settings (videorl_kit.spec.eval_section)."
+    )
 
     _source_file: Path | None = PrivateAttr(None)
-    _roots: tuple[Path, ...] = PrivateAttr(())
     _provenance: list[dict[str, str]] = PrivateAttr(default_factory=list)
 
     @field_validator("problem_type", mode="before")
@@ -344,7 +347,8 @@ class TaskSpec(_Strict):
         """
         if self._source_file is None:
             return Path(relative)
-        roots = PathRoots(self._roots, allow_absolute=self.data.allow_absolute_paths)
+        folders = root_folders(find_spec_root(self._source_file))
+        roots = PathRoots(folders, allow_absolute=self.data.allow_absolute_paths)
         return roots.resolve(relative, base=self._source_file.parent, field=field)
 
     def resolved_dict(self) -> dict[str, Any]:

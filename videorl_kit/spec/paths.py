@@ -6,7 +6,8 @@ Every spec loaded from a file has a **root**, the folder its paths may not leave
   ``pyproject.toml`` or a Hub spec repo's ``videorl_kit_manifest.json`` (a project or a
   pulled repo); without one, the working directory when the spec lies inside it (as
   pytest finds its rootdir), else the spec's own folder;
-* for an ``hf://`` spec, the downloaded repo snapshot.
+* for a spec in the Hugging Face cache (an ``hf://`` spec, or a pull without ``--dest``),
+  the repo snapshot it was downloaded into (and the blobs its files link to).
 
 ``include:`` entries, ``data.path`` and ``data.media_root`` must resolve inside the root;
 media paths written in data rows must resolve inside the media root. "Inside" is checked
@@ -99,6 +100,8 @@ def find_spec_root(spec_file: str | os.PathLike[str]) -> SpecRoot:
     """
     folder = Path(os.path.abspath(spec_file)).parent
     for candidate in (folder, *folder.parents):
+        if _is_hub_snapshot(candidate):
+            return SpecRoot(candidate, from_hub=True)
         for marker in ROOT_MARKERS:
             if os.path.lexists(candidate / marker):
                 return SpecRoot(candidate, from_hub=marker == MANIFEST_NAME)
@@ -108,15 +111,9 @@ def find_spec_root(spec_file: str | os.PathLike[str]) -> SpecRoot:
     return SpecRoot(folder)
 
 
-def hub_snapshot_root(local_file: Path, repo_path: str) -> SpecRoot:
-    """The root of a file downloaded from a Hub repo: the snapshot folder holding it.
-
-    Example:
-        >>> hub_snapshot_root(Path("/c/snapshots/abc/specs/a.yaml"), "specs/a.yaml").folder
-        PosixPath('/c/snapshots/abc')
-    """
-    depth = len(Path(repo_path).parts)
-    return SpecRoot(Path(os.path.abspath(local_file)).parents[depth - 1], from_hub=True)
+def _is_hub_snapshot(folder: Path) -> bool:
+    """Whether ``folder`` is one commit of a repo in the Hugging Face cache."""
+    return folder.parent.name == "snapshots" and (folder.parent.parent / "blobs").is_dir()
 
 
 def root_folders(root: SpecRoot) -> tuple[Path, ...]:
@@ -126,9 +123,8 @@ def root_folders(root: SpecRoot) -> tuple[Path, ...]:
         >>> root_folders(SpecRoot(Path("/tmp")))
         (PosixPath('/tmp'),)
     """
-    blobs = root.folder.parent.parent / "blobs"
-    if root.folder.parent.name == "snapshots" and blobs.is_dir():
-        return (root.folder, blobs)
+    if _is_hub_snapshot(root.folder):
+        return (root.folder, root.folder.parent.parent / "blobs")
     return (root.folder,)
 
 

@@ -42,7 +42,6 @@ from videorl_kit.spec.paths import (
     PathRoots,
     SpecRoot,
     find_spec_root,
-    hub_snapshot_root,
     root_folders,
 )
 from videorl_kit.spec_files import (
@@ -430,11 +429,11 @@ def load_yaml_with_includes(
     pinned: dict[str, str] = {}  # hf:// URI as written -> the same file at the resolved commit
     budget = _ReadBudget()
 
-    def fetch(uri: str) -> tuple[Path, dict[str, str]]:
+    def fetch(uri: str) -> Path:
         local, record = resolver(uri)
         hub_files.append(record)
         pinned[uri] = f"{HUB_SCHEME}{record['repo']}@{record['revision']}/{record['path']}"
-        return local, record
+        return local
 
     def identity(file: Path, shown: str) -> str:
         return shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
@@ -485,7 +484,7 @@ def load_yaml_with_includes(
         named = f" {one_line(entry)}" if quote else ""
         if entry.startswith(HUB_SCHEME):
             try:
-                return fetch(entry)[0], entry
+                return fetch(entry), entry
             except Exception as exc:  # network, auth, missing file: report at the include line
                 detail = one_line(str(exc)) if quote else type(exc).__name__
                 raise _fail(shown, line, "include", f"cannot fetch{named}: {detail}") from None
@@ -513,16 +512,15 @@ def load_yaml_with_includes(
     if str(path).startswith(HUB_SCHEME):
         root_shown = str(path)
         try:
-            root_file, record = fetch(root_shown)
+            root_file = fetch(root_shown)
         except Exception as exc:  # network, auth, missing file
             raise _fail(
                 root_shown, 1, "", f"cannot fetch {root_shown}: {one_line(str(exc))}"
             ) from None
-        root = hub_snapshot_root(root_file, record["path"])
     else:
         root_file = Path(path)
         root_shown = _display(root_file)
-        root = find_spec_root(root_file)
+    root = find_spec_root(root_file)
     data, origins = load(root_file, root_shown, ())
     return YamlDocument(
         data, origins, file=root_shown, root_path=root_file, root=root, hub_files=hub_files

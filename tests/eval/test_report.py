@@ -1,0 +1,75 @@
+"""Reports: report.md and PNG charts for one or more runs, deltas against the first run and
+whether they exceed their standard error; results.json is a strict, validated contract."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.eval.conftest import ROOT, write_predictions
+from videorl_kit.cli import app
+from videorl_kit.errors import UserError
+from videorl_kit.eval.report import render_report
+from videorl_kit.eval.results import load_results
+from videorl_kit.eval.runner import EvalConfig, run_eval
+from videorl_kit.eval.tasks import load_tasks
+
+SPECS = [ROOT / "task_specs" / "eval" / name for name in ("video-mme.yaml", "ovo-bench.yaml")]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """The fixtures of two benchmarks, answered with the gold and with a constant 'A'."""
+    root = tmp_path_factory.mktemp("report")
+    tasks = load_tasks(SPECS, fixture=True)
+    gold = write_predictions(root / "gold.jsonl", tasks)
+    wrong = write_predictions(root / "wrong.jsonl", tasks, response="<answer>A</answer>")
+    for name, predictions in (("gold", gold), ("wrong", wrong)):
+        run_eval(
+            EvalConfig(specs=SPECS, out=root / name, backend="replay",
+                       predictions=predictions, fixture=True)
+        )  # fmt: skip
+    return root
+
+
+def test_report_renders_scores_categories_and_charts(two_runs, tmp_path):
+    path = render_report([two_runs / "gold", two_runs / "wrong"], tmp_path / "report")
+    text = path.read_text()
+    assert "| General | Video-MME | accuracy | 100.0 ± 0.0 |" in text
+    wrong = load_results(two_runs / "wrong").tasks["video-mme"].metrics["accuracy"]
+    delta = f"{100 * (wrong.value - 1.0):+.1f}"
+    assert f"| {delta} | yes |" in text  # 100% vs a third: far beyond one standard error
+    assert "### By `duration`" in text and "### By `ovo_task`" in text
+    for png in [
+        tmp_path / "report" / "scores.png",
+        *(tmp_path / "report").glob("categories_*.png"),
+    ]:
+        assert png.read_bytes().startswith(PNG), png
+    assert (tmp_path / "report" / "categories_video-mme_task_type.png").exists()
+    assert "Δ vs gold" in text and "fixture" in text
+
+
+def test_one_run_reports_without_deltas(two_runs, tmp_path):
+    text = render_report([two_runs / "gold"], tmp_path / "single").read_text()
+    assert "Δ vs" not in text and "OVO-Bench" in text
+
+
+def test_the_report_command(two_runs, tmp_path):
+    result = CliRunner().invoke(
+        app, ["report", str(two_runs / "gold"), str(two_runs / "wrong"), "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == str(tmp_path / "report.md")
+
+
+def test_results_json_is_validated_strictly(two_runs, tmp_path):
+    results = json.loads((two_runs / "gold" / "results.json").read_text())
+    results["tasks"]["video-mme"]["metrics"]["accuracy"]["surprise"] = 1
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    with pytest.raises(UserError, match=r"tasks.video-mme.metrics.accuracy.surprise: Extra inputs"):
+        load_results(tmp_path)
+    with pytest.raises(UserError, match=r"no results\.json"):
+        render_report([tmp_path / "nothing-here"], tmp_path / "out")

@@ -1,0 +1,279 @@
+"""``report.md`` and PNG charts from one or more finished runs (``results.json`` folders).
+
+The report shows, per benchmark, each run's headline metric as ``value ± standard error``
+(percent, standard errors clustered by video), then every metric and every category table.
+With two or more runs, each later run is compared to the first: the delta and whether it
+exceeds its standard error, ``|Δ| > sqrt(se_a² + se_b²)`` (treating the runs as independent,
+which is conservative when both scored the same samples). Runs that differ in spec content,
+budget, sampling or data are flagged, since their numbers are not directly comparable.
+
+Example:
+    >>> fmt_score(0.6234, 0.0121)
+    '62.3 ± 1.2'
+    >>> fmt_score(None, None)
+    '–'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from videorl_kit.errors import UserError
+from videorl_kit.eval.charts import bar_chart
+from videorl_kit.eval.results import EvalResults, Metric, TaskResult, load_results
+
+#: Benchmark groups in the order EasyVideoR1's report lists them; other groups follow.
+GROUP_ORDER = ("General", "Long video", "Reasoning", "STEM", "Spatial", "Grounding", "Streaming")
+
+
+def fmt_score(value: float | None, stderr: float | None) -> str:
+    """A score in percent with its standard error (``–`` when missing)."""
+    if value is None:
+        return "–"
+    text = f"{100 * value:.1f}"
+    return text if stderr is None else f"{text} ± {100 * stderr:.1f}"
+
+
+def delta(a: Metric | None, b: Metric | None) -> tuple[float | None, float | None]:
+    """``b - a`` and its standard error under independence (None when either is missing).
+
+    Example:
+        >>> d, se = delta(Metric(value=0.5, stderr=0.03, n=9), Metric(value=0.6, stderr=0.04, n=9))
+        >>> round(d, 3), round(se, 3)
+        (0.1, 0.05)
+    """
+    if a is None or b is None or a.value is None or b.value is None:
+        return None, None
+    se = None
+    if a.stderr is not None and b.stderr is not None:
+        se = math.sqrt(a.stderr**2 + b.stderr**2)
+    return b.value - a.value, se
+
+
+def significance(d: float | None, se: float | None) -> str:
+    """``yes``/``no``: whether the delta exceeds its standard error (``n/a`` without one).
+
+    Example:
+        >>> significance(0.1, 0.05), significance(0.01, 0.05), significance(0.1, None)
+        ('yes', 'no', 'n/a')
+    """
+    if d is None or se is None:
+        return "n/a"
+    return "yes" if abs(d) > se else "no"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One loaded run and the label it gets in the report."""
+
+    label: str
+    folder: Path
+    results: EvalResults
+
+
+def load_runs(folders: list[str | Path]) -> list[Run]:
+    """Load each folder's ``results.json``; labels are folder names, made unique."""
+    if not folders:
+        raise UserError("report needs at least one run folder")
+    runs: list[Run] = []
+    seen: dict[str, int] = {}
+    for folder in folders:
+        path = Path(folder)
+        label = path.resolve().name
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}#{seen[label]}"
+        runs.append(Run(label, path, load_results(path)))
+    return runs
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    cells = [[c.replace("|", "\\|") for c in row] for row in rows]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(row) + " |" for row in cells),
+    ]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text)
+
+
+def _tasks(runs: list[Run]) -> dict[str, TaskResult]:
+    """Each task id of any run (its first result), by group (:data:`GROUP_ORDER`), in
+    first-seen order within a group."""
+    first: dict[str, TaskResult] = {}
+    for run in runs:
+        for task_id, task in run.results.tasks.items():
+            first.setdefault(task_id, task)
+    seen = list(dict.fromkeys(t.group or "" for t in first.values()))
+    groups = [g for g in GROUP_ORDER if g in seen] + [g for g in seen if g not in GROUP_ORDER]
+    return {i: t for g in groups for i, t in first.items() if (t.group or "") == g}
+
+
+def _comparability(runs: list[Run], task_id: str) -> list[str]:
+    present = [r for r in runs if task_id in r.results.tasks]
+    warnings = []
+    for field in ("spec_sha256", "budget", "generation", "variant"):
+        values = {repr(getattr(r.results.tasks[task_id], field)) for r in present}
+        if len(values) > 1:
+            warnings.append(f"{task_id}: runs differ in {field}")
+    data = {r.results.tasks[task_id].data.sha256 for r in present}
+    if len(data) > 1:
+        warnings.append(f"{task_id}: runs read different annotation files")
+    return warnings
+
+
+def _run_rows(runs: list[Run]) -> list[list[str]]:
+    rows = []
+    for run in runs:
+        info, model = run.results.run, run.results.model
+        rows.append(
+            [
+                run.label,
+                f"{model.backend}: {model.name or model.path or ''}",
+                model.fingerprint[:12],
+                str(info.seed),
+                info.variant or "spec",
+                "fixture" if info.fixture else (str(info.limit) if info.limit else "all"),
+                info.finished_at[:19],
+                f"{info.kit_version} ({str(info.git.get('hash', ''))[:10] or 'no git'})",
+            ]
+        )
+    return rows
+
+
+def _headline_rows(runs: list[Run], tasks: dict[str, TaskResult]) -> list[list[str]]:
+    rows = []
+    for task_id, first in tasks.items():
+        row = [first.group or "", first.benchmark, first.primary_metric]
+        base = runs[0].results.tasks.get(task_id)
+        base_metric = base.metrics.get(base.primary_metric) if base else None
+        for index, run in enumerate(runs):
+            task = run.results.tasks.get(task_id)
+            metric = task.metrics.get(task.primary_metric) if task else None
+            row.append(fmt_score(metric.value, metric.stderr) if metric else "–")
+            if index > 0:
+                d, se = delta(base_metric, metric)
+                row.append("–" if d is None else f"{100 * d:+.1f}")
+                row.append(significance(d, se))
+        rows.append(row)
+    return rows
+
+
+def render_report(folders: list[str | Path], out: str | Path) -> Path:
+    """Write ``out/report.md`` and its PNG charts; return the report's path."""
+    runs = load_runs(folders)
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks = _tasks(runs)
+    lines = ["# Evaluation report", "", "## Runs", ""]
+    lines += _table(
+        ["run", "model", "fingerprint", "seed", "variant", "rows", "finished", "kit"],
+        _run_rows(runs),
+    )
+    header = ["group", "benchmark", "metric"]
+    for index, run in enumerate(runs):
+        header.append(run.label)
+        if index > 0:
+            header += [f"Δ vs {runs[0].label}", "Δ exceeds se"]
+    lines += ["", "## Scores", "", "Percent; ± one standard error clustered by video.", ""]
+    lines += _table(header, _headline_rows(runs, tasks))
+    bar_chart(
+        out_dir / "scores.png",
+        "Headline score per benchmark",
+        [task.benchmark for task in tasks.values()],
+        {run.label: [_bar(run.results.tasks.get(t)) for t in tasks] for run in runs},
+    )
+    lines += ["", "![scores](scores.png)", ""]
+    warnings = [w for t in tasks for w in _comparability(runs, t)]
+    for task_id in tasks:
+        lines += _task_section(runs, task_id, out_dir)
+    for run in runs:
+        for task in run.results.tasks.values():
+            if task.n_skipped or task.n_unverifiable or task.n_error:
+                warnings.append(
+                    f"{run.label}/{task.task_id}: {task.n_skipped} rows not scored, "
+                    f"{task.n_unverifiable} unverifiable, {task.n_error} verifier errors"
+                )
+            if task.data.source_verified is False:
+                warnings.append(
+                    f"{run.label}/{task.task_id}: the spec's annotation source is marked "
+                    "unverified (see eval.source.note)"
+                )
+    if warnings:
+        lines += ["## Warnings", "", *(f"- {w}" for w in warnings), ""]
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _bar(task: TaskResult | None) -> tuple[float | None, float | None]:
+    if task is None:
+        return None, None
+    metric = task.metrics.get(task.primary_metric)
+    if metric is None or metric.value is None:
+        return None, None
+    return 100 * metric.value, None if metric.stderr is None else 100 * metric.stderr
+
+
+def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
+    present = [r for r in runs if task_id in r.results.tasks]
+    first = present[0].results.tasks[task_id]
+    lines = [f"## {first.benchmark} (`{task_id}`)", ""]
+    counts = ", ".join(
+        f"{r.label}: {r.results.tasks[task_id].n_scored} scored of "
+        f"{r.results.tasks[task_id].n_rows} rows"
+        for r in present
+    )
+    lines += [counts, ""]
+    names = list(dict.fromkeys(n for r in present for n in r.results.tasks[task_id].metrics))
+    rows = []
+    for name in names:
+        row = [name]
+        for run in present:
+            metric = run.results.tasks[task_id].metrics.get(name)
+            row.append(
+                fmt_score(metric.value, metric.stderr) + f" (n={metric.n})" if metric else "–"
+            )
+        rows.append(row)
+    lines += [*_table(["metric", *(r.label for r in present)], rows), ""]
+    columns = list(dict.fromkeys(c for r in present for c in r.results.tasks[task_id].categories))
+    for column in columns:
+        values = list(
+            dict.fromkeys(
+                row.value
+                for r in present
+                for row in r.results.tasks[task_id].categories.get(column, [])
+            )
+        )
+        table = []
+        series: dict[str, list[tuple[float | None, float | None]]] = {}
+        for value in values:
+            cells = [value]
+            for run in present:
+                match = next(
+                    (
+                        c
+                        for c in run.results.tasks[task_id].categories.get(column, [])
+                        if c.value == value
+                    ),
+                    None,
+                )
+                cells.append(
+                    f"{fmt_score(match.score, match.stderr)} (n={match.n})" if match else "–"
+                )
+                bar = (None, None)
+                if match is not None and match.score is not None:
+                    bar = (100 * match.score, None if match.stderr is None else 100 * match.stderr)
+                series.setdefault(run.label, []).append(bar)
+            table.append(cells)
+        chart = f"categories_{_slug(task_id)}_{_slug(column)}.png"
+        bar_chart(out_dir / chart, f"{first.benchmark}: by {column}", values, series)
+        lines += [f"### By `{column}`", "", *_table([column, *(r.label for r in present)], table)]
+        lines += ["", f"![{task_id} by {column}]({chart})", ""]
+    return lines

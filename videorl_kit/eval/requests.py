@@ -1,0 +1,175 @@
+"""What a backend is asked to answer: :class:`GenerationRequest`, built from the cache.
+
+A request holds the rendered prompt (the same :func:`~videorl_kit.spec.prompt.render_prompt`
+training uses), the optional system turn, the cached frames of each video with the timing
+metadata a Qwen-VL processor needs (source fps and the selected frame indices, so Qwen3-VL
+writes the right ``<t seconds>`` markers), cached images, the sampling parameters and a
+per-sample seed. Robustness variants are applied here: ``no_visual`` drops all media,
+``shuffled_frames`` permutes each video's frames (seeded per sample) but keeps their
+timestamps in order, so the model sees the right times on the wrong frames.
+
+Example:
+    >>> sample_seed(0, "video-mme", "001-1") == sample_seed(0, "video-mme", "001-1")
+    True
+    >>> sample_seed(0, "video-mme", "001-1") == sample_seed(1, "video-mme", "001-1")
+    False
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from videorl_kit.media.processor_inputs import video_metadata_dict
+from videorl_kit.spec.eval_section import GenerationParams, Variant
+from videorl_kit.store.commit import sql_in
+from videorl_kit.store.reader import CachedFrames, FrameStore
+from videorl_kit.store.schema import SAMPLES_TABLE
+from videorl_kit.store.tables import StoreTables
+
+
+def sample_seed(run_seed: int, task_id: str, sample_id: str) -> int:
+    """A 63-bit seed for one sample: the same whatever the order or batch it runs in."""
+    digest = hashlib.sha256(f"{run_seed}\0{task_id}\0{sample_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class VideoInput:
+    """One cached video: uint8 frames ``T×H×W×3`` and ``VideoMetadata`` keyword arguments."""
+
+    frames: np.ndarray
+    metadata: dict[str, Any]
+    cache_key: str
+
+    @property
+    def sampled_fps(self) -> float:
+        """Frames per second of the sampled frames (what Qwen2.5-VL's processor calls fps).
+
+        Example:
+            >>> meta = {"fps": 30.0, "total_num_frames": 300, "frames_indices": [0, 150]}
+            >>> VideoInput(np.zeros((2, 4, 4, 3), np.uint8), meta, "k").sampled_fps
+            0.2
+        """
+        total = max(int(self.metadata["total_num_frames"]), 1)
+        return len(self.frames) / total * float(self.metadata["fps"])
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One sample to answer."""
+
+    task_id: str
+    sample_id: str
+    prompt: str
+    system: str | None
+    problem_type: str
+    options: list[str] | None
+    generation: GenerationParams
+    seed: int
+    videos: tuple[VideoInput, ...] = ()
+    images: tuple[np.ndarray, ...] = ()
+    media_keys: tuple[str, ...] = field(default=())
+
+    def messages(self, *, frames_as_images: bool = False) -> list[dict[str, Any]]:
+        """Chat messages: optional system turn, then the media placeholders and the prompt.
+
+        ``frames_as_images`` lists every video frame as an image (for models without a video
+        processor).
+
+        Example:
+            >>> request = GenerationRequest("t", "s", "Why?", None, "open_ended", None,
+            ...     GenerationParams(), 0)
+            >>> request.messages()
+            [{'role': 'user', 'content': [{'type': 'text', 'text': 'Why?'}]}]
+        """
+        content: list[dict[str, Any]] = []
+        for video in self.videos:
+            if frames_as_images:
+                content += [{"type": "image"} for _ in range(len(video.frames))]
+            else:
+                content.append({"type": "video"})
+        content += [{"type": "image"} for _ in self.images]
+        content.append({"type": "text", "text": self.prompt})
+        messages: list[dict[str, Any]] = []
+        if self.system:
+            messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
+        messages.append({"role": "user", "content": content})
+        return messages
+
+
+def apply_variant(request: GenerationRequest, variant: Variant) -> GenerationRequest:
+    """The request under a robustness variant (``random_choice`` needs no request change).
+
+    Example:
+        >>> frames = np.arange(4, dtype=np.uint8).reshape(4, 1, 1, 1).repeat(3, axis=3)
+        >>> video = VideoInput(frames, {"fps": 1.0, "total_num_frames": 4}, "k")
+        >>> request = GenerationRequest("t", "s", "?", None, "boolean", None,
+        ...     GenerationParams(), 7, videos=(video,))
+        >>> apply_variant(request, "no_visual").videos
+        ()
+        >>> shuffled = apply_variant(request, "shuffled_frames").videos[0].frames[:, 0, 0, 0]
+        >>> sorted(shuffled.tolist()), shuffled.tolist() != [0, 1, 2, 3]
+        ([0, 1, 2, 3], True)
+    """
+    if variant == "no_visual":
+        return replace(request, videos=(), images=(), media_keys=())
+    if variant == "shuffled_frames":
+        rng = np.random.default_rng(request.seed)
+        videos = []
+        for video in request.videos:
+            order = rng.permutation(len(video.frames))
+            while len(order) > 1 and np.array_equal(order, np.arange(len(order))):
+                order = rng.permutation(len(order))
+            videos.append(replace(video, frames=video.frames[order]))
+        return replace(request, videos=tuple(videos))
+    return request
+
+
+@dataclass(frozen=True)
+class CachedSample:
+    """The store's ``samples`` row of one sample: status and the cache keys of its media."""
+
+    status: str
+    skip_reason: str | None
+    video_keys: tuple[str, ...]
+    image_keys: tuple[str, ...]
+
+
+class StoreMedia:
+    """Cached frames of evaluated samples, read from a store built for their specs."""
+
+    def __init__(self, store_dir: str | Path):
+        self.tables = StoreTables.open(store_dir)
+        self.frames = FrameStore(self.tables)
+
+    def sample_rows(self, task_ids: Sequence[str]) -> dict[tuple[str, str], CachedSample]:
+        """``(task_id, sample_id) -> CachedSample`` for the given tasks."""
+        table = self.tables.table(SAMPLES_TABLE).to_table(
+            columns=["task_id", "sample_id", "status", "skip_reason", "video_keys", "image_keys"],
+            filter=sql_in("task_id", list(task_ids)),
+        )
+        return {
+            (row["task_id"], row["sample_id"]): CachedSample(
+                row["status"],
+                row["skip_reason"],
+                tuple(row["video_keys"] or ()),
+                tuple(row["image_keys"] or ()),
+            )
+            for row in table.to_pylist()
+        }
+
+    def load(self, cached: CachedSample) -> tuple[tuple[VideoInput, ...], tuple[np.ndarray, ...]]:
+        """The videos (with metadata) and images of one sample."""
+        items: list[CachedFrames] = self.frames.get_many([*cached.video_keys, *cached.image_keys])
+        videos = tuple(
+            VideoInput(item.frames, video_metadata_dict(item), item.cache_key)
+            for item in items[: len(cached.video_keys)]
+        )
+        images = tuple(item.frames[0] for item in items[len(cached.video_keys) :])
+        return videos, images

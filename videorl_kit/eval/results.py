@@ -1,0 +1,171 @@
+"""The typed contract of ``results.json``: :class:`EvalResults` (pydantic, strict).
+
+One file per run folder, written atomically and *last*: a folder whose ``results.json``
+exists holds a complete run. Every key is documented here (as lm-eval's ``result_schema``
+does); unknown keys are errors when reading, so a report never guesses.
+
+Example:
+    >>> Metric(value=0.5, stderr=0.1, n=20).value
+    0.5
+    >>> sorted(EvalResults.model_fields)
+    ['model', 'run', 'schema_version', 'tasks']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from videorl_kit.errors import UserError
+from videorl_kit.eval.samples_log import atomic_write_text
+
+RESULTS_FILE = "results.json"
+SCHEMA_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Metric(_Strict):
+    """A mean over ``n`` samples and its standard error clustered by video (None: < 2 videos)."""
+
+    value: float | None
+    stderr: float | None
+    n: int = Field(..., ge=0)
+
+
+class CategoryRow(_Strict):
+    """Mean per-sample score of one value of a category column."""
+
+    value: str
+    n: int = Field(..., ge=0)
+    score: float | None
+    stderr: float | None
+
+
+class SkippedSample(_Strict):
+    """A row that was not scored, and why (malformed row, failed video, generation error)."""
+
+    sample_id: str
+    reason: str
+
+
+class DataSource(_Strict):
+    """Where the rows came from, exactly."""
+
+    kind: Literal["hub", "local", "fixture"]
+    path: str | None = Field(None, description="Local file read (for Hub data: the cached copy).")
+    sha256: str | None = Field(None, description="sha256 of the file read.")
+    repo: str | None = None
+    revision: str | None = Field(None, description="For Hub data: the commit actually read.")
+    file: str | None = None
+    declared_origin: str | None = Field(None, description="eval.source.origin of the spec.")
+    declared_sha256: str | None = None
+    source_verified: bool | None = Field(
+        None, description="eval.source.verified: whether the spec's source was checked upstream."
+    )
+
+
+class TaskResult(_Strict):
+    """Everything about one evaluated benchmark."""
+
+    task_id: str
+    benchmark: str
+    group: str | None
+    spec_version: int
+    spec_sha256: str = Field(..., description="sha256 of the resolved spec (after overrides).")
+    spec_file: str | None
+    spec: dict[str, Any] = Field(..., description="The fully resolved spec.")
+    spec_hub_files: list[dict[str, Any]] = Field(
+        default_factory=list, description="Hub files the spec was built from, at their commits."
+    )
+    data: DataSource
+    variant: str
+    budget: dict[str, Any]
+    generation: dict[str, Any]
+    n_rows: int = Field(..., ge=0, description="Rows read (after --limit).")
+    n_scored: int = Field(..., ge=0, description="Samples whose verdict is ok.")
+    n_unverifiable: int = Field(..., ge=0)
+    n_error: int = Field(..., ge=0)
+    n_skipped: int = Field(..., ge=0, description="Rows never scored (see skipped).")
+    skipped: list[SkippedSample] = Field(default_factory=list)
+    primary_metric: str
+    metrics: dict[str, Metric]
+    categories: dict[str, list[CategoryRow]] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    samples_file: str
+    samples_sha256: str
+
+
+class ModelInfo(_Strict):
+    """What produced the responses."""
+
+    backend: Literal["transformers", "vllm", "replay", "random_choice"]
+    path: str | None = Field(None, description="Model folder, or the predictions file.")
+    name: str | None = Field(None, description="Model type / label.")
+    fingerprint: str = Field(..., description="sha256 over config, weights index and weights.")
+    fingerprint_files: list[str] = Field(default_factory=list)
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunInfo(_Strict):
+    """How, when and with what software the run was made."""
+
+    run_id: str
+    started_at: str
+    finished_at: str
+    seconds: float = Field(..., ge=0)
+    seed: int
+    limit: int | None
+    variant: str | None = Field(None, description="--variant override (None: each spec's own).")
+    overrides: list[str] = Field(default_factory=list, description="--set overrides, in order.")
+    fixture: bool = Field(False, description="True: the specs' shipped fixtures were evaluated.")
+    store: str | None = Field(None, description="Frame store the media were read from.")
+    batch_size: int = Field(..., ge=1)
+    kit_version: str
+    git: dict[str, Any] = Field(default_factory=dict, description="hash and dirty flag.")
+    versions: dict[str, str | None] = Field(default_factory=dict)
+    platform: str
+    command: list[str] = Field(default_factory=list)
+
+
+class EvalResults(_Strict):
+    """The whole ``results.json``."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    run: RunInfo
+    model: ModelInfo
+    tasks: dict[str, TaskResult]
+
+    def write(self, run_dir: Path) -> Path:
+        """Write ``run_dir/results.json`` atomically (temporary file, fsync, rename)."""
+        path = run_dir / RESULTS_FILE
+        atomic_write_text(path, json.dumps(self.model_dump(mode="json"), indent=2) + "\n")
+        return path
+
+
+def load_results(run_dir: str | Path) -> EvalResults:
+    """Read and validate ``run_dir/results.json`` (a :class:`UserError` names what is wrong).
+
+    Example:
+        >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.errors.UserError: /nonexistent: no results.json (not a finished eval run...
+    """
+    path = Path(run_dir) / RESULTS_FILE
+    if not path.is_file():
+        raise UserError(
+            f"{run_dir}: no {RESULTS_FILE} (not a finished eval run; an interrupted run resumes "
+            "when `videorl-kit eval` is run again with the same --out)"
+        )
+    try:
+        return EvalResults.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"{path}: {where}: {first['msg']} ({exc.error_count()} problems)") from None

@@ -1,0 +1,275 @@
+"""``run_eval``: benchmark specs + a backend -> ``samples_<task>.jsonl`` files and ``results.json``.
+
+The run, step by step:
+
+1. Read the specs into tasks (:mod:`videorl_kit.eval.tasks`): overrides, fixture, limit,
+   variant, pinned annotations, rows.
+2. Create the backend (cheap checks only: the model folder is a vision-language model, the
+   predictions file matches the samples).
+3. Claim the output folder: ``run.json`` records the configuration; a folder holding a run of
+   another configuration is refused, the same configuration resumes.
+4. If the backend looks at media: check each spec's media root and budget patch, then build
+   the missing cache entries with the spec's budget (:func:`~videorl_kit.store.build_cache`).
+   A sample whose video failed to decode is skipped by name; the run goes on.
+5. Per task, per batch: requests (cached frames + metadata, variant applied), generation,
+   verdicts, records appended to the task's partial sample file; finished samples of an
+   interrupted run are not generated again. A batch that fails is retried sample by sample;
+   a sample that still fails is skipped by name.
+6. Aggregate with polars, optionally append the trajectories to the store, and write
+   ``results.json`` atomically, last.
+
+Example (chance level on MVBench's shipped fixture: no model, no media):
+    >>> import tempfile
+    >>> config = EvalConfig(specs=["task_specs/eval/mvbench.yaml"], out=tempfile.mkdtemp(),
+    ...     fixture=True, variant="random_choice")
+    >>> results = run_eval(config)
+    >>> results.model.backend, results.tasks["mvbench"].n_scored
+    ('random_choice', 3)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from videorl_kit import __version__
+from videorl_kit.errors import UserError
+from videorl_kit.eval.backends.base import Backend
+from videorl_kit.eval.environment import git_state, package_versions, platform_string
+from videorl_kit.eval.records import SampleRecord, content_hash
+from videorl_kit.eval.requests import CachedSample, StoreMedia
+from videorl_kit.eval.results import EvalResults, ModelInfo, RunInfo, TaskResult
+from videorl_kit.eval.run_folder import claim_run_dir
+from videorl_kit.eval.samples_log import SampleLog
+from videorl_kit.eval.task_run import ProgressFn, run_task, task_result, uses_media
+from videorl_kit.eval.tasks import EvalTask, load_tasks
+from videorl_kit.spec.eval_section import Variant
+from videorl_kit.store.provenance import spec_sha256
+
+BackendName = Literal["transformers", "vllm", "replay"]
+
+
+@dataclass
+class EvalConfig:
+    """Everything ``videorl-kit eval`` takes (see the command's help for each option)."""
+
+    specs: Sequence[str | Path]
+    out: str | Path
+    backend: BackendName = "transformers"
+    model: str | None = None
+    predictions: str | Path | None = None
+    limit: int | None = None
+    seed: int = 0
+    store: str | Path = "store"
+    batch_size: int = 8
+    variant: Variant | None = None
+    overrides: list[str] = field(default_factory=list)
+    fixture: bool = False
+    workers: int | None = None
+    trajectories: bool = False
+    command: list[str] = field(default_factory=list)
+
+
+# -- backend --------------------------------------------------------------------------------
+
+
+def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
+    """The backend the configuration asks for (cheap checks only; weights load later)."""
+    from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
+
+    if all(t.section.variant == "random_choice" for t in tasks):
+        return RandomChoiceBackend()
+    if config.backend == "replay":
+        from videorl_kit.eval.backends.replay import ReplayBackend
+
+        if config.predictions is None:
+            raise UserError("--backend replay needs --predictions FILE.jsonl")
+        expected = {t.id: [s.sample_id for s in t.samples] for t in tasks}
+        return ReplayBackend(
+            config.predictions, expected, limited=config.limit is not None, label=config.model
+        )
+    if config.predictions is not None:
+        raise UserError(f"--predictions is only read by --backend replay, not {config.backend}")
+    if config.model is None:
+        raise UserError(f"--backend {config.backend} needs --model PATH (a local model folder)")
+    if config.backend == "transformers":
+        from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+
+        return TransformersBackend(config.model)
+    if config.backend == "vllm":
+        from videorl_kit.eval.backends.vllm_backend import VllmBackend
+
+        return VllmBackend(config.model, seed=config.seed)
+    raise UserError(f"unknown backend {config.backend!r}; use transformers, vllm or replay")
+
+
+# -- the run folder -------------------------------------------------------------------------
+
+
+def run_manifest(config: EvalConfig, tasks: list[EvalTask], model: ModelInfo) -> dict[str, Any]:
+    """What makes two runs the same run (a resumed run must match it exactly)."""
+    return {
+        "kit_version": __version__,
+        "backend": model.backend,
+        "model_fingerprint": model.fingerprint,
+        "seed": config.seed,
+        "limit": config.limit,
+        "variant": config.variant,
+        "fixture": config.fixture,
+        "overrides": list(config.overrides),
+        "tasks": {
+            t.id: {"spec_sha256": spec_sha256(t.spec), "data_sha256": t.data.sha256} for t in tasks
+        },
+    }
+
+
+# -- media ----------------------------------------------------------------------------------
+
+
+def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
+    """Each media-using task has its media root, and budgets resized for the model's patch."""
+    problems = []
+    for task in tasks:
+        if not uses_media(task, backend) or not any(s.videos or s.images for s in task.samples):
+            continue
+        spec = task.spec
+        root = spec.resolve(spec.data.media_root) if spec.data.media_root else None
+        if root is not None and not root.is_dir():
+            problems.append(
+                f"{spec.id}: media root {root} does not exist (data.media_root"
+                f"{' in ' + str(spec.source_file) if spec.source_file else ''}); put the "
+                f"benchmark's videos there or point to them with "
+                f"--set {spec.id}:data.media_root=DIR"
+            )
+        factor = backend.patch_factor
+        used = {
+            "video": (spec.budget.video, any(s.videos for s in task.samples)),
+            "image": (spec.budget.image, any(s.images for s in task.samples)),
+        }
+        for kind, (budget, present) in used.items():
+            if present and factor is not None and budget.patch != factor:
+                problems.append(
+                    f"{spec.id}: budget.{kind}.patch is {budget.patch} but the model's vision "
+                    f"tower expects {factor}; add --set budget.{kind}.patch={factor}"
+                )
+    if problems:
+        raise UserError("; ".join(problems))
+
+
+def build_media(
+    config: EvalConfig, tasks: list[EvalTask], backend: Backend, progress: ProgressFn
+) -> tuple[StoreMedia | None, dict[tuple[str, str], CachedSample]]:
+    """Build the missing cache entries of the media-using tasks (checked by
+    :func:`check_media_inputs`); return the store's media and its rows for those tasks."""
+    from videorl_kit.store import build_cache
+
+    using = [t for t in tasks if uses_media(t, backend)]
+    if not using:
+        return None, {}
+    progress(f"cache: building missing entries in {config.store}")
+    summary = build_cache(
+        [t.spec for t in using], config.store, workers=config.workers or min(4, os.cpu_count() or 1)
+    )
+    progress(
+        f"cache: {summary.n_ok} ok ({summary.n_already_cached} already cached), "
+        f"{summary.n_failed} failed, {summary.n_skipped} skipped"
+    )
+    media = StoreMedia(config.store)
+    return media, media.sample_rows([t.id for t in using])
+
+
+def _trajectory_rows(run_id: str, model: ModelInfo, records: list[SampleRecord]) -> list[dict]:
+    return [
+        {
+            "trajectory_id": content_hash([run_id, r.task_id, r.sample_id, r.response_hash]),
+            "sample_id": r.sample_id,
+            "task_id": r.task_id,
+            "response": r.response,
+            "reward_accuracy": r.accuracy,
+            "reward_format": r.format,
+            "reward_overall": r.overall,
+            "reward_status": r.status,
+            "reward_details": json.dumps(r.details, sort_keys=True),
+            "policy_id": f"{model.backend}:{model.fingerprint[:16]}",
+            "source": f"eval:{run_id}",
+        }
+        for r in records
+    ]
+
+
+def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResults:
+    """Run the evaluation described by ``config`` (see the module docstring)."""
+    say = progress or (lambda _message: None)
+    started = datetime.now(UTC)
+    clock = time.perf_counter()
+    if config.batch_size < 1:
+        raise UserError(f"--batch-size must be at least 1, not {config.batch_size}")
+    tasks = load_tasks(
+        list(config.specs), overrides=config.overrides, fixture=config.fixture,
+        limit=config.limit, variant=config.variant,
+    )  # fmt: skip
+    out = Path(config.out)
+    backend = make_backend(config, tasks)
+    try:
+        model = backend.info()
+        check_media_inputs(tasks, backend)
+        run_id = claim_run_dir(out, run_manifest(config, tasks, model))
+        media, rows = build_media(config, tasks, backend, say)
+        results: dict[str, TaskResult] = {}
+        all_records: list[SampleRecord] = []
+        for task in tasks:
+            task_backend = backend
+            if task.section.variant == "random_choice" and backend.kind != "random_choice":
+                from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
+
+                task_backend = RandomChoiceBackend()
+            records, skipped = run_task(
+                task, task_backend, out=out, seed=config.seed, batch_size=config.batch_size,
+                media=media, rows=rows, progress=say,
+            )  # fmt: skip
+            samples_file = SampleLog(out, task.id).final
+            results[task.id] = task_result(task, records, skipped, samples_file)
+            all_records += records
+        model = backend.info()
+    finally:
+        backend.close()
+    if config.trajectories:
+        from videorl_kit.store.tables import StoreTables
+        from videorl_kit.store.trajectories import append_trajectories
+
+        added = append_trajectories(
+            StoreTables.create(config.store), _trajectory_rows(run_id, model, all_records)
+        )
+        say(f"trajectories: {added} new rows in {config.store}")
+    finished = datetime.now(UTC)
+    evaluation = EvalResults(
+        run=RunInfo(
+            run_id=run_id,
+            started_at=started.isoformat(),
+            finished_at=finished.isoformat(),
+            seconds=round(time.perf_counter() - clock, 3),
+            seed=config.seed,
+            limit=config.limit,
+            variant=config.variant,
+            overrides=list(config.overrides),
+            fixture=config.fixture,
+            store=str(config.store) if media is not None or config.trajectories else None,
+            batch_size=config.batch_size,
+            kit_version=__version__,
+            git=git_state(),
+            versions=package_versions(),
+            platform=platform_string(),
+            command=list(config.command or sys.argv),
+        ),
+        model=model,
+        tasks=results,
+    )
+    evaluation.write(out)
+    return evaluation

@@ -1,0 +1,420 @@
+"""Training recipes: YAML validated exactly like task specs, then resolved against the table.
+
+A recipe names the model, the tasks (spec files or globs, with mixing weights), the frame
+store, the algorithm (by name, with parameters), the rollout, the optimiser, the backend (with
+one section per backend), the output folder, the seed and the logging. It is read with the
+spec loader's machinery: ``include:`` (local keys win, cycles refused), unknown keys refused
+with "did you mean", and every problem of the recipe and of every spec it names reported at
+once as ``file:line: field.path: message``. Paths inside a recipe are relative to its file.
+
+**Recipe or task spec?** ``validate`` treats a YAML file as a recipe when its top level (after
+includes) says ``kind: recipe`` or has a ``tasks`` or an ``algorithm`` key; a task spec never
+has those (:func:`is_recipe_document`).
+
+Example:
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "r.yaml").write_text(
+    ...     "id: demo\\nmodel: tiny:qwen2.5-vl\\nstore: store\\noutput_dir: runs/demo\\n"
+    ...     "tasks: [missing.yaml]\\nalgorithm: {name: grop}\\n"
+    ...     "optim: {prompts_per_step: 2, micro_batch_size: 4, steps: 3}\\n")
+    >>> try:
+    ...     load_recipe(d / "r.yaml")
+    ... except SpecError as err:
+    ...     print(*[f"{i.line} {i.path}: {i.message[:28]}" for i in err.issues], sep="\\n")
+    5 tasks.0.spec: spec file not found: missing
+    6 algorithm.name: unknown algorithm 'grop'; di
+"""
+
+from __future__ import annotations
+
+import glob
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from videorl_kit.spec.loader import SpecError, is_base_file, load_spec, model_issues
+from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.yaml_source import (
+    HUB_SCHEME,
+    SpecIssue,
+    SpecLoadError,
+    YamlDocument,
+    load_yaml_with_includes,
+)
+from videorl_kit.train.algorithms import (
+    BACKENDS,
+    AlgorithmParams,
+    backend_options,
+    canonical_algorithm,
+    param_problems,
+    resolve_params,
+    unknown_algorithm_message,
+)
+from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
+
+RECIPE_KEYS = ("tasks", "algorithm")
+"""Top-level keys only a recipe has (with ``kind: recipe``): how ``validate`` tells them apart."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskRef(_Strict):
+    """A task spec (a file, a glob or an ``hf://`` URI) and its mixing weight.
+
+    A bare string in ``tasks:`` means ``{spec: <string>, weight: 1}``. A glob gives every
+    spec it matches (``_`` bases skipped) the same weight. A task's prompts are drawn with
+    probability weight / (sum of weights).
+    """
+
+    spec: str = Field(..., min_length=1, description="Spec file, glob or hf:// URI.")
+    weight: float = Field(1.0, gt=0, description="Mixing weight of the task's prompts.")
+
+
+class AlgorithmSpec(_Strict):
+    """The algorithm by name (see ``docs/algorithms.md``) and its parameters."""
+
+    name: str = Field("grpo", description="grpo, dapo, gspo, dr_grpo, rloo, reinforce_pp, ...")
+    params: AlgorithmParams = Field(default_factory=AlgorithmParams)
+
+
+class RolloutSpec(_Strict):
+    """How completions are sampled."""
+
+    group_size: int = Field(8, ge=2, description="Completions per prompt (the GRPO group).")
+    max_new_tokens: int = Field(512, ge=1, description="Longest completion, in tokens.")
+    temperature: float = Field(1.0, gt=0, description="Sampling temperature.")
+    top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling threshold.")
+
+
+class OptimSpec(_Strict):
+    """Optimiser, schedule and batch sizes (global counts, whatever the number of devices)."""
+
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
+    schedule: Literal["constant", "linear", "cosine"] = Field(
+        "constant", description="Learning-rate schedule after the warm-up."
+    )
+    warmup_ratio: float = Field(0.0, ge=0, lt=1, description="Share of steps warming up.")
+    weight_decay: float = Field(0.0, ge=0, description="AdamW weight decay.")
+    max_grad_norm: float = Field(1.0, gt=0, description="Gradient clipping norm.")
+    prompts_per_step: int = Field(..., ge=1, description="Prompts per optimiser step.")
+    micro_batch_size: int = Field(
+        ..., ge=1, description="Completions per device in one forward/backward pass."
+    )
+    steps: int = Field(..., ge=1, description="Optimiser steps to train.")
+
+
+class LoggingSpec(_Strict):
+    """Where metrics go; ``metrics.jsonl`` in the output folder is always written."""
+
+    every_steps: int = Field(1, ge=1, description="Log every N optimiser steps.")
+    tensorboard: bool = Field(False, description="Also log to TensorBoard (must be installed).")
+    wandb: bool = Field(False, description="Also log to Weights & Biases (must be installed).")
+    wandb_project: str | None = Field(None, description="W&B project (default: the recipe id).")
+
+
+class TrlSection(_Strict):
+    """Settings only the TRL backend reads."""
+
+    use_vllm: bool = Field(False, description="Generate with vLLM (GPU only).")
+    vllm_mode: Literal["colocate", "server"] = Field("colocate", description="vLLM placement.")
+    bf16: bool | None = Field(None, description="bfloat16 training (default: on with a GPU).")
+    gradient_checkpointing: bool = Field(False, description="Trade compute for memory.")
+    save_steps: int = Field(50, ge=1, description="Save a checkpoint every N steps.")
+    save_total_limit: int | None = Field(2, ge=1, description="Checkpoints kept (None: all).")
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="More GRPOConfig/RLOOConfig fields, checked against TRL's own dataclass; "
+        "fields the algorithm or the recipe already sets are refused.",
+    )
+
+
+class OpenRLHFSection(_Strict):
+    """Settings only the OpenRLHF backend reads: cluster sizing for Ray, vLLM and DeepSpeed."""
+
+    nodes: int = Field(1, ge=1, description="Ray nodes.")
+    gpus_per_node: int = Field(8, ge=1, description="GPUs per node.")
+    vllm_engines: int = Field(8, ge=1, description="vLLM rollout engines.")
+    vllm_tensor_parallel_size: int = Field(1, ge=1, description="GPUs per vLLM engine.")
+    vllm_gpu_memory_utilization: float = Field(
+        0.6, gt=0, le=1, description="Share of GPU memory vLLM may take."
+    )
+    colocate: bool = Field(
+        True, description="Hybrid engine: actor, reference and vLLM share the GPUs (with sleep)."
+    )
+    zero_stage: Literal[0, 1, 2, 3] = Field(3, description="DeepSpeed ZeRO stage.")
+    video: Literal["frames_as_images", "native"] = Field(
+        "frames_as_images", description="How videos reach OpenRLHF (see its adapter's docs)."
+    )
+    ray_address: str | None = Field(None, description="Ray job address (default: RAY_ADDRESS).")
+    extra_args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="More OpenRLHF dotted flags, e.g. {--ds.param_dtype: bf16}.",
+    )
+
+
+class Recipe(_Strict):
+    """A training recipe; ``docs/training.md`` describes every field."""
+
+    kind: Literal["recipe"] = Field("recipe", description="Marks the file as a recipe.")
+    id: str = Field(..., pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", description="Lower-kebab name.")
+    description: str | None = Field(None, description="What the recipe trains, and why.")
+    model: str = Field(
+        ...,
+        min_length=1,
+        description="A local model folder, hf://ORG/NAME[@REVISION], or tiny:qwen2.5-vl / "
+        "tiny:qwen3-vl (a tiny random model written into the run).",
+    )
+    tasks: list[TaskRef] = Field(..., min_length=1, description="Task specs and weights.")
+    store: str = Field(..., min_length=1, description="Frame store folder (build-cache --store).")
+    algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
+    rollout: RolloutSpec = Field(default_factory=RolloutSpec)
+    optim: OptimSpec
+    backend: Literal["trl", "openrlhf"] = Field("trl", description="Training engine.")
+    trl: TrlSection = Field(default_factory=TrlSection)
+    openrlhf: OpenRLHFSection = Field(default_factory=OpenRLHFSection)
+    output_dir: str = Field(..., min_length=1, description="Run folder (checkpoints, metrics).")
+    seed: int = Field(0, ge=0, description="Seed of sampling, shuffling and tiny weights.")
+    logging: LoggingSpec = Field(default_factory=LoggingSpec)
+
+    @field_validator("tasks", mode="before")
+    @classmethod
+    def _bare_paths(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"spec": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _known_tiny_family(cls, value: str) -> str:
+        if value.startswith(TINY_PREFIX) and value[len(TINY_PREFIX) :] not in FAMILIES:
+            choices = " or ".join(f"{TINY_PREFIX}{f}" for f in FAMILIES)
+            raise ValueError(f"unknown tiny model {value!r}; choose {choices}")
+        return value
+
+    @model_validator(mode="after")
+    def _whole_batches(self) -> Recipe:
+        completions = self.optim.prompts_per_step * self.rollout.group_size
+        if completions % self.optim.micro_batch_size:
+            raise ValueError(
+                f"optim: micro_batch_size {self.optim.micro_batch_size} must divide "
+                f"prompts_per_step × rollout.group_size = {completions}"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One task of a loaded recipe: its spec, weight and where the recipe names it."""
+
+    spec: TaskSpec
+    weight: float
+    given_as: str
+
+
+@dataclass(frozen=True)
+class LoadedRecipe:
+    """A validated recipe with its specs loaded and its algorithm resolved for the backend."""
+
+    recipe: Recipe
+    path: Path
+    tasks: list[TaskEntry]
+    algorithm: str
+    params: dict[str, Any]
+    options: dict[str, Any]
+
+    @property
+    def backend(self) -> str:
+        """The backend the recipe was checked against."""
+        return self.recipe.backend
+
+    def resolve(self, relative: str) -> Path:
+        """A path of the recipe, relative to its folder (absolute paths pass through)."""
+        path = Path(relative)
+        return path if path.is_absolute() else self.path.parent / path
+
+    def resolved_dict(self) -> dict[str, Any]:
+        """The recipe with every default, the algorithm's parameters and the backend options.
+
+        Example:
+            >>> loaded = load_recipe("recipes/tiny-grpo.yaml")
+            >>> loaded.resolved_dict()["algorithm"]["params"]["clip_low"]
+            0.2
+        """
+        data = self.recipe.model_dump(mode="json")
+        data["algorithm"] = {
+            "name": self.algorithm,
+            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.params.items()},
+            "backend_options": self.options,
+        }
+        data["tasks"] = [
+            {"spec": entry.given_as, "id": entry.spec.id, "weight": entry.weight}
+            for entry in self.tasks
+        ]
+        return data
+
+
+def is_recipe_document(path: str | Path) -> bool:
+    """Whether ``path`` is a training recipe rather than a task spec.
+
+    The rule: after includes, the top level says ``kind: recipe`` or has a ``tasks`` or an
+    ``algorithm`` key. A file that cannot be read is not a recipe (loading it as a spec then
+    reports why).
+
+    Example:
+        >>> is_recipe_document("recipes/tiny-grpo.yaml")
+        True
+        >>> is_recipe_document("task_specs/synth-count.yaml")
+        False
+    """
+    try:
+        data = load_yaml_with_includes(path).data
+    except SpecLoadError:
+        return False
+    return data.get("kind") == "recipe" or any(key in data for key in RECIPE_KEYS)
+
+
+def _at(doc: YamlDocument, path: tuple[Any, ...], message: str) -> SpecIssue:
+    file, line = doc.origin(path)
+    return SpecIssue(file, line, ".".join(str(p) for p in path), message)
+
+
+def _expand(entry: str, folder: Path) -> list[str]:
+    """The spec files an entry of ``tasks`` names (a glob may name none)."""
+    if entry.startswith(HUB_SCHEME):
+        return [entry]
+    pattern = entry if Path(entry).is_absolute() else str(folder / entry)
+    if not glob.has_magic(pattern):
+        return [pattern]
+    return sorted(p for p in glob.glob(pattern, recursive=True) if not is_base_file(p))
+
+
+def _task_issues(
+    doc: YamlDocument, recipe: Recipe, folder: Path
+) -> tuple[list[TaskEntry], list[SpecIssue]]:
+    tasks: list[TaskEntry] = []
+    issues: list[SpecIssue] = []
+    seen: dict[str, int] = {}
+    for index, ref in enumerate(recipe.tasks):
+        where = ("tasks", index, "spec")
+        files = _expand(ref.spec, folder)
+        if not files:
+            issues.append(_at(doc, where, f"no spec file matches {ref.spec!r}"))
+        for file in files:
+            if not file.startswith(HUB_SCHEME) and not Path(file).is_file():
+                issues.append(
+                    _at(doc, where, f"spec file not found: {ref.spec} (looked for {file})")
+                )
+                continue
+            try:
+                spec = load_spec(file)
+            except SpecError as exc:
+                issues.extend(exc.issues)
+                continue
+            if spec.id in seen:
+                issues.append(
+                    _at(doc, where, f"task {spec.id!r} is already listed (tasks.{seen[spec.id]})")
+                )
+                continue
+            seen[spec.id] = index
+            tasks.append(TaskEntry(spec, ref.weight, ref.spec))
+            issues.extend(_patch_issues(doc, where, recipe.model, spec))
+    return tasks, issues
+
+
+def _patch_issues(
+    doc: YamlDocument, where: tuple[Any, ...], model: str, spec: TaskSpec
+) -> list[SpecIssue]:
+    """A tiny model's resize factor must match the budgets its frames were cached under."""
+    if not model.startswith(TINY_PREFIX):
+        return []  # other models are checked against their processor when training starts
+    factor = patch_factor(model[len(TINY_PREFIX) :])
+    issues = []
+    for modality in ("video", "image"):
+        patch = getattr(spec.budget, modality).patch
+        if patch != factor:
+            issues.append(
+                _at(
+                    doc,
+                    where,
+                    f"task {spec.id!r}: budget.{modality}.patch {patch} does not fit {model} "
+                    f"(resize factor {factor}); set `patch: {factor}` in the spec's budget",
+                )
+            )
+    return issues
+
+
+def _algorithm_issues(
+    doc: YamlDocument, recipe: Recipe, backend: str
+) -> tuple[str, dict[str, Any], dict[str, Any], list[SpecIssue]]:
+    name = canonical_algorithm(recipe.algorithm.name)
+    if name is None:
+        message = unknown_algorithm_message(recipe.algorithm.name)
+        return "", {}, {}, [_at(doc, ("algorithm", "name"), message)]
+    given = recipe.algorithm.params.model_dump(exclude_none=True)
+
+    def where(param: str | None) -> tuple[Any, ...]:
+        return ("algorithm", "params", param) if param in given else ("algorithm", "name")
+
+    max_new = recipe.rollout.max_new_tokens
+    params = resolve_params(name, given, max_new_tokens=max_new)
+    problems = param_problems(params, max_new_tokens=max_new)
+    if problems:
+        return name, {}, {}, [_at(doc, where(p), m) for p, m in problems]
+    options, refused = backend_options(name, params, backend)
+    return name, params, options, [_at(doc, where(p.param), p.message) for p in refused]
+
+
+def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe:
+    """Read, merge (``include:``) and validate a recipe and every task spec it names.
+
+    ``backend`` overrides the recipe's ``backend`` (``train --backend``); the algorithm and its
+    parameters are checked against the backend used. Raises :class:`SpecError` listing every
+    problem, each as ``file:line: field.path: message``.
+
+    Example:
+        >>> loaded = load_recipe("recipes/tiny-grpo.yaml")
+        >>> [t.spec.id for t in loaded.tasks][:2], loaded.algorithm
+        (['synth-count', 'synth-multiple-choice'], 'grpo')
+    """
+    try:
+        doc = load_yaml_with_includes(path)
+    except SpecLoadError as exc:
+        raise SpecError(exc.issues) from None
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise SpecError([SpecIssue(doc.file, 1, "backend", _unknown_backend(backend))])
+        doc.data["backend"] = backend
+    issues = model_issues(doc, Recipe)
+    if issues:
+        raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
+    recipe = Recipe.model_validate(doc.data)
+    folder = doc.root_path.parent
+    name, params, options, algorithm_issues = _algorithm_issues(doc, recipe, recipe.backend)
+    tasks, task_issues = _task_issues(doc, recipe, folder)
+    issues = [*algorithm_issues, *task_issues]
+    if issues:
+        raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
+    if recipe.algorithm.name != name:
+        recipe = recipe.model_copy(
+            update={"algorithm": recipe.algorithm.model_copy(update={"name": name})}
+        )
+    return LoadedRecipe(recipe, doc.root_path, tasks, name, params, options)
+
+
+def validate_recipe(path: str | Path) -> str:
+    """Load the recipe at ``path`` (raising :class:`SpecError`) and return its id.
+
+    Example:
+        >>> validate_recipe("recipes/tiny-grpo.yaml")
+        'tiny-grpo'
+    """
+    return load_recipe(path).recipe.id
+
+
+def _unknown_backend(name: str) -> str:
+    return f"unknown backend {name!r} (valid: {', '.join(BACKENDS)})"
