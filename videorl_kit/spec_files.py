@@ -23,6 +23,8 @@ from __future__ import annotations
 import os
 import stat
 
+from videorl_kit.errors import VideoRLKitError
+
 #: Largest spec file read (each include counts on its own); real specs are a few kilobytes.
 MAX_SPEC_BYTES = 1 << 20
 
@@ -41,7 +43,7 @@ _KINDS = (
 )
 
 
-class UnreadableSpecFile(Exception):
+class UnreadableSpecFile(VideoRLKitError):
     """A spec file that is missing, special, too large or not UTF-8 (message: the reason)."""
 
 

@@ -201,14 +201,29 @@ def test_hub_cache_snapshots_cover_the_blobs_their_links_point_to(tmp_path):
         PathRoots(folders).resolve("../../../elsewhere/abc", base=snapshot)
 
 
-def test_an_overridden_spec_keeps_its_root(write, tmp_path, rows):
+def test_an_overridden_spec_keeps_its_root_and_a_typed_path_is_trusted(write, tmp_path, rows):
     from videorl_kit.spec.overrides import apply_overrides
 
     spec = load_spec(write("t.yaml", MINIMAL.replace("rows.jsonl", "other.jsonl")))
     moved = apply_overrides(spec, ["data.path=rows.jsonl"])  # rebuilt from a dump
     assert data_file(moved) == tmp_path / "rows.jsonl"
-    escaped = apply_overrides(spec, ["data.path=/etc/passwd"])
-    with pytest.raises(PathRefused, match="allow_absolute_paths: true to read it"):
-        data_file(escaped)
-    allowed = apply_overrides(escaped, ["data.allow_absolute_paths=true"])
-    assert data_file(allowed) == Path("/etc/passwd")
+    typed = apply_overrides(spec, [f"data.path={tmp_path.parent}/elsewhere.jsonl"])
+    assert typed.data.allow_absolute_paths  # the person running the command chose it
+    assert data_file(typed) == tmp_path.parent / "elsewhere.jsonl"
+    climbing = apply_overrides(spec, ["data.path=../../../etc/passwd"])
+    with pytest.raises(PathRefused, match="leaves its root"):
+        data_file(climbing)
+
+
+def test_only_the_named_file_may_include_by_absolute_path(write, tmp_path):
+    shared = tmp_path.parent / f"{tmp_path.name}-shared"
+    shared.mkdir()
+    (shared / "_base.yaml").write_text("version: 1\n")
+    text = MINIMAL.replace("version: 1\n", "").replace("  media_root", ALLOW + "  media_root")
+    spec = load_spec(write("t.yaml", f"include: {shared / '_base.yaml'}\n" + text))
+    assert spec.version == 1
+    write("_middle.yaml", f"include: {shared / '_base.yaml'}\ndata: {{{ALLOW.strip()}}}\n")
+    (message,) = messages(write("t.yaml", "include: _middle.yaml\n" + text))
+    assert message == "_middle.yaml:1: include: the included file is outside its root " + (
+        f"({tmp_path})"
+    )

@@ -14,7 +14,8 @@ media paths written in data rows must resolve inside the media root. "Inside" is
 twice: on the path as written (``..`` cannot climb out) and after following symlinks (a
 link cannot point out). A relative path never leaves its root. An absolute path, or a
 symlink pointing out, is accepted only when the spec sets ``data.allow_absolute_paths: true``
-(e.g. videos on a shared ``/datasets`` disk); a spec from the Hub cannot set it.
+(e.g. videos on a shared ``/datasets`` disk; for ``include:``, only in the file you named);
+a spec from the Hub cannot set it.
 
 Example:
     >>> import pathlib, tempfile
@@ -43,8 +44,9 @@ from videorl_kit.spec_files import special_file_kind
 #: Files that mark the root of a project or of a pulled Hub spec repo.
 ROOT_MARKERS = (MANIFEST_NAME, ".git", "pyproject.toml")
 
-#: The spec field that lets paths leave the root.
-ALLOW_ABSOLUTE_FIELD = "data.allow_absolute_paths"
+#: The spec field that lets paths leave the root (in the ``data`` section).
+ALLOW_ABSOLUTE_KEY = "allow_absolute_paths"
+ALLOW_ABSOLUTE_FIELD = f"data.{ALLOW_ABSOLUTE_KEY}"
 #: How a local spec's root is found, for messages.
 ROOT_RULE = (
     f"a spec's root is the nearest folder above it holding {', '.join(ROOT_MARKERS)}, "

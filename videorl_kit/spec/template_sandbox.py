@@ -55,6 +55,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace, pass_environment, pass_eval_context
 from jinja2.visitor import NodeTransformer
 
+from videorl_kit.errors import VideoRLKitError
+
 
 @dataclass(frozen=True)
 class RenderLimits:
@@ -108,7 +110,7 @@ _MAX_INT_BITS = 4096
 _FORMAT_SPEC = re.compile(r"%[#0 +-]*(\*|\d*)(?:\.(\*|\d*))?")
 
 
-class TemplateLimitError(Exception):
+class TemplateLimitError(VideoRLKitError):
     """A render went over one of its :class:`RenderLimits`."""
 
 
@@ -362,7 +364,7 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         return allowed is None or attr in allowed or not callable(value)
 
 
-class TemplateProblem(Exception):
+class TemplateProblem(VideoRLKitError):
     """A template that cannot be used; ``summary`` never quotes the template's text."""
 
     def __init__(self, summary: str, detail: str = "") -> None:

@@ -38,6 +38,7 @@ import yaml
 from videorl_kit.errors import VideoRLKitError
 from videorl_kit.safe_text import has_lone_surrogate, one_line, quoted
 from videorl_kit.spec.paths import (
+    ALLOW_ABSOLUTE_KEY,
     PathRefused,
     PathRoots,
     SpecRoot,
@@ -453,6 +454,9 @@ def load_yaml_with_includes(
         if includes is None:
             return data, origins
         include_line = origins.get(("include",), (shown, 1))[1]
+        # the file you named may include by absolute path if it allows absolute paths itself
+        section = data.get("data")
+        absolute = quote and isinstance(section, dict) and section.get(ALLOW_ABSOLUTE_KEY) is True
         entries = includes if isinstance(includes, list) else [includes]
         if len(stack) + 1 >= MAX_INCLUDE_DEPTH:
             raise _fail(
@@ -468,7 +472,7 @@ def load_yaml_with_includes(
                 raise _fail(
                     shown, include_line, "include", "include must be a file path or a list of paths"
                 )
-            child_file, child_shown = _locate(entry, file, shown, include_line, quote)
+            child_file, child_shown = _locate(entry, file, shown, include_line, quote, absolute)
             chain = (*stack, key)
             child_key = identity(child_file, child_shown)
             if child_key in chain:
@@ -480,7 +484,9 @@ def load_yaml_with_includes(
         local_origins = {p: o for p, o in origins.items() if p[:1] != ("include",)}
         return deep_merge(merged, merged_origins, data, local_origins)
 
-    def _locate(entry: str, file: Path, shown: str, line: int, quote: bool) -> tuple[Path, str]:
+    def _locate(
+        entry: str, file: Path, shown: str, line: int, quote: bool, absolute: bool
+    ) -> tuple[Path, str]:
         named = f" {one_line(entry)}" if quote else ""
         if entry.startswith(HUB_SCHEME):
             try:
@@ -490,9 +496,11 @@ def load_yaml_with_includes(
                 raise _fail(shown, line, "include", f"cannot fetch{named}: {detail}") from None
         if shown.startswith(HUB_SCHEME):
             # a relative include inside a Hub file stays within the same repo and commit
-            return _locate(f"{pinned[shown].rsplit('/', 1)[0]}/{entry}", file, shown, line, quote)
+            uri = f"{pinned[shown].rsplit('/', 1)[0]}/{entry}"
+            return _locate(uri, file, shown, line, quote, absolute)
         try:
-            child = PathRoots(root_folders(root)).resolve(entry, base=file.parent, field="include")
+            roots = PathRoots(root_folders(root), allow_absolute=absolute and not root.from_hub)
+            child = roots.resolve(entry, base=file.parent, field="include")
         except PathRefused as exc:
             what = (
                 f"{quoted(exc.written)} {exc.reason}"
