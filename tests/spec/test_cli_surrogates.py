@@ -98,3 +98,32 @@ def test_a_file_name_that_is_not_utf8_prints_on_one_line(tmp_path):
     line, summary = proc.stdout.splitlines()
     assert line.startswith("'\\udcff.yaml':9: colour: unknown key 'colour'")
     assert summary == "0 of 1 specs valid"
+
+
+def test_a_verifier_that_raises_costs_only_its_line(tmp_path, monkeypatch):
+    """Fault injection: the real verifier, made to raise on one response."""
+    from typer.testing import CliRunner
+
+    from videorl_kit.cli import app
+    from videorl_kit.rewards import router
+
+    real = router.reward_function_for
+
+    class RaisesOnBoom:
+        def __init__(self, fn):
+            self.fn, self.problem_type = fn, fn.problem_type
+
+        def __call__(self, response, answer, options=None):
+            if response == "boom":
+                raise RuntimeError("verifier bug")
+            return self.fn(response, answer, options)
+
+    monkeypatch.setattr(router, "reward_function_for", lambda *a, **k: RaisesOnBoom(real(*a, **k)))
+    lines = tmp_path / "lines.jsonl"
+    rows = [{"problem_type": "ocr", "response": r, "answer": "x"} for r in ("x", "boom", "x")]
+    lines.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = CliRunner().invoke(app, ["reward", "score", str(lines), "--json"])
+    printed = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 0 and [row["line"] for row in printed] == [1, 2, 3]
+    assert printed[1]["details"]["error"] == "line 2: scoring failed (RuntimeError)"
+    assert printed[0]["accuracy"] == printed[2]["accuracy"] == 1.0

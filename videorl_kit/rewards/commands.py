@@ -190,6 +190,8 @@ def score(
         for line_no, line in _lines(file):
             try:
                 row = scorer.row(line_no, line)
+            except UserError:  # the command cannot run at all (e.g. no code isolation here)
+                raise
             except Exception as exc:  # a verifier bug costs this line, never the lines after it
                 row = _error_row(line_no, f"scoring failed ({type(exc).__name__})")
             text = to_json(row)  # a lone surrogate in a response must not end the output
