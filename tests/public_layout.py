@@ -83,7 +83,7 @@ data:
   media_root: .
   fields: {answer: solution, media: path, id: problem_id}
 verifiers:
-  numerical: {name: numeric, version: 1, params: {abs_tol: 0.5}}
+  numerical: {name: numeric, version: 2, params: {abs_tol: 0.5}}
 budget:
   video: {fps: 2.0, min_frames: 4, max_frames: 8, min_pixels: 3136, max_pixels: 12544}
   image: {min_pixels: 3136, max_pixels: 12544}

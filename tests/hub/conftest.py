@@ -28,7 +28,7 @@ problem_type: numerical
 data:
   path: data/count.jsonl
   media_root: data
-verifier: {name: numeric, version: 1, params: {abs_tol: 0.5}}
+verifier: {name: numeric, version: 2, params: {abs_tol: 0.5}}
 """
 
 COLOR_YAML = """\

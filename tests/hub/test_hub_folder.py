@@ -50,7 +50,7 @@ def test_published_spec_is_the_resolved_spec_as_plain_data(
         assert load_spec(folder / "specs" / f"{local.id}.yaml").model_dump() == local.model_dump()
     color = yaml.safe_load((folder / "specs" / "synth-color.yaml").read_text())
     assert color["problem_type"] == "multiple_choice"
-    assert color["verifier"] == {"name": "choice", "version": 1, "params": {}}
+    assert color["verifier"] == {"name": "choice", "version": 2, "params": {}}
 
 
 def test_manifest_lists_sha256_of_every_other_file(folder: Path) -> None:
@@ -59,7 +59,7 @@ def test_manifest_lists_sha256_of_every_other_file(folder: Path) -> None:
     assert MANIFEST_NAME not in manifest.files
     assert [s.id for s in manifest.specs] == ["synth-count", "synth-color"]
     count = manifest.specs[0]
-    assert count.verifier == {"name": "numeric", "version": 1}
+    assert count.verifier == {"name": "numeric", "version": 2}
     assert count.data_source == {"path": "data/count.jsonl"}
     assert count.sample_rows == 20
 
@@ -87,8 +87,8 @@ def test_card_front_matter_parses_with_huggingface_hub(folder: Path) -> None:
     kit = data["videorl_kit"]
     assert kit["kit_version"]
     assert [(s["id"], s["version"], s["verifier"]) for s in kit["specs"]] == [
-        ("synth-count", 1, {"name": "numeric", "version": 1}),
-        ("synth-color", 1, {"name": "choice", "version": 1}),
+        ("synth-count", 1, {"name": "numeric", "version": 2}),
+        ("synth-color", 1, {"name": "choice", "version": 2}),
     ]
     assert "synth-count" in card.text and "videorl-kit pull my-org/video-tasks@" in card.text
     assert parse_front_matter((folder / "README.md").read_text()) == data
@@ -231,4 +231,4 @@ def test_a_per_row_spec_publishes_with_every_type_pinned(tmp_path: Path) -> None
     assert reloaded.routes_per_row and len(reloaded.verifiers) == len(ProblemType)
     (entry,) = Manifest.model_validate_json((out / MANIFEST_NAME).read_text()).specs
     assert entry.verifier["name"] == "per-row"
-    assert entry.verifier["by_problem_type"]["numerical"] == "numeric@1"
+    assert entry.verifier["by_problem_type"]["numerical"] == "numeric@2"

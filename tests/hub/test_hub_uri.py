@@ -115,7 +115,7 @@ def test_an_hf_include_resolves_through_the_loader_and_records_the_revision(
     local.write_text(
         f"include: hf://{REPO}@main/specs/synth-count.yaml\n"
         "id: my-count\n"
-        "verifier: {name: numeric, version: 1, params: {abs_tol: 2.0}}\n"
+        "verifier: {name: numeric, version: 2, params: {abs_tol: 2.0}}\n"
     )
     spec = load_spec(local)
     assert spec.id == "my-count" and spec.verifier.params["abs_tol"] == 2.0

@@ -40,9 +40,13 @@ def test_boolean_hedges_score_zero(answer: str) -> None:
     assert outcome.accuracy == 0.0 and "hedge" in outcome.details["reason"]
 
 
-def test_boolean_digits_are_not_yes_no_answers() -> None:
-    # Peer U maps "1" to yes; the question asks for a word, so it scores 0 here.
-    assert BOOL.score("1", "Yes").accuracy == 0.0
+def test_boolean_one_and_zero_are_yes_and_no() -> None:
+    # Issue 10: a careful grader reads a lone 1 as yes and 0 as no (as peer U does).
+    assert BOOL.score("1", "Yes").accuracy == 1.0
+    assert BOOL.score("0.", "no").accuracy == 1.0
+    assert BOOL.score("1", "no").accuracy == 0.0
+    for other in ("11", "2", "1 or 0", "10"):
+        assert BOOL.score(other, "yes").accuracy == 0.0, other
 
 
 def test_boolean_words_inside_other_words_do_not_count() -> None:

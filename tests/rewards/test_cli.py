@@ -110,7 +110,7 @@ def test_score_with_a_spec_uses_its_verifier_and_weights(tmp_path: Path) -> None
     spec = tmp_path / "count.yaml"
     spec.write_text(
         "id: cli-count\nversion: 1\nproblem_type: numerical\ndata: {path: data.jsonl}\n"
-        "verifier: {name: numeric, version: 1, params: {abs_tol: 0.5}}\n"
+        "verifier: {name: numeric, version: 2, params: {abs_tol: 0.5}}\n"
         "reward: {format: none, weights: {accuracy: 0.5, format: 0.5}}\n"
         'prompt: {template: "{{ question }}"}\n',
         encoding="utf-8",

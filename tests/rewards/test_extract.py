@@ -11,6 +11,7 @@ from videorl_kit.rewards.extract import (
     scan_tags,
     strip_special_tokens,
 )
+from videorl_kit.rewards.format import check_format
 
 
 def test_answer_block_wins_over_reasoning_and_final_statements() -> None:
@@ -91,6 +92,24 @@ def test_implicit_think_opened_by_the_prompt() -> None:
 def test_unterminated_think_is_all_reasoning() -> None:
     ex = extract_answer("<think>the answer is B but let me check")
     assert ex.answer is None and ex.unterminated_think
+
+
+def test_unterminated_think_ends_at_the_first_answer_block() -> None:
+    ex = extract_answer("<think>The cup is blue, so B.\n<answer>B</answer>")
+    assert (ex.answer, ex.source, ex.think_blocks) == ("B", "answer_tag", 1)
+    assert ex.unterminated_think and ex.outside_think.strip() == "<answer>B</answer>"
+    assert check_format(ex).reason == "unterminated <think> block"
+    hedge = extract_answer("<think>maybe <answer>A</answer> no wait <answer>B</answer>")
+    assert hedge.hedge and hedge.answer is None
+    empty_first = extract_answer("<think>use <answer></answer> tags. 12\n<answer>12</answer>")
+    assert empty_first.answer == "12"
+
+
+def test_answer_tags_inside_a_closed_think_stay_reasoning() -> None:
+    ex = extract_answer("<think>draft <answer>A</answer></think> <answer>B</answer>")
+    assert ex.answer == "B"
+    later_close = extract_answer("<think>draft <answer>A</answer> more</think> so the answer is C")
+    assert (later_close.answer, later_close.source) == ("C", "final_statement")
 
 
 def test_final_statement_inside_a_closed_think_is_used_when_nothing_follows() -> None:

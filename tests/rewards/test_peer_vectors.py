@@ -19,7 +19,7 @@ PEER_TABLE = [
     ("numerical", "<answer>3.15</answer>", "3.14", None, 0.0, 1.0),  # V: 1 via abs 0.015
     ("numerical", "<answer>five</answer>", "5", None, 1.0, 1.0),  # U: 0 (float() fails)
     ("regression", "<answer>5</answer>", "4", None, 0.6, 1.0),  # U: 0 (no MRA)
-    ("boolean", "<answer>1</answer>", "Yes", None, 0.0, 1.0),  # U: 1; the question asks yes/no
+    ("boolean", "<answer>1</answer>", "Yes", None, 1.0, 1.0),  # V: 0; 1 is yes (issue 10)
     (
         "temporal grounding",
         '<answer>{"time":[10,20]}</answer>',

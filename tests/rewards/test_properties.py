@@ -412,6 +412,15 @@ ADVERSARIAL = {
     "unicode": "İ" * (MEGABYTE // 2) + "<answer>C</answer>",
     "whitespace answer": "<answer>" + " " * MEGABYTE + "C</answer>",
     "newlines": "\n" * MEGABYTE,
+    "full-width": "<answer>" + "Ｂ" * MEGABYTE + "</answer>",
+    "superscripts": "<answer>1" + "³" * MEGABYTE + "</answer>",
+    "python dicts": "{'a': 1} " * (MEGABYTE // 9),
+    "python dict prefixes": "{'a': " * (MEGABYTE // 6),
+    "rejections": "<answer>" + "not A, " * (MEGABYTE // 7) + "</answer>",
+    "quantity words": "<answer>" + "half a dozen " * (MEGABYTE // 13) + "</answer>",
+    "powers": "<answer>" + "9^999 " * (MEGABYTE // 6) + "</answer>",
+    "inequalities": "<answer>" + "x<" * (MEGABYTE // 2) + "</answer>",
+    "unclosed think, answers": "<think>" + "<answer>B</answer>" * 200 + "x" * MEGABYTE,
 }
 
 

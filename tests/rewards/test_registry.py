@@ -23,30 +23,33 @@ from videorl_kit.rewards.registry import (
     verifier_infos,
 )
 
-BRIEF_NAMES = {
-    "choice",
-    "numeric",
-    "mra",
-    "boolean",
-    "temporal_iou",
-    "box_iou",
-    "spatiotemporal_iou",
-    "tracking_iou",
-    "wer",
-    "rouge",
-    "math",
-    "code_exec",
-    "preference",
+#: The built-in verifiers and their current versions (issue 10 bumped every verifier whose
+#: reading of answers changed, issue 11 code_exec; wer kept its version).
+CURRENT_VERSIONS = {
+    "choice": 2,
+    "numeric": 2,
+    "mra": 2,
+    "boolean": 2,
+    "temporal_iou": 2,
+    "box_iou": 2,
+    "spatiotemporal_iou": 2,
+    "tracking_iou": 2,
+    "wer": 1,
+    "rouge": 2,
+    "math": 2,
+    "code_exec": 2,
+    "preference": 2,
 }
-#: Current version of each built-in (bumped whenever its scores can change; docs/verifiers.md).
-BRIEF_VERSIONS = {name: 1 for name in BRIEF_NAMES} | {"code_exec": 2}
+BRIEF_NAMES = set(CURRENT_VERSIONS)
 
 
 @pytest.mark.parametrize("ptype", list(ProblemType))
 def test_every_problem_type_has_a_default_verifier_that_handles_it(ptype: ProblemType) -> None:
-    info = get_verifier(default_verifier_name(ptype))
+    name = default_verifier_name(ptype)
+    info = get_verifier(name, version=CURRENT_VERSIONS[name])
     assert ptype in info.problem_types
-    assert info.version == BRIEF_VERSIONS[info.name] and info.description
+    assert info.version == CURRENT_VERSIONS[name] and info.description
+    assert get_verifier(name) is info  # no version: the newest
     assert info.params_model.model_config.get("extra") == "forbid"
 
 
@@ -59,7 +62,7 @@ def test_default_verifier_name_accepts_aliases() -> None:
 def test_available_verifiers_lists_the_built_ins() -> None:
     available = available_verifiers()
     assert set(available) >= BRIEF_NAMES
-    assert all(available[name] == [BRIEF_VERSIONS[name]] for name in BRIEF_NAMES)
+    assert all(available[name] == [CURRENT_VERSIONS[name]] for name in BRIEF_NAMES)
     assert "numeric" in available
     assert {i.name for i in verifier_infos()} >= BRIEF_NAMES
 
@@ -70,12 +73,20 @@ def test_unknown_name_suggests_close_names() -> None:
 
 
 def test_unknown_version_lists_the_versions() -> None:
-    with pytest.raises(UnknownVerifierError, match="available versions: 1"):
+    with pytest.raises(UnknownVerifierError, match="available versions: 2"):
         get_verifier("numeric", version=7)
 
 
+def test_a_retired_version_says_it_was_retired_and_where_to_read_why() -> None:
+    with pytest.raises(UnknownVerifierError) as info:
+        get_verifier("choice", version=1)
+    message = str(info.value)
+    assert "has no version 1 (retired: issue 10" in message
+    assert "docs/verifiers.md" in message and "available versions: 2" in message
+
+
 def test_params_are_validated_strictly() -> None:
-    info = get_verifier("numeric", 1)
+    info = get_verifier("numeric", 2)
     assert info.validate_params({"abs_tol": 0.5}).abs_tol == 0.5
     with pytest.raises(VerifierParamsError, match="abs_tl"):
         info.validate_params({"abs_tl": 0.5})
@@ -86,8 +97,17 @@ def test_params_are_validated_strictly() -> None:
 def test_registering_a_different_class_under_a_taken_name_fails() -> None:
     with pytest.raises(ValueError, match="already registered"):
 
-        @register_verifier(name="choice", version=1, problem_types=["multiple_choice"])
+        @register_verifier(name="choice", version=2, problem_types=["multiple_choice"])
         class Impostor:
+            def __init__(self, params: NoParams) -> None:
+                self.params = params
+
+
+def test_a_retired_built_in_version_cannot_be_registered_again() -> None:
+    with pytest.raises(ValueError, match="retired"):
+
+        @register_verifier(name="numeric", version=1, problem_types=["numerical"])
+        class Revenant:
             def __init__(self, params: NoParams) -> None:
                 self.params = params
 

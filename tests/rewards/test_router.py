@@ -60,12 +60,12 @@ def test_special_tokens_in_responses_are_ignored() -> None:
 def test_aliases_and_defaults() -> None:
     fn = reward_function_for("spatial-temporal grounding")
     assert fn.problem_type is ProblemType.SPATIOTEMPORAL_GROUNDING
-    assert (fn.verifier_name, fn.verifier_version) == ("spatiotemporal_iou", 1)
+    assert (fn.verifier_name, fn.verifier_version) == ("spatiotemporal_iou", 2)
 
 
 def test_verifier_argument_forms() -> None:
     assert reward_function_for("numerical", verifier="numeric").verifier_name == "numeric"
-    fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
+    fn = reward_function_for("numerical", verifier=("numeric", 2, {"abs_tol": 0.5}))
     assert fn("<answer>3.4</answer>", "3").accuracy == 1.0
     assert reward_function_for("numerical", verifier=("mra", None)).verifier_name == "mra"
 
@@ -74,11 +74,11 @@ def test_configuration_errors_are_raised_at_build_time() -> None:
     with pytest.raises(ValueError, match="unknown problem type"):
         reward_function_for("poetry")
     with pytest.raises(UnknownVerifierError):
-        reward_function_for("numerical", verifier=("numerik", 1, {}))
+        reward_function_for("numerical", verifier=("numerik", 2, {}))
     with pytest.raises(ValueError, match="does not handle problem type"):
-        reward_function_for("boolean", verifier=("numeric", 1, {}))
+        reward_function_for("boolean", verifier=("numeric", 2, {}))
     with pytest.raises(ValueError, match="abs_tol"):
-        reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": "lots"}))
+        reward_function_for("numerical", verifier=("numeric", 2, {"abs_tol": "lots"}))
     with pytest.raises(ValueError, match="format rule"):
         reward_function_for("numerical", format_rule="strict")
 
@@ -105,16 +105,19 @@ class OutOfRangeVerifier:
         return VerifyOutcome(7.0, "ok", {})
 
 
-def test_a_verifier_bug_becomes_accuracy_zero_with_an_error() -> None:
+def test_a_verifier_that_raises_gives_status_error_with_its_exception() -> None:
     result = reward_function_for("open_ended", verifier="test_crashy")("<answer>x</answer>", "y")
-    assert (result.accuracy, result.status) == (0.0, "ok")
-    assert result.format == 1.0 and result.overall == pytest.approx(0.1)
-    assert "KeyError" in result.details["error"]
+    assert (result.status, result.accuracy, result.overall) == ("error", 0.0, 0.0)
+    assert result.masked and result.format == 1.0  # the format is still reported
+    assert result.details["error_type"] == "KeyError"
+    assert result.details["error"] == "KeyError: 'boom'"
+    assert result.details["verifier"] == "test_crashy@1"
 
 
-def test_a_verifier_returning_nonsense_is_contained() -> None:
+def test_a_verifier_returning_nonsense_is_an_error() -> None:
     result = reward_function_for("open_ended", verifier="test_out_of_range")("x", "y")
-    assert result.accuracy == 0.0 and "accuracy" in result.details["error"]
+    assert (result.status, result.accuracy) == ("error", 0.0)
+    assert "accuracy" in result.details["error"]
 
 
 @pytest.mark.parametrize("response", [None, 42, b"bytes", ["<answer>B</answer>"], {"a": 1}])
@@ -151,7 +154,7 @@ def test_score_batch_keeps_order_and_accepts_dicts_and_tuples() -> None:
 def test_reward_function_from_spec_reads_attributes_only() -> None:
     spec = NS(
         problem_type=ProblemType.NUMERICAL,
-        verifier=NS(name="numeric", version=1, params={"abs_tol": 1.0}),
+        verifier=NS(name="numeric", version=2, params={"abs_tol": 1.0}),
         reward=NS(format="none", weights=NS(accuracy=0.7, format=0.3)),
     )
     fn = reward_function_from_spec(spec)
@@ -167,7 +170,7 @@ def test_reward_function_from_a_real_spec_file(tmp_path) -> None:
     spec_file.write_text(
         "id: test-count\nversion: 1\nproblem_type: numerical\n"
         "data: {path: data.jsonl}\n"
-        "verifier: {name: numeric, version: 1, params: {abs_tol: 0.5}}\n"
+        "verifier: {name: numeric, version: 2, params: {abs_tol: 0.5}}\n"
         "reward: {format: answer_tag, weights: {accuracy: 0.8, format: 0.2}}\n"
         'prompt: {template: "{{ question }}"}\n',
         encoding="utf-8",
@@ -186,7 +189,7 @@ def test_explain_shows_every_step() -> None:
 
 
 def test_reward_function_round_trips_through_pickle() -> None:
-    fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
+    fn = reward_function_for("numerical", verifier=("numeric", 2, {"abs_tol": 0.5}))
     clone = pickle.loads(pickle.dumps(fn))
     for response, gold in [("<answer>3.4</answer>", "3"), ("3 or 4", "3"), ("x", "y")]:
         assert clone(response, gold) == fn(response, gold)

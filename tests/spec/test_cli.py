@@ -49,7 +49,7 @@ def test_show_renders_one_sample(write, rows):
     result = runner.invoke(app, ["show", str(path), "--sample", "1", "--json"])
     payload = json.loads(result.stdout)
     assert payload["prompt"] == "How many squares?\nPut the final answer in <answer></answer>."
-    assert payload["spec"]["verifier"] == {"name": "numeric", "version": 1, "params": {}}
+    assert payload["spec"]["verifier"] == {"name": "numeric", "version": 2, "params": {}}
 
 
 def test_show_missing_row_is_a_user_error(write, rows):

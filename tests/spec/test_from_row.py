@@ -23,7 +23,7 @@ def test_from_row_spec_has_no_single_verifier_and_canonical_map_keys(write):
             "t.yaml",
             FROM_ROW
             + "verifiers:\n"
-            + "  number: {name: numeric, version: 1, params: {abs_tol: 0.5}}\n"
+            + "  number: {name: numeric, version: 2, params: {abs_tol: 0.5}}\n"
             + "  multiple choice: {name: choice}\n",
         )
     )

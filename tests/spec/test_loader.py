@@ -19,7 +19,7 @@ def test_minimal_spec_loads_with_defaults(write):
     spec = load_spec(write("t.yaml", MINIMAL))
     assert spec.id == "demo-count"
     assert spec.problem_type is ProblemType.NUMERICAL
-    assert (spec.verifier.name, spec.verifier.version) == ("numeric", 1)
+    assert (spec.verifier.name, spec.verifier.version) == ("numeric", 2)
     assert spec.budget.video.fps == 2.0 and spec.budget.video.patch == 28
     assert spec.reward.weights.accuracy == 0.9
     assert spec.source_file.name == "t.yaml"
@@ -41,7 +41,7 @@ def test_design_contract_minimal_form_loads(write):
             budget:
               video: {fps: 2.0, min_frames: 4, max_frames: 32, min_pixels: 3136, max_pixels: 200704, patch: 28}
               image: {min_pixels: 3136, max_pixels: 1003520, patch: 28}
-            verifier: {name: numeric, version: 1, params: {abs_tol: 0.5}}
+            verifier: {name: numeric, version: 2, params: {abs_tol: 0.5}}
             reward: {format: answer_tag, weights: {accuracy: 0.9, format: 0.1}}
             prompt: {template: "{{ question }}\\nPut the final answer in <answer></answer>."}
             """,

@@ -100,7 +100,7 @@ def test_unusable_rows_are_named_skips(tmp_path: Path) -> None:
 def test_a_fixed_type_spec_skips_rows_of_other_types(tmp_path: Path) -> None:
     spec = MIXED_SPEC.replace("problem_type: from_row", "problem_type: multiple choice")
     spec = spec.replace(
-        "verifiers:\n  numerical: {name: numeric, version: 1, params: {abs_tol: 0.5}}\n", ""
+        "verifiers:\n  numerical: {name: numeric, version: 2, params: {abs_tol: 0.5}}\n", ""
     )
     samples = samples_of(tmp_path, spec_text=spec)
     assert [s.skip_rule for s in samples] == [None] + ["problem_type_mismatch"] * 4

@@ -12,15 +12,17 @@ Public API (import from the submodules, or lazily from here):
       >>> fn.score_batch([{"response": "The answer is B", "answer": "C"}])[0].overall
       0.0
 
-  ``reward_function_for(problem_type, verifier=("numeric", 1, {"abs_tol": 0.5}),
-  format_rule="answer_tag", weights=(0.9, 0.1))``; :func:`reward_function_from_spec(spec)` reads
-  ``spec.problem_type``, ``spec.verifier`` and ``spec.reward``.
+  ``reward_function_for(problem_type, verifier=("numeric", 2, {"abs_tol": 0.5}),
+  format_rule="answer_tag", weights=(0.9, 0.1), answer_source="auto")``;
+  :func:`reward_function_from_spec(spec)` reads ``spec.problem_type``, ``spec.verifier`` and
+  ``spec.reward``.
 * :class:`TaskReward` (``task``): a spec's reward routed per row (the verifier of each row's
   problem type, the spec's weights and format rule); ``TaskReward.from_spec(spec)``.
 * :class:`TaskRewardFunction`, :func:`trl_reward_functions` (``trl_functions``): one reward
   function per task in TRL's shape, ``f(prompts, completions, **columns)``.
 * :class:`RewardResult` (``result``): ``accuracy``, ``format``, ``overall`` (floats in [0, 1]),
-  ``status`` (``"ok"`` | ``"unverifiable"``), ``details`` (dict; ``to_dict()`` for JSON).
+  ``status`` (``"ok"`` | ``"unverifiable"`` | ``"error"``; ``masked`` is True for the last two),
+  ``details`` (dict; ``to_dict()`` for JSON).
 * :func:`extract_answer` (``extract``): the shared extraction pipeline; returns an
   :class:`Extraction` with every step (answer blocks, final statement, hedge flag, ...).
 * :func:`format_score` (``format``): the format rules ``answer_tag`` and ``none``.
@@ -30,8 +32,9 @@ Public API (import from the submodules, or lazily from here):
   Entry-point group for third-party verifiers: ``videorl_kit.verifiers``.
 * Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``, ``NoParams``).
 
-Built-in verifiers (version 1 unless noted): choice, numeric, mra, boolean, temporal_iou, box_iou,
-spatiotemporal_iou, tracking_iou, wer, rouge, math, code_exec (version 2), preference.
+Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatiotemporal_iou,
+tracking_iou, rouge, math, code_exec, preference (version 2) and wer (version 1); the changelog
+is in docs/verifiers.md.
 
 Importing this package is cheap: submodules load on first attribute access.
 """

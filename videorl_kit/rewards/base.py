@@ -17,7 +17,8 @@ Rules for ``score``:
 * ``accuracy`` in [0, 1]; deterministic; no global state; safe to call from any thread;
   the instance must be picklable (plain attributes only, no open handles or locks).
 * Bad *model output* is never an exception: return ``VerifyOutcome.wrong("reason")``.
-  (The router also turns an unexpected exception into accuracy 0 with ``details["error"]``.)
+  (An exception that escapes anyway is a verifier bug: the router turns it into status
+  ``error`` with the exception's class and message in ``details``; trainers mask it.)
 * A ground truth the verifier cannot read is ``VerifyOutcome.unverifiable("reason")``:
   never a silent 0 with status ``ok``.
 * Bounded time on any input (1 MB of adversarial text): only linear-time regexes, cap lengths.
@@ -56,11 +57,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-Status = Literal["ok", "unverifiable"]
-"""``ok``: the answer was graded. ``unverifiable``: the ground truth could not be read."""
+Status = Literal["ok", "unverifiable", "error"]
+"""``ok``: the answer was graded. ``unverifiable``: the ground truth could not be read.
+``error``: the verifier (or the extraction) failed on this input: a bug, never a verdict."""
 
 STATUS_OK: Status = "ok"
 STATUS_UNVERIFIABLE: Status = "unverifiable"
+STATUS_ERROR: Status = "error"
+#: Statuses without a training signal: trainers mask them (never read them as "wrong").
+MASKED_STATUSES: frozenset[str] = frozenset({STATUS_UNVERIFIABLE, STATUS_ERROR})
 
 
 class NoParams(BaseModel):

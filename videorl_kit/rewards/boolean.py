@@ -1,13 +1,21 @@
 """Yes/no questions: the ``boolean`` verifier.
 
-The answer (after the final-statement refinement) is read as yes or no:
+The answer (after the final-statement refinement, compatibility forms folded) is read as yes
+or no:
 
-* a leading ``yes``/``true``/``correct`` or ``no``/``false``/``incorrect`` word decides
-  (``Yes, it is`` is yes; ``No, that is not true`` is no); so does a leading Chinese
+* ``1`` and ``y`` are yes, ``0`` and ``n`` are no (the whole answer);
+* a verdict after the last conclusion word (``so``, ``therefore``, ``thus``, ``hence``, ``which
+  means``) decides: ``There is no cat, so yes, it is empty`` is yes;
+* a leading verdict decides, after intensifiers (``absolutely``, ``definitely``, ``certainly``,
+  ``of course``, ``no doubt``, ``without a doubt``): ``Yes, it is`` and ``No doubt, yes`` are
+  yes, ``No, that is not true``, ``Absolutely not`` and ``Not at all`` are no, and an
+  intensifier alone (``Absolutely.``, ``Of course.``) is yes; so is a short reply (``It is.``,
+  ``Of course it does``; ``It is not.`` is no); so does a leading Chinese
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
-* otherwise the one polarity among its boolean words (``not true`` reads no);
+* otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
+  of a word (``no cat``, ``no one``) describes, it is not a verdict;
 * ``yes and no``, ``yes/no``, ``yes or no``, or both polarities without a leading word are
-  hedges and score 0; ``1``/``0`` are not yes/no answers (the question asks for words).
+  hedges and score 0.
 
 The ground truth is yes/no/true/false (``1``/``0`` accepted there, a common data convention);
 anything else is unverifiable.
@@ -16,7 +24,9 @@ Example:
     >>> v = BooleanVerifier(BooleanParams())
     >>> v.score("Yes, it is.", "yes").accuracy, v.score("yes and no", "yes").accuracy
     (1.0, 0.0)
-    >>> v.score("It is not true", "no").accuracy
+    >>> v.score("It is not true", "no").accuracy, v.score("Absolutely not.", "no").accuracy
+    (1.0, 1.0)
+    >>> v.score("There is no cat, so yes, it is empty.", "yes").accuracy
     1.0
 """
 
@@ -30,14 +40,19 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import clean_answer
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.text import clean_gold, refine_answer
+from videorl_kit.rewards.text import clean_gold, fold_compat, refine_answer
 
 #: Only this many leading characters of an answer are read.
 MAX_BOOLEAN_ANSWER_CHARS = 2000
 
-_YES = frozenset({"yes", "true", "correct", "yeah", "yep", "affirmative"})
-_NO = frozenset({"no", "false", "incorrect", "nope", "negative"})
-_BOOL_WORD = r"yes|no|true|false|correct|incorrect|yeah|yep|nope|affirmative|negative"
+_YES = frozenset({"yes", "true", "correct", "yeah", "yep", "yup", "affirmative"})
+_NO = frozenset({"no", "false", "incorrect", "nope", "nah", "negative"})
+_BOOL_WORD = r"yes|no|true|false|correct|incorrect|yeah|yep|yup|nope|nah|affirmative|negative"
+#: Whole answers that are a verdict by themselves (the common ones looked up first).
+_WHOLE_ANSWERS = {
+    **{w: "yes" for w in ("yes", "true", "1", "y")},
+    **{w: "no" for w in ("no", "false", "0", "n")},
+}
 _HEDGE_RE = re.compile(
     rf"\b(?P<a>{_BOOL_WORD})\s{{0,3}}(?:/|\bor\b|\band\b|,|\|)\s{{0,3}}(?:maybe\s{{1,3}})?"
     rf"(?P<b>{_BOOL_WORD})\b",
@@ -46,6 +61,30 @@ _HEDGE_RE = re.compile(
 _WORD_RE = re.compile(rf"\b(?P<w>{_BOOL_WORD})\b", re.IGNORECASE)
 _NEGATED_RE = re.compile(r"(?:\bnot|n['’]t)\s{1,3}$", re.IGNORECASE)
 _LEAD_RE = re.compile(r"[\W_]*(?P<w>[A-Za-z]+)")
+#: Words that strengthen a verdict without being one ("absolutely not", "no doubt, yes").
+_INTENSIFIERS_RE = re.compile(
+    r"(?:[\W_]{0,4}(?:absolutely|definitely|certainly|surely|undoubtedly|clearly|obviously"
+    r"|indeed|sure|of\s{1,3}course|no\s{1,3}doubt(?:\s{1,3}about\s{1,3}it)?"
+    r"|without\s{1,3}(?:a\s{1,3})?doubt|for\s{1,3}sure)\b){1,3}[\W_]{0,4}",
+    re.IGNORECASE,
+)
+#: A lone "not" verdict: "not", "not at all", "not really", "certainly not".
+_NOT_VERDICT_RE = re.compile(
+    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so|in\s{1,3}the\s{1,3}slightest))?\b[\W_]{0,4}",
+    re.IGNORECASE,
+)
+#: The last conclusion word before the verdict: "..., so yes".
+_CONCLUSION_RE = re.compile(
+    r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion)\b", re.IGNORECASE
+)
+#: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't".
+_SHORT_REPLY_RE = re.compile(
+    r"(?:it|that|this|there|they|he|she|i|we|you)\s{1,3}"
+    r"(?:is|are|was|were|does|do|did|can|will|has|have)(?P<neg>\s{1,3}not|n['’]t)?[\W_]{0,4}",
+    re.IGNORECASE,
+)
+#: "no" followed by a word describes ("no cat", "no one"); it is not a verdict.
+_DESCRIPTIVE_NO_RE = re.compile(r"\s{1,3}[A-Za-z]")
 _CN_NO = ("不", "否", "错", "没有", "沒有")
 _CN_YES = ("是", "对", "對", "正确", "正確", "没错", "有")
 
@@ -63,19 +102,50 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
         ('no', None)
         >>> parse_boolean("yes/no")
         (None, 'hedged answer (yes and no)')
+        >>> parse_boolean("No doubt, yes."), parse_boolean("1")
+        (('yes', None), ('yes', None))
     """
-    text = clean_answer(text[:MAX_BOOLEAN_ANSWER_CHARS])
+    text = clean_answer(fold_compat(text[:MAX_BOOLEAN_ANSWER_CHARS]))
     if not text:
         return None, "empty answer"
+    whole = _WHOLE_ANSWERS.get(text.casefold())
+    if whole:
+        return whole, None
     for m in _HEDGE_RE.finditer(text):
         a, b = _polarity(m.group("a")), _polarity(m.group("b"))
+        if m.group("b").casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
+            continue  # "yes, no doubt"
         if a and b and a != b:
             return None, f"hedged answer ({a} and {b})"
-    if not text[0].isascii():
+    conclusion = None
+    for conclusion in _CONCLUSION_RE.finditer(text):  # noqa: B007 (the last one is wanted)
+        pass
+    if conclusion is not None:  # "there is no cat, so yes, it is empty": the verdict decides
+        verdict = _verdict(text[conclusion.end() :])
+        if verdict[0] is not None:
+            return verdict
+    return _verdict(text)
+
+
+def _verdict(text: str) -> tuple[str | None, str | None]:
+    """The yes/no of ``text``: its leading verdict, else the one polarity of its words."""
+    if text[:1] and not text[0].isascii():
         if text.startswith(_CN_NO):  # checked first: "不是" starts with "不"
             return "no", None
         if text.startswith(_CN_YES):
             return "yes", None
+    intensifiers = _INTENSIFIERS_RE.match(text)
+    if intensifiers:
+        text = text[intensifiers.end() :]
+        if not text.strip(" \t.!"):
+            return "yes", None  # "Absolutely.", "Of course!", "No doubt about it."
+        if _NOT_VERDICT_RE.fullmatch(text):
+            return "no", None  # "absolutely not"
+    elif _NOT_VERDICT_RE.fullmatch(text):
+        return "no", None  # "not at all", "not really"
+    reply = _SHORT_REPLY_RE.fullmatch(text)
+    if reply:  # "(of course) it is", "it is not"
+        return ("no" if reply.group("neg") else "yes"), None
     lead = _LEAD_RE.match(text)
     if lead:
         first = _polarity(lead.group("w"))
@@ -83,9 +153,12 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
             return first, None
     seen: set[str] = set()
     for m in _WORD_RE.finditer(text):
-        pol = _polarity(m.group("w"))
+        word = m.group("w")
+        pol = _polarity(word)
         if pol is None:
             continue
+        if word.casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
+            continue  # "there is no cat": a description, not a verdict
         if _NEGATED_RE.search(text, max(0, m.start() - 8), m.start()):
             pol = "no" if pol == "yes" else "yes"
         seen.add(pol)
@@ -98,10 +171,7 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
 
 @lru_cache(maxsize=4096)
 def _gold_boolean(gold: str) -> tuple[str | None, str]:
-    text = clean_gold(gold)
-    if text in ("1", "0"):
-        return ("yes" if text == "1" else "no"), ""
-    value, reason = parse_boolean(text)
+    value, reason = parse_boolean(clean_gold(gold))
     return value, ("" if value else f"ground truth is not yes/no: {reason}")
 
 
@@ -113,7 +183,7 @@ class BooleanParams(BaseModel):
 
 @register_verifier(
     name="boolean",
-    version=1,
+    version=2,
     problem_types=("boolean",),
     params_model=BooleanParams,
 )

@@ -5,11 +5,15 @@ What counts as naming option C (case-insensitive, after the final-statement refi
 ``C) Blue``, ``C. Blue``, ``Option C``, ``Choice: C``, ``C because ...``, ``The answer is C``,
 ``\\boxed{C}``; and, when ``options`` are given, the option text itself (``Blue``).
 
+Compatibility forms are folded first (full-width ``Ｂ``, circled ``Ⓑ``), and clauses that only
+reject an option are dropped (``not A; it is B`` and ``B, not A`` name B; ``not B`` alone names
+nothing), as is a leading ``it is`` / ``the answer is`` frame.
+
 What does not: an English article or pronoun (``A man opens the door``, ``I think ...``) unless the
 rest is that option's text; letters inside words or abbreviations (``e.g.``); letters in the
 reasoning (only the extracted final answer is read). Hedges score 0: ``A or B``, ``A, B, C, D``,
-``A/B``, ``A and B``, ``C or maybe D``, a letter contradicting its option text (``C) Red`` when
-Red is option A), or text matching several options.
+``A/B``, ``A and B``, ``C or maybe D``, ``B, but C is also possible``, a letter contradicting its
+option text (``C) Red`` when Red is option A), or text matching several options.
 
 The ground truth may be a letter (``B``, ``(B)``, ``B. Blue``) or option text. Option text with
 ``options`` is mapped to its letter (no match: unverifiable); without options, the answer must
@@ -35,7 +39,13 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.text import clean_gold, normalize_text, refine_answer
+from videorl_kit.rewards.text import (
+    asserted_answer,
+    clean_gold,
+    fold_compat,
+    normalize_text,
+    refine_answer,
+)
 
 #: Longest answer text compared against option texts (longer text is no option).
 MAX_OPTION_TEXT_CHARS = 2000
@@ -47,11 +57,32 @@ _DESIGNATOR_RE = re.compile(
     re.IGNORECASE,
 )
 _HEDGE_RE = re.compile(
-    r"\s{0,3}(?:,|/|\||&|;|\bor\b|\band\b|\band/or\b)\s{0,3}"
-    r"(?:(?:maybe|possibly|perhaps|probably)\s{1,3})?"
+    r"\s{0,3}(?:,\s{0,3}(?:or\b|and\b)?|/|\||&|;|\bor\b|\band\b|\band/or\b)\s{0,3}"
+    r"(?:(?:maybe|possibly|perhaps|probably|even|also)\s{1,3})?"
     r"(?:(?:option|choice)\s{0,3})?[(\[]?\s{0,2}(?P<letter>[A-Za-z])\s{0,2}[)\]]?(?![\w'’])",
     re.IGNORECASE,
 )
+#: Another option named as possible after the answer: "B, but C is also possible", "B (C could
+#: work too)", "B, or maybe C". Letters A–J only; a bare A or I counts only before "is"/"was" or
+#: punctuation (else it is an article or a pronoun: "though I might be wrong").
+
+
+def _other_letter(name: str) -> str:
+    """Pattern of an option letter in running text, its groups prefixed with ``name``."""
+    return (
+        r"(?:option\s{1,3}|choice\s{1,3})?"
+        rf"(?:\((?P<{name}b>[A-J])\)|(?P<{name}>[B-HJ])(?![\w'’])"
+        rf"|(?P<{name}a>[AI])(?=\s{{0,3}}(?:is\b|was\b|[,.;)]|$)))"
+    )
+
+
+_ALTERNATIVE_RE = re.compile(
+    rf"(?<![\w'’]){_other_letter('x')}[^.;\n]{{0,30}}?"
+    r"\b(?:also|too|might|could|may|possibly|perhaps|maybe|as\s{1,3}well)\b"
+    r"|\b(?:also|maybe|possibly|perhaps|or|could\s{1,3}be|might\s{1,3}be)\s{1,3}"
+    rf"{_other_letter('y')}"
+)
+_NEGATION_RE = re.compile(r"\b(?:not|never|wrong|incorrect|false)\b|n['’]t\b", re.IGNORECASE)
 _TRAILING_BRACKET_RE = re.compile(r"[(\[]\s{0,2}([A-Za-z])\s{0,2}[)\]][\s.!。]{0,4}$")
 _OPTION_LABEL_RE = re.compile(r"\s{0,4}[(\[]?([A-Za-z])\s{0,2}[.):：\]]\s{0,4}(.*)", re.DOTALL)
 _BOXED_OR_TEXT_RE = re.compile(r"\\(?:boxed|text|textbf|mathrm)\s{0,2}\{")
@@ -170,6 +201,9 @@ def parse_choice(
                 ):
                     m = None  # "A man ...", "I think ...": an article/pronoun, not option A
             if m is not None:
+                other = _other_option(rest, letter)
+                if other:
+                    return None, f"hedged answer ({letter}, and {other} as possible)"
                 return letter, None
     by_text, n_hits = _option_by_text(text, options)
     if by_text is not None:
@@ -187,6 +221,17 @@ def parse_choice(
     return None, "no option letter found"
 
 
+def _other_option(rest: str, letter: str) -> str | None:
+    """Another option letter that the text after ``letter`` names as possible, else None."""
+    if len(rest) < 4:
+        return None
+    for m in _ALTERNATIVE_RE.finditer(rest[:300]):
+        other = next(g for g in m.groups() if g)
+        if other != letter and not _NEGATION_RE.search(m.group()):  # "D is wrong too"
+            return other
+    return None
+
+
 @lru_cache(maxsize=4096)
 def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
     return frozenset(letter for letter, _ in parse_options(options))
@@ -195,7 +240,7 @@ def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
 @lru_cache(maxsize=16384)
 def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None, str | None, str]:
     """``(letter or None, gold text for text mode or None, reason)`` for a ground truth."""
-    text = clean_gold(gold)
+    text = fold_compat(clean_gold(gold))
     if not text:
         return None, None, "empty ground truth"
     parsed = parse_options(options) if options else ()
@@ -211,7 +256,7 @@ def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None,
 
 @register_verifier(
     name="choice",
-    version=1,
+    version=2,
     problem_types=("multiple_choice",),
     params_model=ChoiceParams,
 )
@@ -229,6 +274,10 @@ class ChoiceVerifier:
             return VerifyOutcome.unverifiable(why or "unreadable ground truth")
         parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
         answer = refine_answer(answer_text)
+        if _SIMPLE_RE.fullmatch(answer) is None:  # "B", "(B)", "B.": nothing to drop
+            answer = asserted_answer(answer)
+            if not answer and answer_text.strip():
+                return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
         if gold_letter is None:  # text ground truth, no options to map letters
             pred_text = normalize_text(_unwrap(answer), drop_articles=True)
             return VerifyOutcome.ok(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import ast
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -163,6 +163,14 @@ def _check_shape(tree: ast.Module, entry_point: str) -> None:
     for node in ast.walk(tree):
         if type(node) not in SUPPORTED_NODES:
             raise NotEvaluable(f"{type(node).__name__} is not evaluated")
+        if isinstance(getattr(node, "ctx", None), ast.Store) and not isinstance(
+            node, ast.Name | ast.Tuple | ast.List
+        ):
+            raise NotEvaluable(f"assignment to a {type(node).__name__} is not evaluated")
+        if (isinstance(node, ast.Dict) and None in node.keys) or (
+            isinstance(node, ast.keyword) and node.arg is None
+        ):
+            raise NotEvaluable("** unpacking is not evaluated")
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             bound.add(node.id)
         elif isinstance(node, ast.alias):
@@ -306,7 +314,25 @@ def _mutable_parts(value: Any) -> set[int]:
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:300] if str(exc) else type(exc).__name__
+    text = _shown(exc, str, 300)
+    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
+
+
+def _shown(value: Any, show: Callable[[Any], str] = repr, limit: int = 60) -> str:
+    """``show(value)`` cut to ``limit`` characters; a value Python refuses to show is named.
+
+    Returned values come from the answer: an integer of more than 4300 digits makes ``repr``
+    raise ``ValueError`` (so does a ``KeyError`` holding one), which must not escape a verdict.
+
+    Example:
+        >>> _shown(10 ** 5000), _shown([1, 2])
+        ('<int too large to show>', '[1, 2]')
+    """
+    try:
+        text = show(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ------------------------------------------------------------------------------ judging
@@ -368,7 +394,6 @@ def _returned(test: CallTest, results: Sequence[CallResult]) -> str:
         for node in ast.walk(statement):
             number = test.call_numbers.get(id(node))
             if number is not None and results[number].kind == "ok":
-                value = repr(results[number].value)
-                value = value if len(value) <= 60 else value[:57] + "..."
+                value = _shown(results[number].value)
                 parts.append(f"{ast.unparse(node)[:60]} returned {value}")
     return ", ".join(parts[:3])

@@ -6,7 +6,9 @@ spec's data supply the sample's gold, options and problem type (per-row routing,
 :class:`~videorl_kit.rewards.task.TaskReward`). Output: one JSON object per input line, in
 order, with ``accuracy``, ``format``, ``overall``, ``status`` and ``details`` (plus ``line``).
 A malformed or blank line, or an id the spec's data do not have, gives ``status:
-unverifiable`` with ``details.error`` naming the line; the file is never aborted.
+unverifiable`` with ``details.error`` naming the line; a verifier that raises gives ``status:
+error`` with ``details.error_type`` and ``details.error``; the file is never aborted. The
+summary counts both.
 """
 
 from __future__ import annotations
@@ -162,11 +164,12 @@ def score(
     """Score model responses; one result per input line, in order.
 
     Each line is a JSON object with `problem_type`, `response`, `answer` and optional
-    `options`. With `--spec`, the spec's verifiers, params, format rule and weights are used
-    (`problem_type` may then be omitted for a one-type spec), and a line may be just
-    `{"id", "response"}`: the spec's data supply that sample's gold, options and problem type.
-    A malformed or blank line, or an unknown id, gives `status: unverifiable` with
-    `details.error` naming the line: one output line per input line, always.
+    `options`. With `--spec`, the spec's verifiers, params, format rule, weights and answer
+    source are used (`problem_type` may then be omitted for a one-type spec), and a line may be
+    just `{"id", "response"}`: the spec's data supply that sample's gold, options and problem
+    type. A malformed or blank line, or an unknown id, gives `status: unverifiable` with
+    `details.error` naming the line; a verifier that raises gives `status: error` (both score
+    0: mask them): one output line per input line, always.
 
     Examples:
 
@@ -209,12 +212,14 @@ def score(
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     graded = [r for r in rows if r["status"] == "ok"]
+    unverifiable = [r for r in rows if r["status"] == "unverifiable"]
     n = len(graded)
     return {
         "n_lines": len(rows),
         "n_graded": n,
-        "n_unverifiable": len(rows) - n,
-        "n_errors": sum(1 for r in rows if "error" in r["details"]),
+        "n_unverifiable": len(unverifiable),
+        "n_malformed": sum(1 for r in unverifiable if "error" in r["details"]),
+        "n_errors": sum(1 for r in rows if r["status"] == "error"),
         "mean_accuracy": sum(r["accuracy"] for r in graded) / n if n else 0.0,
         "mean_format": sum(r["format"] for r in graded) / n if n else 0.0,
         "mean_overall": sum(r["overall"] for r in graded) / n if n else 0.0,
@@ -247,7 +252,8 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
     s = _summary(rows)
     console.print(
         f"{s['n_lines']} lines: {s['n_graded']} graded, {s['n_unverifiable']} unverifiable "
-        f"({s['n_errors']} malformed); mean accuracy {s['mean_accuracy']:.3f}, "
+        f"({s['n_malformed']} malformed), {s['n_errors']} errors; "
+        f"mean accuracy {s['mean_accuracy']:.3f}, "
         f"mean format {s['mean_format']:.3f}, mean overall {s['mean_overall']:.3f}"
     )
     if out is not None:

@@ -10,8 +10,10 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    the brackets: ``< answer >`` is plain text). A response with more than :data:`MAX_TAGS`
    tags is degenerate: no answer (and format 0). A ``</think>``
    without an opening tag closes an implicit think block that starts at the beginning (the
-   chat template may have put ``<think>`` in the prompt); an unterminated ``<think>`` runs to
-   the end of the text (a truncated response: all of it is reasoning).
+   chat template may have put ``<think>`` in the prompt). An unterminated ``<think>`` ends at
+   the first ``<answer>`` after it (the model forgot ``</think>`` and then answered); with no
+   ``<answer>`` after it, it runs to the end of the text (a truncated response: all of it is
+   reasoning, no answer).
 3. **Answer block**: closed ``<answer>`` blocks *outside* think blocks. Two or more different
    non-empty blocks are a **hedge** (no answer, scores 0). Empty blocks alongside one non-empty
    block are ignored; only empty blocks give the empty answer (scores 0, no fallback).
@@ -651,13 +653,22 @@ def extract_answer(response: str) -> Extraction:
     answer_open: int | None = None
     if tags and tags[0].kind == "think" and tags[0].closing:
         think_open = 0  # implicit <think> at the start (the prompt may have opened it)
+    # Past the last </think>, a think block is never closed: its first <answer> ends it.
+    last_think_close = max((t.start for t in tags if t.kind == "think" and t.closing), default=-1)
+    implicit_close = False
     for tag in tags:
         if think_open is not None:
             if tag.kind == "think" and tag.closing:
                 think_parts.append((think_open, tag.start))
                 think_regions.append((think_start, tag.end))
                 think_open = None
-            continue  # everything inside a think block is reasoning
+                continue
+            if tag.kind != "answer" or tag.closing or tag.start < last_think_close:
+                continue  # everything inside a think block is reasoning
+            think_parts.append((think_open, tag.start))  # an unterminated think ends here
+            think_regions.append((think_start, tag.start))
+            think_open = None
+            implicit_close = True
         if tag.kind == "think":
             if not tag.closing and answer_open is None:
                 think_open, think_start = tag.end, tag.start
@@ -670,8 +681,8 @@ def extract_answer(response: str) -> Extraction:
         elif answer_open is not None:
             blocks.append(text[answer_open : tag.start].strip())
             answer_open = None
-    unterminated = think_open is not None
-    if unterminated:
+    unterminated = think_open is not None or implicit_close
+    if think_open is not None:
         think_parts.append((think_open or 0, len(text)))
         think_regions.append((think_start, len(text)))
     think_count = len(think_parts)

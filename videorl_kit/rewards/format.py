@@ -52,6 +52,7 @@ _TEXT_AFTER = FormatCheck(0.0, "text after </answer>")
 _EMPTY_ANSWER = FormatCheck(0.0, "empty <answer> block")
 _NO_ANSWER = FormatCheck(0.0, "no <answer> block")
 _OUT_OF_ORDER = FormatCheck(0.0, "tags out of order or unbalanced")
+_UNTERMINATED_THINK = FormatCheck(0.0, "unterminated <think> block")
 
 
 def check_format(response: str | Extraction, rule: str = "answer_tag") -> FormatCheck:
@@ -108,6 +109,8 @@ def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
         return FormatCheck(0.0, f"{n_answer} <answer> blocks (exactly one allowed)")
     if n_think > 1:
         return FormatCheck(0.0, f"{n_think} <think> blocks (at most one allowed)")
+    if n_think > sum(1 for t in tags if t.kind == "think" and t.closing):
+        return _UNTERMINATED_THINK
     return _OUT_OF_ORDER
 
 

@@ -5,7 +5,10 @@ Answers are JSON (``{"time": [s, e]}``, ``{"boxes": [x1, y1, x2, y2]}``,
 read from the answer text directly, from a markdown code fence, or from the last top-level
 ``{...}`` in it; a bare ``[s, e]``/``[x1, y1, x2, y2]`` list is accepted too. Two different JSON
 answers in one text are a hedge (0). In prose, a bare list (``at [0, 0, 10, 10]``) or a tuple
-(``(0, 0, 10, 10)``) is read too, and a box may be a string of four numbers.
+(``(0, 0, 10, 10)``) is read too, and a box may be a string of four numbers. Where JSON fails,
+a Python literal is read (``{'boxes': {1: (0, 0, 10, 10)}}``: single quotes, integer keys,
+tuples, ``None``, trailing commas) with :func:`ast.literal_eval`, which never runs code; ground
+truths are read the same way.
 
 Temporal answers may also be written out: ``from 10 to 20 seconds``, ``10-20s``,
 ``between 1:05 and 1:10``, ``00:01:05 - 00:01:10``; times may be seconds, ``mm:ss`` or
@@ -37,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -47,6 +51,7 @@ import orjson
 
 from videorl_kit.errors import VideoRLKitError
 from videorl_kit.rewards.base import NoParams, VerifyOutcome
+from videorl_kit.rewards.extract import matching_braces
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -56,6 +61,12 @@ MAX_GROUNDING_CHARS = 100_000
 MAX_RANGE_TEXT_CHARS = 4096
 #: At most this many ``{`` positions are tried when looking for JSON objects in text.
 MAX_JSON_STARTS = 64
+#: Characters of one answer read as Python literals, all attempts together.
+MAX_LITERAL_CHARS = 20_000
+#: What only a Python literal has (a text JSON rejected without any is not tried as one):
+#: quotes, tuples, None/True/False (looked for first), unquoted number keys, trailing commas.
+_PYTHON_ONLY_WORDS = ("'", "(", "None", "True", "False")
+_PYTHON_ONLY_RE = re.compile(r"[{,]\s{0,8}-?\d[\d.]{0,30}\s{0,8}:|,\s{0,8}[}\]]")
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
 _TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
@@ -310,14 +321,56 @@ def _loads_stripped(text: str) -> Any:
     return value
 
 
+def python_literal(text: str) -> Any:
+    """The value of a Python literal written where JSON was expected, as JSON-like data
+    (tuples become lists; keys stay as written): :func:`ast.literal_eval` parses literals only
+    and never runs code. ``ValueError`` for anything else (calls, names, sets, huge input).
+
+    Example:
+        >>> python_literal("{'boxes': {1: (0, 0, 10, 10)}, 'label': None}")
+        {'boxes': {1: [0, 0, 10, 10]}, 'label': None}
+        >>> python_literal("__import__('os').getcwd()")
+        Traceback (most recent call last):
+        ...
+        ValueError: not a Python literal
+    """
+    if len(text) > MAX_LITERAL_CHARS:
+        raise ValueError("too long for a Python literal")
+    if not any(word in text for word in _PYTHON_ONLY_WORDS) and not _PYTHON_ONLY_RE.search(text):
+        raise ValueError("not a Python literal")  # JSON already refused it
+    try:
+        return _json_like(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise ValueError("not a Python literal") from None
+
+
+def _json_like(value: Any) -> Any:
+    """``value`` with tuples as lists, recursively; sets, bytes and complex numbers refused."""
+    if isinstance(value, list | tuple):
+        return [_json_like(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_like(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise ValueError(f"not JSON-like: {type(value).__name__}")
+
+
 def _json_candidates(text: str) -> list[Any]:
-    """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects)."""
+    """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects);
+    where JSON fails, Python literals (:func:`python_literal`)."""
     stripped = text.strip()
     if stripped[:1] in "{[":
         try:
             return [_loads_stripped(stripped)]
-        except (ValueError, RecursionError):
-            pass
+        except ValueError as exc:  # "Extra data": a JSON value and more text, no literal either
+            json_prefix = str(exc) == "Extra data"
+        except RecursionError:
+            json_prefix = True
+        if not json_prefix:
+            try:
+                return [python_literal(stripped)]
+            except ValueError:
+                pass
     found: list[Any] = []
     if "```" in stripped:
         for m in _FENCE_RE.finditer(stripped):
@@ -329,6 +382,8 @@ def _json_candidates(text: str) -> list[Any]:
             return found
     decoder = _DECODER
     pos, tries = 0, 0
+    braces: dict[int, int] | None = None
+    literal_budget = MAX_LITERAL_CHARS
     while tries < MAX_JSON_STARTS:
         start = stripped.find("{", pos)
         if start < 0:
@@ -338,7 +393,17 @@ def _json_candidates(text: str) -> list[Any]:
             value, end = decoder.raw_decode(stripped, start)
         except (ValueError, RecursionError):
             pos = start + 1
-            continue
+            if braces is None:
+                braces = matching_braces(stripped)
+            close = braces.get(start)
+            if close is None or close - start >= literal_budget:
+                continue
+            literal_budget -= close - start
+            try:
+                value = python_literal(stripped[start : close + 1])
+            except ValueError:
+                continue
+            end = close + 1
         if isinstance(value, dict):
             found.append(value)
         pos = end
@@ -650,7 +715,7 @@ def _iou_over_gold(pred: dict[float, Any], gold: dict[float, Any]) -> tuple[floa
 
 
 @register_verifier(
-    name="temporal_iou", version=1, problem_types=("temporal_grounding",), params_model=NoParams
+    name="temporal_iou", version=2, problem_types=("temporal_grounding",), params_model=NoParams
 )
 class TemporalIouVerifier:
     """Temporal IoU of the predicted [start, end] with the ground truth (seconds)."""
@@ -671,7 +736,7 @@ class TemporalIouVerifier:
 
 
 @register_verifier(
-    name="box_iou", version=1, problem_types=("spatial_grounding",), params_model=NoParams
+    name="box_iou", version=2, problem_types=("spatial_grounding",), params_model=NoParams
 )
 class BoxIouVerifier:
     """IoU of the predicted box [x1, y1, x2, y2] with the ground-truth box."""
@@ -749,7 +814,7 @@ def _pred_track(
 
 @register_verifier(
     name="spatiotemporal_iou",
-    version=1,
+    version=2,
     problem_types=("spatiotemporal_grounding",),
     params_model=NoParams,
 )
@@ -782,7 +847,7 @@ class SpatioTemporalIouVerifier:
 
 
 @register_verifier(
-    name="tracking_iou", version=1, problem_types=("tracking",), params_model=NoParams
+    name="tracking_iou", version=2, problem_types=("tracking",), params_model=NoParams
 )
 class TrackingIouVerifier:
     """Mean box IoU over the ground-truth seconds (a missing second counts 0)."""

@@ -18,8 +18,11 @@ math-verify. Residual risk: math-verify itself takes 1–100 ms on ordinary expr
 the first call, which builds its parsers).
 
 Ground truth: LaTeX or a plain expression, tried as is and then wrapped in ``$…$``. A gold that
-does not parse is unverifiable. A single option letter (``B``, ``(B)``; math sets with choices)
-is compared as a letter, like the ``choice`` verifier. math-verify is imported on first use.
+does not parse is unverifiable. A one-variable inequality, in the answer or the gold, is
+compared as the interval it describes (``x > 2`` = ``(2, \\infty)``, see
+:mod:`videorl_kit.rewards.math_intervals`). A single option letter (``B``, ``(B)``; math sets
+with choices) is compared as a letter, like the ``choice`` verifier. math-verify is imported
+on first use.
 
 Example:
     >>> v = MathVerifier(MathParams())
@@ -46,6 +49,7 @@ from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
 from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
+from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -227,6 +231,17 @@ def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
     return parsed
 
 
+_INFINITY = str.maketrans({"∞": "\\infty "})
+
+
+def _as_set(text: str) -> str:
+    """``∞`` written as ``\\infty`` (math-verify reads only that), and a one-variable
+    inequality as its interval (:func:`inequality_as_interval`)."""
+    if "∞" in text:
+        text = text.translate(_INFINITY)
+    return inequality_as_interval(text) or text
+
+
 class MathParams(BaseModel):
     """Parameters of the ``math`` verifier."""
 
@@ -237,7 +252,7 @@ class MathParams(BaseModel):
     max_answer_chars: int = Field(default=256, ge=1, le=10_000)
 
 
-@register_verifier(name="math", version=1, problem_types=("math",), params_model=MathParams)
+@register_verifier(name="math", version=2, problem_types=("math",), params_model=MathParams)
 class MathVerifier:
     """Symbolic equivalence via math-verify, bounded in time without signals."""
 
@@ -259,8 +274,10 @@ class MathVerifier:
                 1.0 if pred_letter == gold_letter else 0.0, pred=pred_letter, gold=gold_letter
             )
         timeout_s = self.params.timeout_s
+        gold_text = _as_set(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is not None:
+            answer = _as_set(answer)
             verdict = exact_verdict(gold_text, answer)  # plain answers: no sympy needed
             if verdict is not None:
                 return VerifyOutcome.ok(

@@ -1,15 +1,20 @@
 """Numbers: the ``numeric`` verifier (1/0 within a tolerance) and ``mra`` (mean relative accuracy).
 
-Reading a number (:func:`find_numbers`): digits with thousands separators (``1,000``), decimals
-(``.5``), signs (``-3``, ``−3``), scientific notation (``1e3``, ``1.5 × 10^3``), fractions
-(``3/4``, ``\\frac{3}{4}``), percentages (``50%``, ``50 percent``), a scale word (``2 million``)
-and English number words (``twenty-one``, ``one hundred and five``, ``minus three``). A unit after
+Reading a number (:func:`find_numbers`): digits with thousands separators (``1,000``,
+``1 000 000``), decimals (``.5``), signs (``-3``, ``−3``), scientific notation (``1e3``,
+``1.5 × 10^3``), powers (``10^3``, ``2^{10}``, ``10**3``, ``10³``), fractions (``3/4``,
+``\\frac{3}{4}``), percentages (``50%``, ``50 percent``), a scale word (``2 million``), English
+number words (``twenty-one``, ``one hundred and five``, ``minus three``) and quantity words
+(``a dozen``, ``half a dozen``, ``a couple``, ``a hundred``, ``two and a half``). A unit after
 the number is ignored (``12 m``, ``$5``); digits glued to letters are not numbers (``m2``, ``x3``).
+Full-width digits and other compatibility forms are folded first (``１２``, ``３．５``).
 Values are exact rationals (:class:`fractions.Fraction`), so no float rounding sneaks in.
 
 An answer must contain exactly one distinct value, after the final-statement refinement
-(``there are 3 red and 2 blue, so the answer is 5`` reads 5): ``3 or 4``, ``3-4`` and lists
-score 0. ``3 (three)`` is one value. A percentage matches both readings (``50%`` = 50 or 0.5).
+(``there are 3 red and 2 blue, so the answer is 5`` reads 5) and after dropping clauses that
+only reject a number (``4, not 5`` and ``not 5 but 4`` read 4; ``not 5`` alone reads nothing):
+``3 or 4``, ``3-4`` and lists score 0. ``3 (three)`` is one value. A percentage matches both
+readings (``50%`` = 50 or 0.5).
 
 Example:
     >>> v = NumericVerifier(NumericParams())
@@ -33,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.text import clean_gold, refine_answer
+from videorl_kit.rewards.text import asserted_answer, clean_gold, fold_compat, refine_answer
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).
 MAX_NUMERIC_ANSWER_CHARS = 4096
@@ -44,11 +49,13 @@ _NUM_RE = re.compile(
     r"(?:"
     r"(?P<fnum>\d{1,30})\s{0,2}/\s{0,2}(?P<fden>\d{1,30})(?!\d|\.\d|/)"
     r"|\\[dt]?frac\s{0,2}\{\s{0,2}(?P<lnum>-?\d{1,30})\s{0,2}\}\s{0,2}\{\s{0,2}(?P<lden>\d{1,30})\s{0,2}\}"
-    r"|(?P<num>(?:\d{1,3}(?:,\d{3}){1,12}(?![\d,]\d)|\d{1,300})(?:\.\d{1,300})?|\.\d{1,300})"
+    r"|(?P<num>(?:\d{1,3}(?:,\d{3}){1,12}(?![\d,]\d)|\d{1,3}(?: \d{3}){1,12}(?!\d| \d)|\d{1,300})"
+    r"(?:\.\d{1,300})?|\.\d{1,300})"
     r"(?P<exp>[eE][-+]?\d{1,3})?"
     r"(?:\s{0,2}(?:[x×*]|\\times|\\cdot)\s{0,2}10\s{0,2}\^\s{0,2}\{?\s{0,2}(?P<exp10>[-+−]?\d{1,3})\s{0,2}\}?)?"
     r")"
     r"(?![\d])(?!\.\d)"
+    r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,6})\s{0,2}\}?(?![\d.]))?"
     r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion)\b)?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
@@ -62,16 +69,27 @@ _UNITS = {w: i for i, w in enumerate(_UNIT_WORDS.split())}
 _TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety"
 _TENS = {w: 10 * (i + 2) for i, w in enumerate(_TENS_WORDS.split())}
 _TENS["fourty"] = 40
+#: Single number words and their values ("three" -> 3, "twenty" -> 20).
+NUMBER_WORD_VALUES: dict[str, int] = {**_UNITS, **_TENS}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
 _DIGIT_SCALES = {"hundred": 100, **_SCALES}
+#: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a couple" (2), "a couple of
+#: dozen", "a hundred", "two and a half", "a half". "a"/"an" counts one only in front of them.
+_QUANTITY_ALT = (
+    r"half|dozen|an?\s{1,3}couple"
+    r"|an?(?=\s{1,3}(?:hundred|thousand|million|billion|dozen|half)\b)"
+)
 _WORD_ALT = "|".join(sorted([*_UNITS, *_TENS, "hundred", *_SCALES], key=len, reverse=True))
+_WORD_ALT += "|" + _QUANTITY_ALT
 _WORDS_RE = re.compile(
     rf"(?<![\w-])(?P<neg>(?:minus|negative)\s{{1,3}})?"
-    rf"(?P<words>(?:{_WORD_ALT})(?:(?:\s{{1,3}}and\s{{1,3}}|\s{{1,3}}|-)(?:{_WORD_ALT})){{0,12}})"
+    rf"(?P<words>(?:{_WORD_ALT})"
+    rf"(?:(?:\s{{1,3}}(?:and|of)\s{{1,3}}|\s{{1,3}}|-)(?:{_WORD_ALT})){{0,12}})"
     rf"(?![\w-])",
     re.IGNORECASE,
 )
 _WORD_SPLIT_RE = re.compile(r"[\s-]+")
+_HALF = Fraction(1, 2)
 
 
 class Number(NamedTuple):
@@ -86,36 +104,47 @@ def _words_to_values(words: str) -> list[Fraction]:
     """Values of a run of number words; a word that cannot continue the number starts a new one.
 
     Example:
-        >>> [int(v) for v in _words_to_values("one hundred and five")]
-        [105]
-        >>> [int(v) for v in _words_to_values("one two")]
-        [1, 2]
+        >>> [str(v) for v in _words_to_values("one hundred and five")]
+        ['105']
+        >>> [str(v) for v in _words_to_values("one two")]
+        ['1', '2']
+        >>> [str(v) for v in _words_to_values("half a dozen")], _words_to_values("two and a half")
+        (['6'], [Fraction(5, 2)])
     """
     values: list[Fraction] = []
-    total = current = 0
-    last = ""  # category of the previous word: unit, teen, ten, hundred, scale
-    started = False
+    total: Fraction | int = 0
+    current: Fraction | int = 0
+    last = ""  # category of the previous word: unit, teen, ten, hundred, scale, dozen, ...
+    started = halve = after_and = False
 
     def flush() -> None:
-        nonlocal total, current, started, last
+        nonlocal total, current, started, last, halve
         if started:
-            values.append(Fraction(total + current))
+            value = Fraction(total + current)
+            if halve:  # "half a dozen"; "half" alone is one half
+                value = value * _HALF if value else _HALF
+            values.append(value)
         total = current = 0
-        started = False
+        started = halve = False
         last = ""
 
     for word in _WORD_SPLIT_RE.split(words.casefold()):
-        if not word or word == "and":
+        if not word or word in ("a", "an", "of"):
+            continue  # "a dozen", "a couple of dozen": the count one is implied
+        if word == "and":
+            after_and = True
             continue
         if word in _UNITS:
             value = _UNITS[word]
             cat = "unit" if 1 <= value <= 9 else "teen"
-            if last in ("unit", "teen") or (last == "ten" and cat == "teen"):
+            if last in ("unit", "teen", "dozen", "couple", "half") or (
+                last == "ten" and cat == "teen"
+            ):
                 flush()
             current += value
         elif word in _TENS:
             cat = "ten"
-            if last in ("unit", "teen", "ten"):
+            if last in ("unit", "teen", "ten", "dozen", "couple", "half"):
                 flush()
             current += _TENS[word]
         elif word == "hundred":
@@ -123,6 +152,27 @@ def _words_to_values(words: str) -> list[Fraction]:
             if last == "hundred" or (current % 100 == 0 and current):
                 flush()
             current = (current or 1) * 100
+        elif word == "dozen":
+            cat = "dozen"
+            if last == "dozen":
+                flush()
+            current = (current or 1) * 12
+        elif word == "couple":
+            cat = "couple"
+            if last in ("unit", "teen", "ten", "couple"):
+                flush()
+            current += 2
+        elif word == "half":
+            cat = "half"
+            if started and after_and and last == "dozen":
+                current += 6  # "a dozen and a half"
+            elif started and after_and and last not in ("", "half"):
+                current += _HALF  # "two and a half"
+            elif started and last == "unit":
+                current *= _HALF  # "one half"
+            else:
+                flush()
+                halve = True  # "half a dozen", "a half"
         else:
             cat = "scale"
             scale = _SCALES[word]
@@ -132,11 +182,17 @@ def _words_to_values(words: str) -> list[Fraction]:
             current = 0
         started = True
         last = cat
+        after_and = False
     flush()
     return values
 
 
-_NUM_GROUPS = ("sign", "fnum", "fden", "lnum", "lden", "num", "exp", "exp10", "scale", "pct")
+_NUM_GROUPS = (
+    "sign", "fnum", "fden", "lnum", "lden", "num", "exp", "exp10", "power", "scale", "pct"
+)  # fmt: skip
+#: Largest power read (bits of the base times the exponent): ``10^300`` is fine, ``9^999999``
+#: is not a number anyone means (and would take long to compute).
+MAX_POWER_BITS = 4096
 
 
 def _decimal_fraction(digits: str, exp: str | None) -> Fraction | None:
@@ -168,19 +224,25 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
     found: list[Number] = []
     spans: list[tuple[int, int]] = []
     for m in _NUM_RE.finditer(text):
-        sign, fnum, fden, lnum, lden, num, exp, exp10, scale, pct = m.group(*_NUM_GROUPS)
+        sign, fnum, fden, lnum, lden, num, exp, exp10, power, scale, pct = m.group(*_NUM_GROUPS)
         if fnum is not None or lnum is not None:
             den = int(fden if fnum is not None else lden)
             if den == 0:
                 continue
             value = Fraction(int(fnum if fnum is not None else lnum), den)
         else:
-            value_or_none = _decimal_fraction(num.replace(",", ""), exp)
+            value_or_none = _decimal_fraction(num.replace(",", "").replace(" ", ""), exp)
             if value_or_none is None:
                 continue
             value = value_or_none
             if exp10:
                 value *= Fraction(10) ** int(exp10.replace("−", "-"))
+        if power:
+            exponent = int(power.replace("−", "-"))
+            size = max(value.numerator.bit_length(), value.denominator.bit_length())
+            if size * abs(exponent) > MAX_POWER_BITS or (value == 0 and exponent < 0):
+                continue
+            value **= exponent
         if scale:
             value *= _DIGIT_SCALES[scale.strip().casefold()]
         if sign == "-" or sign == "−":
@@ -209,7 +271,7 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
 
 _WORD_HINT_RE = re.compile(
     r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|ty\b|hundred|"
-    r"thousand|million|billion",
+    r"thousand|million|billion|dozen|couple|half",
     re.IGNORECASE,
 )
 
@@ -328,7 +390,11 @@ _WORDY_NUMBER_RE = re.compile(
     r"(?: (?P<after>[A-Za-z]{1,20}))?"
 )
 #: Words that would add a number (``twelve``), scale or mark a percentage next to a number.
-_NUMBER_WORDS = frozenset([*_UNITS, *_TENS, "hundred", *_SCALES, "percent"])
+_NUMBER_WORDS = frozenset(
+    [*_UNITS, *_TENS, "hundred", *_SCALES, "percent", "dozen", "couple", "half"]
+)
+#: Words in front of a number that reject it ("not 5"): the full path reads those.
+_NEGATING_WORDS = frozenset(["not", "no", "never", "nor", "isnt", "but"])
 
 
 def _wordy_number(text: str) -> Fraction | int | None:
@@ -345,7 +411,9 @@ def _wordy_number(text: str) -> Fraction | int | None:
     before, after = m.group("before", "after")
     if before is None and after is None:
         return None
-    if before is not None and before.lower() in _NUMBER_WORDS:
+    if before is not None and (
+        before.lower() in _NUMBER_WORDS or before.lower() in _NEGATING_WORDS
+    ):
         return None
     if after is not None and after.lower() in _NUMBER_WORDS:
         return None
@@ -370,7 +438,8 @@ _NO_VALUE: AnswerValue = (None, False, "no number found")
 
 
 def _answer_number(answer_text: str) -> AnswerValue:
-    """``read_single_number(refine_answer(answer_text))``, without the scans for plain numbers.
+    """``read_single_number(asserted_answer(refine_answer(answer_text)))``, without the scans
+    for plain numbers.
 
     A text made of one number (digits, sign, point, thousands commas, spaces, or one plain word
     on either side, see :func:`_wordy_number`) holds no final statement, and
@@ -395,7 +464,10 @@ def _answer_number(answer_text: str) -> AnswerValue:
     value = _wordy_number(answer_text)
     if value is not None:
         return value, False, None
-    reading = read_single_number(refine_answer(answer_text))
+    asserted = asserted_answer(refine_answer(answer_text))
+    if not asserted:
+        return None, False, "the answer only rejects numbers"
+    reading = read_single_number(asserted)
     number = reading.number
     if number is None:
         return None, False, reading.reason
@@ -421,7 +493,7 @@ class _Gold(NamedTuple):
 
 @lru_cache(maxsize=16384)
 def _gold_info(gold: str) -> _Gold:
-    text = clean_gold(gold)
+    text = fold_compat(clean_gold(gold))
     if not text:
         return _Gold(None, "empty ground truth", (), None, "", "")
     reading = read_single_number(text)
@@ -452,6 +524,11 @@ class NumericParams(BaseModel):
     abs_tol: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     #: Relative tolerance: ``|pred - gold| <= rel_tol * |gold|`` counts as correct.
     rel_tol: float = Field(default=1e-9, ge=0.0, allow_inf_nan=False)
+    #: Relative tolerance when the answer or the gold is not a whole number: a tiny difference
+    #: there is float noise or rounding in the last digits (``6.99999`` or ``7.00001`` for 7,
+    #: ``3.1416`` for ``3.14159``). A whole-number answer to a whole-number gold (a count) is
+    #: never matched this way: ``100001`` is not ``100000``.
+    fractional_rel_tol: float = Field(default=1e-5, ge=0.0, allow_inf_nan=False)
     #: A gold written with d decimals (``0.33``) also accepts answers that round to it at d
     #: decimals (``1/3``, ``0.333``). Never applies to integer golds.
     match_gold_precision: bool = True
@@ -467,7 +544,7 @@ def _round_to(value: Fraction, places: int) -> Fraction:
 
 @register_verifier(
     name="numeric",
-    version=1,
+    version=2,
     problem_types=("numerical", "regression"),
     params_model=NumericParams,
 )
@@ -478,6 +555,7 @@ class NumericVerifier:
         self.params = params
         self._abs_tol = Fraction(params.abs_tol)
         self._rel_tol = Fraction(params.rel_tol)
+        self._fractional_rel_tol = Fraction(str(params.fractional_rel_tol))
 
     def _close(
         self, pred: Fraction | int, gold: Fraction, gn: int, gd: int, gold_places: int | None
@@ -493,6 +571,10 @@ class NumericVerifier:
             return True
         if cross * rel_tol.denominator <= rel_tol.numerator * abs(gn) * pd:
             return True
+        if pd != 1 or gd != 1:  # not both whole numbers
+            frac_tol = self._fractional_rel_tol
+            if cross * frac_tol.denominator <= frac_tol.numerator * abs(gn) * pd:
+                return True
         return bool(
             self.params.match_gold_precision
             and gold_places
@@ -582,7 +664,7 @@ def mean_relative_accuracy(pred: Fraction, gold: Fraction, *, inclusive: bool = 
 
 @register_verifier(
     name="mra",
-    version=1,
+    version=2,
     problem_types=("regression", "numerical"),
     params_model=MraParams,
 )

@@ -1,14 +1,23 @@
 """Open-ended answers: the ``rouge`` verifier.
 
-* **Short ground truth** (at most ``short_max_words`` words, default 3): exact match of the
-  answer (its final statement, if it has one: ``The answer is: kitchen``) after normalisation
-  (case-folded, punctuation and the articles a/an/the removed, whitespace collapsed): 1 or 0.
-  ``Paris`` = ``paris.``; ``in the kitchen`` ≠ ``kitchen``.
+* **Short ground truth** (at most ``short_max_words`` words, default 3): the answer (its final
+  statement, if it has one: ``The answer is: kitchen``; clauses that only reject something
+  dropped: ``the kitchen, not the bedroom``) is normalised (compatibility forms folded,
+  case-folded, punctuation and the articles a/an/the removed, whitespace collapsed, number words
+  as digits: ``two`` = ``2``, ``three people`` = ``3 people``) and scores 1 when it equals the
+  normalised gold, or when it is one short sentence that *states* the gold: the gold's words
+  end it (``It is Paris.``, ``The man is holding a red umbrella.``, at most one word after
+  them: ``There are two people.``; ``in the kitchen`` states ``kitchen``), once, with at most 8
+  other words, no negation (``It is not Paris``), no alternative (``Paris or London``,
+  ``maybe``) and nothing placing it relative to the gold (``near Paris``). Otherwise 0.
 * **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
   with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
   tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
   ``max_answer_tokens`` answer tokens (within the first :data:`MAX_ROUGE_CHARS` characters)
-  are read: an answer that long has negligible precision anyway.
+  are read: an answer that long has negligible precision anyway. An answer that copies the
+  gold's words (ROUGE-1 at least :data:`NEGATION_OVERLAP`) but negates it, or drops its
+  negation (``not``, ``never``, ``no``, ``n't``, ``without``, ...: one of the two has some and
+  the other none), states the opposite event and scores 0.
 
 An empty ground truth is unverifiable; an empty answer scores 0.
 
@@ -30,14 +39,87 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sequence import lcs_length
-from videorl_kit.rewards.text import clean_gold, normalize_text, refine_answer
+from videorl_kit.rewards.text import asserted_answer, clean_gold, normalize_text, refine_answer
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
 #: Only the first this-many characters of an answer are tokenised.
 MAX_ROUGE_CHARS = 200_000
+#: ROUGE-1 F from which an answer with the opposite polarity of the gold scores 0.
+NEGATION_OVERLAP = 0.5
+#: Words besides the gold's that a sentence stating a short gold may have.
+MAX_SENTENCE_EXTRA_WORDS = 8
+_NEGATION_RE = re.compile(
+    r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|without)\b|n['’]t\b"
+)
+#: Negations and alternatives, as normalised tokens: a sentence with one states no plain answer.
+_NOT_A_STATEMENT = frozenset(
+    re.findall(
+        r"\w+",
+        "not no never nobody nothing none neither nor cannot without isnt arent wasnt werent "
+        "doesnt dont didnt cant wont couldnt shouldnt hasnt havent hadnt or either maybe perhaps "
+        "possibly might unsure",
+    )
+)
+_LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
+#: Words that place the answer relative to the gold instead of stating it ("near Paris").
+_RELATIONAL_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "near behind beside beneath below above outside around except besides unlike than "
+        "like opposite next close far past beyond toward towards",
+    )
+)
+_SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
+
+
+def has_negation(text: str) -> bool:
+    """Whether ``text`` negates something (``not``, ``no``, ``never``, ``n't``, ``without``...).
+
+    Example:
+        >>> has_negation("The dog doesn't bark"), has_negation("The dog barks")
+        (True, False)
+    """
+    return _NEGATION_RE.search(text[:MAX_ROUGE_CHARS].lower()) is not None
+
+
+def _with_digits(norm: str) -> str:
+    """Normalised text with single number words as digits (``three people`` -> ``3 people``)."""
+    return " ".join(str(NUMBER_WORD_VALUES.get(t, t)) for t in norm.split())
+
+
+def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
+    """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
+    module docstring): the gold's words end it (one word may follow) and occur once, at most
+    :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
+    word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
+
+    Example:
+        >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
+        True
+        >>> states_short_answer("It is not Paris.", ["it", "is", "not", "paris"], ["paris"])
+        False
+    """
+    n = len(gold)
+    if not n or len(words) > n + MAX_SENTENCE_EXTRA_WORDS:
+        return False
+    if _SENTENCE_BREAK_RE.search(sentence.strip()):
+        return False
+    if any(w in _NOT_A_STATEMENT for w in words if w not in gold):
+        return False
+    spans = [i for i in range(len(words) - n + 1) if words[i : i + n] == gold]
+    if len(spans) != 1:  # absent, or repeated ("kitchen kitchen kitchen")
+        return False
+    start = spans[0]
+    if len(words) - (start + n) > 1:
+        return False
+    before = words[max(0, start - 2) : start]
+    return not any(w in _LIST_WORDS or w in _RELATIONAL_WORDS for w in before[-1:]) and not (
+        len(before) == 2 and before[1] in ("to", "from") and before[0] in _RELATIONAL_WORDS
+    )
 
 
 def rouge_tokens(text: str, limit: int | None = None) -> list[str]:
@@ -86,10 +168,10 @@ def rouge_f_measures(pred: Sequence[str], ref: Sequence[str]) -> tuple[float, fl
 
 
 @lru_cache(maxsize=8192)
-def _gold_forms(gold: str) -> tuple[str, tuple[str, ...], int]:
+def _gold_forms(gold: str) -> tuple[str, tuple[str, ...], int, bool]:
     text = clean_gold(gold)
-    norm = normalize_text(text, drop_articles=True)
-    return norm, tuple(rouge_tokens(text)), len(text.split())
+    norm = _with_digits(normalize_text(text, drop_articles=True))
+    return norm, tuple(rouge_tokens(text)), len(text.split()), has_negation(text)
 
 
 class RougeParams(BaseModel):
@@ -102,7 +184,7 @@ class RougeParams(BaseModel):
     max_answer_tokens: int = Field(default=4096, ge=1)
 
 
-@register_verifier(name="rouge", version=1, problem_types=("open_ended",), params_model=RougeParams)
+@register_verifier(name="rouge", version=2, problem_types=("open_ended",), params_model=RougeParams)
 class RougeVerifier:
     """Exact match for short answers, else mean ROUGE-1/2/L F-measure (no stemming)."""
 
@@ -111,19 +193,34 @@ class RougeVerifier:
 
     def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
         """Grade free text: exact match for short golds, ROUGE otherwise."""
-        gold_norm, gold_tokens, gold_words = _gold_forms(gold)
+        gold_norm, gold_tokens, gold_words, gold_negated = _gold_forms(gold)
         if not gold_norm and not gold_tokens:
             return VerifyOutcome.unverifiable("empty ground truth")
         if gold_words <= self.params.short_max_words:
             if len(answer_text) > 20 * (len(gold_norm) + 20):
                 return VerifyOutcome.wrong("answer much longer than the short ground truth")
-            pred_norm = normalize_text(refine_answer(answer_text), drop_articles=True)
+            sentence = refine_answer(answer_text)
+            if not gold_negated:  # a negative gold ("not blue") keeps its negations
+                sentence = asserted_answer(sentence)
+            pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
+            if pred_norm == gold_norm:
+                return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
+            stated = states_short_answer(sentence, pred_norm.split(), gold_norm.split())
             return VerifyOutcome.ok(
-                1.0 if pred_norm == gold_norm else 0.0,
-                mode="exact",
+                1.0 if stated else 0.0,
+                mode="in_sentence" if stated else "exact",
                 pred=pred_norm[:200],
                 gold=gold_norm,
             )
         pred_tokens = rouge_tokens(answer_text, limit=self.params.max_answer_tokens)
         r1, r2, rl = rouge_f_measures(pred_tokens, gold_tokens)
+        if r1 >= NEGATION_OVERLAP and has_negation(answer_text) != gold_negated:
+            return VerifyOutcome.ok(
+                0.0,
+                mode="rouge",
+                reason="the answer negates the ground truth (or drops its negation)",
+                rouge1=r1,
+                rouge2=r2,
+                rougeL=rl,
+            )
         return VerifyOutcome.ok((r1 + r2 + rl) / 3, mode="rouge", rouge1=r1, rouge2=r2, rougeL=rl)

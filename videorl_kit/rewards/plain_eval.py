@@ -12,8 +12,10 @@ is exactly what Python would say; nothing the model wrote runs here.
 
 Work is bounded because the values come from an adversary: repetition (``s * n``), powers,
 shifts, padding widths, ``replace`` growth and ``range`` lengths are checked before they
-allocate; ``sum`` with a non-numeric start and ``%``-formatting of strings are not evaluated;
-and a step budget plus a deadline stop comprehensions that would run for too long. A test that
+allocate; multiplying or dividing two huge integers, and sets or dicts built from many distinct
+values with one hash (each insertion would compare with all of them), are refused before they
+run; ``sum`` with a non-numeric start and ``%``-formatting of strings are not evaluated; and a
+step budget plus a deadline stop comprehensions that would run for too long. A test that
 hits a bound fails (:class:`EvalLimit`). Python outside this subset (``str.format``, lambdas,
 loops, other modules) is :class:`NotEvaluable`: such a test runs some other way.
 
@@ -35,7 +37,8 @@ import math
 import operator
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from videorl_kit.errors import VideoRLKitError
@@ -44,6 +47,11 @@ from videorl_kit.errors import VideoRLKitError
 MAX_ITEMS = 10_000_000
 #: Largest integer (in bits) a power or shift may build.
 MAX_BITS = 1 << 20
+#: Largest product of two integers' sizes (bits) that ``*``, ``//``, ``%``, ``divmod`` and
+#: ``math.gcd`` may combine (their cost grows with the product: about 0.1 s at this bound).
+MAX_BITS_PRODUCT = 1 << 34
+#: Most distinct values with one hash that a set or dict may be built from.
+MAX_EQUAL_HASHES = 8
 #: Expression nodes one test may evaluate, and the wall-clock budget of one evaluation.
 MAX_STEPS = 200_000
 MAX_SECONDS = 2.0
@@ -333,7 +341,8 @@ class Evaluator:
 
     def _FormattedValue(self, node: ast.FormattedValue, env: Mapping[str, Any]) -> Any:
         value = self.eval(node.value, env)
-        value = {-1: value, 115: str(value), 114: repr(value), 97: ascii(value)}[node.conversion]
+        convert = {115: str, 114: repr, 97: ascii}.get(node.conversion)
+        value = value if convert is None else convert(value)
         spec = "" if node.format_spec is None else self.eval(node.format_spec, env)
         check_format_spec(spec)
         return format(value, spec)
@@ -361,8 +370,7 @@ class Evaluator:
         function = self.eval(func, env)
         args = self._items(node.args, env)
         kwargs = {keyword.arg: self.eval(keyword.value, env) for keyword in node.keywords}
-        check_call(function, args, kwargs)
-        return function(*args, **kwargs)
+        return function(*check_call(function, args, kwargs), **kwargs)
 
     def _GeneratorExp(self, node: ast.GeneratorExp, env: Mapping[str, Any]) -> Any:
         return (self.eval(node.elt, scope) for scope in self._scopes(node.generators, env))
@@ -484,6 +492,55 @@ def check_binary(op: type[ast.operator], left: Any, right: Any) -> None:
             raise EvalLimit(f"an integer of about {right} bits is too large")
     elif op is ast.Mod and isinstance(left, str | bytes | bytearray):
         raise EvalLimit("%-formatting of strings is not evaluated")
+    if op in (ast.Mult, ast.FloorDiv, ast.Mod):
+        check_int_product(left, right)
+
+
+def check_int_product(left: Any, right: Any) -> None:
+    """Refuse multiplying, dividing or taking the gcd of two integers that are both huge.
+
+    Example:
+        >>> check_int_product(10 ** 9, 7)
+        >>> check_int_product(1 << 500_000, 1 << 500_000)
+        Traceback (most recent call last):
+        ...
+        videorl_kit.rewards.plain_eval.EvalLimit: integers of 500001 and 500001 bits: too costly
+    """
+    if isinstance(left, int) and isinstance(right, int):
+        sizes = abs(left).bit_length(), abs(right).bit_length()
+        if sizes[0] * sizes[1] > MAX_BITS_PRODUCT:
+            raise EvalLimit(f"integers of {sizes[0]} and {sizes[1]} bits: too costly")
+
+
+def check_hash_spread(items: Iterable[Any], what: str = "a set") -> None:
+    """Refuse ``items`` when more than :data:`MAX_EQUAL_HASHES` distinct ones share a hash.
+
+    Building a set or dict compares each new item with every earlier one of the same hash, so
+    distinct values with one hash (integers that differ by a multiple of ``2**61 - 1``) cost
+    quadratic time: 20,000 of them take seconds. Equal items (duplicates) cost nothing extra and
+    are allowed; unhashable items are left to the constructor, which raises.
+
+    Example:
+        >>> check_hash_spread([1, 1, 1, 2, 3] * 100)
+        >>> check_hash_spread([k * (2 ** 61 - 1) for k in range(1, 20)])
+        Traceback (most recent call last):
+        ...
+        videorl_kit.rewards.plain_eval.EvalLimit: a set: more than 8 distinct values share a hash
+    """
+    items = items if isinstance(items, list | tuple) else list(items)
+    try:
+        counts = Counter(map(hash, items))  # a C loop: the common case costs little
+    except TypeError:
+        return
+    crowded = {value for value, count in counts.items() if count > MAX_EQUAL_HASHES}
+    distinct: dict[int, list[Any]] = {value: [] for value in crowded}
+    for item in items if crowded else ():
+        same_hash = distinct.get(hash(item))
+        if same_hash is None or item in same_hash:  # ``in``: identity, then ==
+            continue
+        if len(same_hash) == MAX_EQUAL_HASHES:
+            raise EvalLimit(f"{what}: more than {len(same_hash)} distinct values share a hash")
+        same_hash.append(item)
 
 
 def check_format_spec(spec: Any) -> None:
@@ -493,8 +550,19 @@ def check_format_spec(spec: Any) -> None:
         raise EvalLimit("a format width or precision is too large")
 
 
-def check_call(function: Any, args: list[Any], kwargs: dict[str, Any]) -> None:
-    """Refuse calls whose cost the arguments control: huge ranges, padding, sums of lists."""
+def check_call(function: Any, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    """Refuse calls whose cost the arguments control; return the arguments to call with.
+
+    Huge ranges, padding and ``replace`` growth, sums of lists, products of huge integers, and
+    sets or dicts built from many distinct values with one hash are refused. The argument of
+    ``set``, ``frozenset``, ``dict`` (and of the set methods that build a set from it) is
+    checked by :func:`check_hash_spread`; an iterator there is read into a list first, which
+    the call then receives instead (the same items, so the same result).
+
+    Example:
+        >>> check_call(set, [iter([3, 1, 3])], {})
+        [[3, 1, 3]]
+    """
     if function is range:
         length = len(range(*args))  # OverflowError for absurd ranges: the test fails
         if length > MAX_ITEMS:
@@ -506,8 +574,38 @@ def check_call(function: Any, args: list[Any], kwargs: dict[str, Any]) -> None:
     elif (function is bytes or function is bytearray) and args and isinstance(args[0], int):
         if args[0] > MAX_ITEMS:
             raise _too_big(args[0], "a bytes object")
+    elif (function is divmod or function is math.gcd) and len(args) == 2:
+        check_int_product(*args)
+    elif _builds_hashed(function):
+        return [_hash_checked(arg, is_dict=function is dict) for arg in args]
     else:
         _check_method(function, args)
+    return args
+
+
+_SET_BUILDING_METHODS = frozenset(("union", "symmetric_difference", "issubset"))
+_UNCHECKED_CONTAINERS = (str, bytes, bytearray, set, frozenset, dict)  # built or hash-randomized
+
+
+def _builds_hashed(function: Any) -> bool:
+    """Whether ``function`` builds a set or dict from its arguments' items."""
+    if function is set or function is frozenset or function is dict:
+        return True
+    owner = getattr(function, "__self__", None)
+    return isinstance(owner, set | frozenset) and function.__name__ in _SET_BUILDING_METHODS
+
+
+def _hash_checked(argument: Any, *, is_dict: bool) -> Any:
+    """``argument`` (an iterator read into a list) once its items' hashes are spread out."""
+    if isinstance(argument, _UNCHECKED_CONTAINERS):
+        return argument
+    items = argument if isinstance(argument, list | tuple) else list(argument)
+    if is_dict:
+        keys = [pair[0] for pair in items if isinstance(pair, list | tuple) and pair]
+        check_hash_spread(keys, "a dict")
+    else:
+        check_hash_spread(items)
+    return items
 
 
 def _check_method(function: Any, args: list[Any]) -> None:

@@ -2,9 +2,12 @@
 
 Labels: ``Response 1`` (also ``Response A``, ``Response one``, ``the first response``, ``1``,
 ``A``, ``回答1``), ``Response 2`` (``B``, ``second``, ``回答2``), ``Tie`` (``tie``, ``a tie``,
-``draw``, ``equally good``, ``both are equally ...``, ``equal quality``, ``neither is better``).
+``draw``, ``equally good``, ``both are equally ...``, ``equal quality``, ``neither is better``,
+``Response 1 is as good as Response 2``).
 
-Reading a judgement (after the final-statement refinement):
+Reading a judgement (after the final-statement refinement, with clauses that only reject a
+label dropped: ``Not a tie: Response 2 wins`` and ``Response 2, not Response 1`` prefer
+Response 2; ``not a tie`` alone names nothing):
 
 1. The whole answer is a label: that label.
 2. Otherwise *claims* are collected: preferences (``Response 1 is better``, ``I prefer
@@ -39,7 +42,7 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import clean_answer
 from videorl_kit.rewards.registry import register_verifier
-from videorl_kit.rewards.text import clean_gold, refine_answer
+from videorl_kit.rewards.text import asserted_answer, clean_gold, fold_compat, refine_answer
 
 #: Only this many leading characters of a judgement are read.
 MAX_PREFERENCE_CHARS = 1000
@@ -65,9 +68,16 @@ _BETTER = (
     r"|wins\b|is\s{1,3}the\s{1,3}winner"
     r"|更(?:好|准确|优|佳|合适)"
 )
+#: Qualities compared with "as ... as" ("as good as", "just as helpful as").
+_AS_QUALITY = (
+    r"as\s{1,3}(?:good|helpful|accurate|correct|strong|useful|clear|relevant|informative"
+    r"|complete|detailed|precise|well[\s-]written)\s{1,3}as\b"
+)
 _WORSE = (
     r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
     r"(?:worse|inferior|weaker)"
+    rf"|(?:is|was)\s{{1,3}}not\s{{1,3}}(?:quite\s{{1,3}})?{_AS_QUALITY}"
+    rf"|isn['’]t\s{{1,3}}(?:quite\s{{1,3}})?{_AS_QUALITY}"
 )
 _CLAIM_RE = re.compile(
     rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE}))"
@@ -76,8 +86,15 @@ _CLAIM_RE = re.compile(
 )
 _TIE_RE = re.compile(
     r"\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
-    r"|\bneither\b[^.\n]{0,40}\bbetter\b|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b",
+    r"|\bneither\b[^.\n]{0,40}\b(?:better|preferable|superior|worse|stronger)\b"
+    r"|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b|\bno\s{1,3}preference\b"
+    r"|\b(?:equivalent|indistinguishable|evenly\s{1,3}matched)\b|\bon\s{1,3}(?:a\s{1,3})?par\b"
+    rf"|(?<!not\s)(?<!n't\s)(?<!n’t\s)(?<!quite\s)\b(?:just\s{{1,3}})?{_AS_QUALITY}",
     re.IGNORECASE,
+)
+#: "as good as Response 1, if not better": leans to one side without choosing it.
+_LEANING_RE = re.compile(
+    r"\bif\s{1,3}not\s{1,3}(?:better|worse)\b|\bor\s{1,3}even\s{1,3}better\b", re.I
 )
 _EXACT_LABELS = {
     **dict.fromkeys(["1", "a", "first", "one"], "1"),
@@ -108,9 +125,11 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     text = clean_answer(text[:MAX_PREFERENCE_CHARS])
     if not text:
         return None, "empty answer"
-    simple = _LABEL_PREFIX_RE.sub("", _NON_WORD_RE.sub("", text[:64].casefold()).strip())
-    if simple in _EXACT_LABELS:
-        return _EXACT_LABELS[simple], None
+    label = exact_label(text)
+    if label is not None:
+        return label, None
+    if _LEANING_RE.search(text):
+        return None, "leans to a response without choosing it"
     preferred: set[str] = set()
     for m in _CLAIM_RE.finditer(text):
         if m.group("subject"):
@@ -146,9 +165,21 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     return None, "no judgement found"
 
 
+def exact_label(text: str) -> str | None:
+    """``"1"``, ``"2"`` or ``"tie"`` when the whole text is a label (``Response 2.``, ``A``,
+    ``It's a tie``), else None.
+
+    Example:
+        >>> exact_label("**Response B**"), exact_label("Response 2 is better")
+        ('2', None)
+    """
+    simple = _LABEL_PREFIX_RE.sub("", _NON_WORD_RE.sub("", text[:64].casefold()).strip())
+    return _EXACT_LABELS.get(simple)
+
+
 @lru_cache(maxsize=1024)
 def _gold_label(gold: str) -> tuple[str | None, str]:
-    value, reason = parse_preference(clean_gold(gold))
+    value, reason = parse_preference(fold_compat(clean_gold(gold)))
     return value, ("" if value else f"ground truth is not Response 1/2/Tie: {reason}")
 
 
@@ -159,7 +190,7 @@ class PreferenceParams(BaseModel):
 
 
 @register_verifier(
-    name="preference", version=1, problem_types=("critic",), params_model=PreferenceParams
+    name="preference", version=2, problem_types=("critic",), params_model=PreferenceParams
 )
 class PreferenceVerifier:
     """1 when the judgement (Response 1 / Response 2 / Tie) equals the gold; hedges 0."""
@@ -172,7 +203,12 @@ class PreferenceVerifier:
         gold_value, why = _gold_label(gold)
         if gold_value is None:
             return VerifyOutcome.unverifiable(why)
-        pred, reason = parse_preference(refine_answer(answer_text))
+        judgement = refine_answer(answer_text)
+        if exact_label(judgement) is None:  # a bare label has no clause to drop
+            judgement = asserted_answer(judgement)
+            if not judgement and answer_text.strip():
+                return VerifyOutcome.wrong("the answer only rejects a judgement", gold=gold_value)
+        pred, reason = parse_preference(judgement)
         if pred is None:
             return VerifyOutcome.wrong(reason or "no judgement", gold=gold_value)
         return VerifyOutcome.ok(1.0 if pred == gold_value else 0.0, pred=pred, gold=gold_value)

@@ -10,9 +10,9 @@ Example:
     >>> from videorl_kit.rewards.registry import get_verifier, default_verifier_name
     >>> default_verifier_name("numerical")
     'numeric'
-    >>> info = get_verifier("numeric", version=1)
+    >>> info = get_verifier("numeric", version=2)
     >>> info.name, info.version
-    ('numeric', 1)
+    ('numeric', 2)
     >>> info.create({"abs_tol": 0.5}).score("3.4", "3").accuracy
     1.0
     >>> try:
@@ -43,19 +43,30 @@ ENTRY_POINT_GROUP = "videorl_kit.verifiers"
 
 #: Built-in verifiers: (name, version) -> "module" or "module:attr", imported on first use.
 BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
-    ("choice", 1): "videorl_kit.rewards.choice",
-    ("numeric", 1): "videorl_kit.rewards.numeric",
-    ("mra", 1): "videorl_kit.rewards.numeric",
-    ("boolean", 1): "videorl_kit.rewards.boolean",
-    ("temporal_iou", 1): "videorl_kit.rewards.grounding",
-    ("box_iou", 1): "videorl_kit.rewards.grounding",
-    ("spatiotemporal_iou", 1): "videorl_kit.rewards.grounding",
-    ("tracking_iou", 1): "videorl_kit.rewards.grounding",
+    ("choice", 2): "videorl_kit.rewards.choice",
+    ("numeric", 2): "videorl_kit.rewards.numeric",
+    ("mra", 2): "videorl_kit.rewards.numeric",
+    ("boolean", 2): "videorl_kit.rewards.boolean",
+    ("temporal_iou", 2): "videorl_kit.rewards.grounding",
+    ("box_iou", 2): "videorl_kit.rewards.grounding",
+    ("spatiotemporal_iou", 2): "videorl_kit.rewards.grounding",
+    ("tracking_iou", 2): "videorl_kit.rewards.grounding",
     ("wer", 1): "videorl_kit.rewards.ocr",
-    ("rouge", 1): "videorl_kit.rewards.open_ended",
-    ("math", 1): "videorl_kit.rewards.math",
+    ("rouge", 2): "videorl_kit.rewards.open_ended",
+    ("math", 2): "videorl_kit.rewards.math",
     ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
-    ("preference", 1): "videorl_kit.rewards.preference",
+    ("preference", 2): "videorl_kit.rewards.preference",
+}
+
+#: Built-in versions that were replaced, with why: asking for one is an error that says so
+#: (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
+_ISSUE_10 = (
+    "choice", "numeric", "mra", "boolean", "temporal_iou", "box_iou", "spatiotemporal_iou",
+    "tracking_iou", "rouge", "math", "preference",
+)  # fmt: skip
+RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
+    **{(name, 1): "issue 10 changed how answers are read" for name in _ISSUE_10},
+    ("code_exec", 1): "withdrawn: its verdicts could be forged (issue 11)",
 }
 
 #: The verifier a problem type uses when a spec names none.
@@ -212,6 +223,11 @@ def _same_origin(a: object, b: object) -> bool:
 
 def _add(info: VerifierInfo) -> None:
     key = (info.name, info.version)
+    if key in RETIRED_VERIFIERS:
+        raise ValueError(
+            f"verifier {info.name!r} v{info.version} is a retired built-in version "
+            f"({RETIRED_VERIFIERS[key]}): register a new name or version"
+        )
     with _lock:
         existing = _registry.get(key)
         if existing is not None and not _same_origin(existing.factory, info.factory):
@@ -308,8 +324,12 @@ def get_verifier(name: str, version: int | None = None) -> VerifierInfo:
         if load_error:
             raise VerifierLoadError(f"verifier {name!r} failed to load: {load_error}")
         if versions:
+            retired = RETIRED_VERIFIERS.get((name, version or 0))
+            why = (
+                f" (retired: {retired}; see the changelog in docs/verifiers.md)" if retired else ""
+            )
             raise UnknownVerifierError(
-                f"verifier {name!r} has no version {version}; "
+                f"verifier {name!r} has no version {version}{why}; "
                 f"available versions: {', '.join(map(str, versions))}"
             )
         known = sorted(_known_names())
@@ -337,7 +357,7 @@ def verifier_infos() -> list[VerifierInfo]:
 
     Example:
         >>> [(i.name, i.version) for i in verifier_infos() if i.name == "mra"]
-        [('mra', 1)]
+        [('mra', 2)]
     """
     with _lock:
         for bname, _ in BUILTIN_VERIFIERS:
@@ -351,7 +371,7 @@ def available_verifiers() -> dict[str, list[int]]:
 
     Example:
         >>> available_verifiers()["numeric"]
-        [1]
+        [2]
         >>> "numeric" in available_verifiers()
         True
     """

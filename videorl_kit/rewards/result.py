@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from videorl_kit.rewards.base import STATUS_OK, STATUS_UNVERIFIABLE, Status, clamp01
+from videorl_kit.rewards.base import (
+    MASKED_STATUSES,
+    STATUS_ERROR,
+    STATUS_OK,
+    STATUS_UNVERIFIABLE,
+    Status,
+    clamp01,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,14 +27,19 @@ class RewardResult:
 
     * ``accuracy``, ``format``, ``overall``: floats in [0, 1];
       ``overall = w_acc * accuracy + w_fmt * format``.
-    * ``status``: ``"ok"`` (graded) or ``"unverifiable"`` (the ground truth could not be read;
-      accuracy and overall are then 0 and the sample carries no training signal: mask it).
+    * ``status``: ``"ok"`` (graded), ``"unverifiable"`` (the ground truth could not be read)
+      or ``"error"`` (the verifier raised on this input: a bug, with ``details["error_type"]``
+      and ``details["error"]``). Unverifiable and error results have accuracy and overall 0
+      and carry no training signal: mask them (:attr:`masked`).
     * ``details``: the extracted answer, parsed prediction and gold, ``reason`` for a 0,
-      ``error`` when something unexpected happened, the verifier name and version.
+      the verifier name and version.
 
     Example:
         >>> RewardResult.unverifiable("gold is not a number", format=1.0).overall
         0.0
+        >>> r = RewardResult.error(ZeroDivisionError("division by zero"), format=1.0)
+        >>> r.status, r.masked, r.details["error"]
+        ('error', True, 'ZeroDivisionError: division by zero')
     """
 
     accuracy: float
@@ -44,15 +56,29 @@ class RewardResult:
                 "RewardResult accuracy, format and overall must be in [0, 1], got "
                 f"{self.accuracy!r}, {self.format!r}, {self.overall!r}"
             )
-        if self.status not in (STATUS_OK, STATUS_UNVERIFIABLE):
-            raise ValueError(f"RewardResult.status must be 'ok' or 'unverifiable': {self.status}")
-        if self.status == STATUS_UNVERIFIABLE and self.accuracy != 0.0:
-            raise ValueError("an unverifiable RewardResult must have accuracy 0")
+        if self.status not in (STATUS_OK, *MASKED_STATUSES):
+            raise ValueError(
+                f"RewardResult.status must be 'ok', 'unverifiable' or 'error': {self.status}"
+            )
+        if self.status in MASKED_STATUSES and (self.accuracy != 0.0 or self.overall != 0.0):
+            raise ValueError(f"a RewardResult with status {self.status!r} must score 0")
+
+    @property
+    def masked(self) -> bool:
+        """True for ``unverifiable`` and ``error``: no training signal, leave it out."""
+        return self.status in MASKED_STATUSES
 
     @classmethod
     def unverifiable(cls, reason: str, *, format: float = 0.0, **details: Any) -> RewardResult:
         """An unverifiable result (accuracy 0, overall 0) with ``details["reason"]``."""
         return cls(0.0, clamp01(format), 0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
+
+    @classmethod
+    def error(cls, exc: BaseException, *, format: float = 0.0, **details: Any) -> RewardResult:
+        """The result of a verifier that raised: status ``error``, accuracy and overall 0,
+        ``details["error_type"]`` (the exception class) and ``details["error"]``
+        (``"Class: message"``, at most 500 characters)."""
+        return cls(0.0, clamp01(format), 0.0, STATUS_ERROR, {**details, **error_details(exc)})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON output (``details`` copied shallowly).
@@ -86,8 +112,8 @@ def checked_result(
 ) -> RewardResult:
     """``RewardResult(...)`` for values already known to be valid (skips ``__post_init__``).
 
-    The caller guarantees what ``__post_init__`` checks: the three scores in [0, 1], ``status``
-    ``"ok"`` or ``"unverifiable"``, and accuracy 0 when unverifiable.
+    The caller guarantees what ``__post_init__`` checks: the three scores in [0, 1], a known
+    ``status``, and accuracy and overall 0 unless it is ``"ok"``.
 
     Example:
         >>> checked_result(1.0, 0.0, 0.9, "ok", {}) == RewardResult(1.0, 0.0, 0.9, "ok", {})
@@ -100,3 +126,14 @@ def checked_result(
     _set_status(result, status)
     _set_details(result, details)
     return result
+
+
+def error_details(exc: BaseException) -> dict[str, str]:
+    """``{"error_type": class name, "error": "Class: message"}`` (message cut to 500 chars).
+
+    Example:
+        >>> error_details(KeyError("boom"))
+        {'error_type': 'KeyError', 'error': "KeyError: 'boom'"}
+    """
+    name = type(exc).__name__
+    return {"error_type": name, "error": f"{name}: {exc}"[:500]}

@@ -1,11 +1,12 @@
 """From a problem type (or a spec) to a reward function: extraction → verifier → RewardResult.
 
 A :class:`RewardFunction` is picklable (plain attributes), thread-safe (no mutable state) and
-deterministic. It never raises on model output: a verifier bug on a response becomes accuracy 0
-with ``details["error"]``; an unreadable ground truth becomes status ``unverifiable``.
+deterministic. It never raises on model output: a verifier that raises on a response gives status
+``error`` (the exception's class and message in ``details``); an unreadable ground truth gives
+status ``unverifiable``. Both score 0 and are masked by trainers.
 
 Example:
-    >>> fn = reward_function_for("numerical", verifier=("numeric", 1, {"abs_tol": 0.5}))
+    >>> fn = reward_function_for("numerical", verifier=("numeric", 2, {"abs_tol": 0.5}))
     >>> r = fn("<think>3 cats and 2 dogs</think><answer>5.4</answer>", "5")
     >>> r.accuracy, r.format, r.overall, r.status
     (1.0, 1.0, 1.0, 'ok')
@@ -24,13 +25,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
-from videorl_kit.rewards.base import STATUS_UNVERIFIABLE, VerifyOutcome, clamp01
+from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
 from videorl_kit.rewards.registry import default_verifier_name, get_verifier
-from videorl_kit.rewards.result import RewardResult, checked_result
+from videorl_kit.rewards.result import RewardResult, checked_result, error_details
 
 VerifierArg = str | Sequence[Any] | None
+#: What is graded: ``auto`` (the ``<answer>`` block, else the final statement, else the text
+#: outside ``<think>``) or ``answer_tag`` (only the ``<answer>`` block, no fallback).
+ANSWER_SOURCES: tuple[str, ...] = ("auto", "answer_tag")
 
 
 def _as_text(value: Any) -> str:
@@ -101,6 +105,7 @@ class RewardFunction:
         params: BaseModel,
         format_rule: str,
         weights: tuple[float, float],
+        answer_source: str = "auto",
     ) -> None:
         info = get_verifier(verifier_name, verifier_version)
         self.problem_type = problem_type
@@ -109,6 +114,7 @@ class RewardFunction:
         self.params = info.validate_params(params)
         self.format_rule = format_rule
         self.weights = weights
+        self.answer_source = answer_source
         self._verifier = info.create(self.params)
         self._tag = f"{info.name}@{info.version}"
 
@@ -116,7 +122,7 @@ class RewardFunction:
         return (
             f"RewardFunction({self.problem_type.value!r}, verifier={self._tag!r}, "
             f"params={self.params.model_dump()!r}, format={self.format_rule!r}, "
-            f"weights={self.weights!r})"
+            f"weights={self.weights!r}, answer_source={self.answer_source!r})"
         )
 
     # ------------------------------------------------------------------ scoring
@@ -126,18 +132,18 @@ class RewardFunction:
         try:
             outcome = self._verifier.score(answer if answer else "", gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
-            return VerifyOutcome(0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]})
+            return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
         if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):
-            return VerifyOutcome(
-                0.0, "ok", {"error": f"verifier returned {type(outcome).__name__}"}
-            )
+            return _contract_error(f"verifier returned {type(outcome).__name__}")
         acc = outcome.accuracy
         if not (type(acc) is float and 0.0 <= acc <= 1.0) and not (
             isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1
         ):
-            return VerifyOutcome(0.0, "ok", {"error": f"verifier returned accuracy {acc!r}"})
-        if outcome.status == STATUS_UNVERIFIABLE:
+            return _contract_error(f"verifier returned accuracy {acc!r}")
+        if outcome.status in MASKED_STATUSES:
             return outcome
+        if outcome.status != "ok":
+            return _contract_error(f"verifier returned status {outcome.status!r}")
         if not answer:  # hedge, empty answer block, empty response: never credit
             reason = ex.reason or "no answer"
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
@@ -149,6 +155,8 @@ class RewardFunction:
             ex, fmt = extract_with_format(
                 response if type(response) is str else _as_text(response), self.format_rule
             )
+            if self.answer_source != "auto" and ex.source != "answer_tag":
+                ex = _without_answer(ex)
             outcome = self._verify(
                 ex,
                 answer if type(answer) is str else _as_text(answer),
@@ -166,10 +174,10 @@ class RewardFunction:
                 details["format_reason"] = fmt.reason
             if outcome.details:
                 details.update(outcome.details)
-            # _verify checked the accuracy (a number in [0, 1]) and fmt.score is 0.0 or 1.0, so
-            # the result is valid: build it without re-checking.
-            if outcome.status == STATUS_UNVERIFIABLE:
-                return checked_result(0.0, fmt.score, 0.0, STATUS_UNVERIFIABLE, details)
+            # _verify checked the accuracy (a number in [0, 1]) and the status, and fmt.score is
+            # 0.0 or 1.0, so the result is valid: build it without re-checking.
+            if outcome.status in MASKED_STATUSES:
+                return checked_result(0.0, fmt.score, 0.0, outcome.status, details)
             w_acc, w_fmt = self.weights
             accuracy = outcome.accuracy
             overall = w_acc * accuracy + w_fmt * fmt.score
@@ -177,9 +185,7 @@ class RewardFunction:
                 overall = clamp01(overall)
             return checked_result(accuracy, fmt.score, overall, "ok", details)
         except Exception as exc:  # defensive: extraction or formatting bug
-            return RewardResult(
-                0.0, 0.0, 0.0, "ok", {"error": f"{type(exc).__name__}: {exc}"[:500]}
-            )
+            return RewardResult.error(exc, verifier=self._tag)
 
     def score_batch(
         self, items: Iterable[Mapping[str, Any] | Sequence[Any]], *, max_workers: int = 1
@@ -221,6 +227,8 @@ class RewardFunction:
         """
         text = _as_text(response)
         ex = extract_answer(text)
+        if self.answer_source != "auto" and ex.source != "answer_tag":
+            ex = _without_answer(ex)
         fmt = check_format(ex, self.format_rule)
         result = self(response, answer, options)
         return {
@@ -228,6 +236,7 @@ class RewardFunction:
             "verifier": self._tag,
             "params": self.params.model_dump(),
             "format_rule": self.format_rule,
+            "answer_source": self.answer_source,
             "weights": {"accuracy": self.weights[0], "format": self.weights[1]},
             "raw": shorten(text, 2000),
             "extraction": ex.steps(),
@@ -236,6 +245,19 @@ class RewardFunction:
             "options": _as_options(options),
             "result": result.to_dict(),
         }
+
+
+def _without_answer(ex: Extraction) -> Extraction:
+    """``ex`` with no answer: what ``answer_source: answer_tag`` makes of an untagged response."""
+    return ex._replace(
+        answer=None, source="none", reason="no <answer> block (answer_source: answer_tag)"
+    )
+
+
+def _contract_error(message: str) -> VerifyOutcome:
+    """Status ``error`` for a verifier that broke its contract (wrong type, accuracy, status)."""
+    details = {"error_type": "VerifierContractError", "error": message}
+    return VerifyOutcome(0.0, STATUS_ERROR, details)
 
 
 def _verifier_triple(
@@ -257,20 +279,27 @@ def reward_function_for(
     verifier: VerifierArg = None,
     format_rule: str = "answer_tag",
     weights: Sequence[float] = (0.9, 0.1),
+    answer_source: str = "auto",
 ) -> RewardFunction:
     """Build the reward function for a problem type (aliases accepted).
 
     ``verifier`` is ``(name, version, params)`` (version None = latest, params a dict or the
     verifier's params model), a bare name, or None for the type's default verifier.
-    Configuration errors (unknown type/verifier/format rule, bad params or weights, a verifier
-    that does not handle the type) raise ``ValueError`` (``UnknownVerifierError`` is a
-    ``LookupError``) at build time, never while scoring.
+    ``answer_source`` is ``"auto"`` (the ``<answer>`` block, else the final statement, else the
+    text outside ``<think>``) or ``"answer_tag"`` (only the ``<answer>`` block: a response
+    without one has no answer). Configuration errors (unknown type/verifier/format rule/answer
+    source, bad params or weights, a verifier that does not handle the type) raise
+    ``ValueError`` (``UnknownVerifierError`` is a ``LookupError``) at build time, never while
+    scoring.
 
     Example:
         >>> reward_function_for("regression").verifier_name
         'mra'
         >>> reward_function_for("ocr", format_rule="none")("Hello world", "hello world").overall
         1.0
+        >>> strict = reward_function_for("multiple_choice", answer_source="answer_tag")
+        >>> strict("The answer is B.", "B").accuracy, strict("<answer>B</answer>", "B").accuracy
+        (0.0, 1.0)
     """
     ptype = canonical_problem_type(str(problem_type))
     name, version, params = _verifier_triple(ptype, verifier)
@@ -285,6 +314,10 @@ def reward_function_for(
         raise ValueError(
             f"unknown format rule {format_rule!r}; valid rules: {', '.join(FORMAT_RULES)}"
         )
+    if answer_source not in ANSWER_SOURCES:
+        raise ValueError(
+            f"unknown answer source {answer_source!r}; valid: {', '.join(ANSWER_SOURCES)}"
+        )
     return RewardFunction(
         ptype,
         info.name,
@@ -292,6 +325,7 @@ def reward_function_for(
         info.validate_params(params),
         format_rule,
         _check_weights(weights),
+        answer_source,
     )
 
 
@@ -302,16 +336,16 @@ def reward_function_from_spec(
 
     Reads ``spec.problem_type``, ``spec.verifier.name/.version/.params`` (or, for a
     ``problem_type: from_row`` spec, the entry of ``spec.verifiers`` for ``problem_type``;
-    types without one use their default verifier), ``spec.reward.format`` and
-    ``spec.reward.weights.accuracy/.format``; a missing ``verifier`` or ``reward`` means the
-    defaults. ``problem_type`` is required for a ``from_row`` spec and must be the spec's
-    own type otherwise. To score rows of a spec with per-row routing, use
-    :class:`videorl_kit.rewards.task.TaskReward`.
+    types without one use their default verifier), ``spec.reward.format``,
+    ``spec.reward.weights.accuracy/.format`` and ``spec.reward.answer_source``; a missing
+    ``verifier``, ``reward`` or ``answer_source`` means the defaults. ``problem_type`` is
+    required for a ``from_row`` spec and must be the spec's own type otherwise. To score rows
+    of a spec with per-row routing, use :class:`videorl_kit.rewards.task.TaskReward`.
 
     Example:
         >>> from types import SimpleNamespace as NS
         >>> spec = NS(problem_type="numerical",
-        ...           verifier=NS(name="numeric", version=1, params={"abs_tol": 1}),
+        ...           verifier=NS(name="numeric", version=2, params={"abs_tol": 1}),
         ...           reward=NS(format="none", weights=NS(accuracy=1.0, format=0.0)))
         >>> reward_function_from_spec(spec)("about 11", "12").overall
         1.0
@@ -339,4 +373,5 @@ def reward_function_from_spec(
     reward = getattr(spec, "reward", None)
     format_rule = "answer_tag" if reward is None else reward.format
     weights = (0.9, 0.1) if reward is None else (reward.weights.accuracy, reward.weights.format)
-    return reward_function_for(ptype, verifier, format_rule, weights)
+    answer_source = getattr(reward, "answer_source", "auto")
+    return reward_function_for(ptype, verifier, format_rule, weights, answer_source)

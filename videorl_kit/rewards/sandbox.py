@@ -16,11 +16,12 @@ Two isolation levels (``isolation=``):
   and the system's shared libraries; ``/dev`` has ``null``, ``zero``, ``random`` and ``urandom``;
   there is no ``/proc``, ``/sys``, ``/etc``, ``/home``, ``/tmp`` or host file of any kind. The one
   writable place is ``/work``, a private tmpfs of ``tmp_bytes``. A seccomp filter
-  (:mod:`videorl_kit.rewards.seccomp`) refuses process creation, ptrace and cross-process memory
-  access, sockets, mounts, keyrings and other kernel interfaces. The child's own ``RLIMIT_*``
-  bound CPU time, address space, file size and open files. The host kills the namespace's init
-  (which takes every process in it down) when the run ends or its time is up, and bubblewrap's
-  ``--die-with-parent`` does the same if the host dies.
+  (:mod:`videorl_kit.rewards.seccomp`) refuses process and thread creation, ``chmod``, ptrace
+  and cross-process memory access, sockets, mounts, keyrings, host-wide kernel pools and other
+  kernel interfaces. The child's own ``RLIMIT_*`` bound CPU time, address space, file size,
+  open files and queued signals, and refuse real-time priority. The host kills the namespace's
+  init (which takes every process in it down) when the run ends or its time is up, and
+  bubblewrap's ``--die-with-parent`` does the same if the host dies.
 * ``"subprocess"`` (an explicit opt-in, weaker): a plain ``python -S -s -B -P`` child in a new
   session, in an empty temporary directory, with a scrubbed environment and the same resource
   limits. The verdict is still decided by the host from plain data, but the code runs with the
@@ -57,7 +58,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from videorl_kit.rewards import sandbox_command
-from videorl_kit.rewards.sandbox_child import WireError, encode_value
+from videorl_kit.rewards.sandbox_child import MAX_MESSAGE_CHARS, WireError, encode_value
 from videorl_kit.rewards.sandbox_wire import decode_value
 from videorl_kit.rewards.seccomp import UnsupportedArchitecture, seccomp_program
 
@@ -76,7 +77,8 @@ ChildStatus = Literal[
     "sandbox_error",  # the sandbox itself could not start (a host problem)
 ]
 
-MAX_THREADS = 64
+#: Queued signals a child may have pending (``RLIMIT_SIGPENDING``).
+MAX_PENDING_SIGNALS = 64
 _GRACE_S = 0.5  # on top of timeout_s: interpreter start-up is not the code's time
 
 
@@ -122,16 +124,16 @@ class SandboxLimits:
         """CPU-time limit: the wall-clock limit rounded up, plus two seconds (a backstop)."""
         return int(-(-self.timeout_s // 1)) + 2
 
-    def rlimits(self, isolation: Isolation = "bubblewrap") -> dict[str, int]:
+    def rlimits(self) -> dict[str, int]:
         """The ``RLIMIT_*`` values the child sets on itself before any code runs.
 
-        ``RLIMIT_NPROC`` counts the processes *and threads* of the child's user: under
-        bubblewrap that is its own user namespace, where seccomp already refuses new processes,
-        so it bounds threads; in the ``subprocess`` mode it counts every process of the host
-        user, so 1 refuses process creation to a user other than root.
+        ``RLIMIT_NPROC`` is 1: no second process or thread (under bubblewrap seccomp refuses them
+        in any case, since the limit does not bind a sandbox started by root). Real-time
+        priority, negative nice values and queued signals (counted per kernel user, so against
+        the host's root for a sandbox started by root) are refused or kept small.
 
         Example:
-            >>> SandboxLimits().rlimits("subprocess")["RLIMIT_NPROC"]
+            >>> SandboxLimits().rlimits()["RLIMIT_NPROC"]
             1
         """
         return {
@@ -142,7 +144,10 @@ class SandboxLimits:
             "RLIMIT_CORE": 0,
             "RLIMIT_MEMLOCK": 0,
             "RLIMIT_MSGQUEUE": 0,
-            "RLIMIT_NPROC": MAX_THREADS if isolation == "bubblewrap" else 1,
+            "RLIMIT_NPROC": 1,
+            "RLIMIT_RTPRIO": 0,
+            "RLIMIT_NICE": 0,
+            "RLIMIT_SIGPENDING": MAX_PENDING_SIGNALS,
         }
 
 
@@ -224,7 +229,7 @@ def run_calls(
         encode_value(plain_calls, max_bytes=1 << 28)
     except WireError as exc:
         raise ValueError(f"call arguments are not plain data: {exc}") from None
-    request = _request(code, entry_point, limits, isolation, module_name, calls=plain_calls)
+    request = _request(code, entry_point, limits, module_name, calls=plain_calls)
     return _run_request(request, limits, isolation, n_calls=len(plain_calls), nonce=None)
 
 
@@ -254,13 +259,7 @@ def run_script(
     limits = limits or SandboxLimits()
     nonce = secrets.token_hex(16)
     request = _request(
-        code,
-        entry_point,
-        limits,
-        isolation,
-        module_name,
-        script=[str(t) for t in tests],
-        nonce=nonce,
+        code, entry_point, limits, module_name, script=[str(t) for t in tests], nonce=nonce
     )
     return _run_request(request, limits, isolation, n_calls=None, nonce=nonce)
 
@@ -301,7 +300,6 @@ def _request(
     code: str,
     entry_point: str | None,
     limits: SandboxLimits,
-    isolation: Isolation,
     module_name: str,
     *,
     calls: list[tuple[tuple[Any, ...], dict[str, Any]]] | None = None,
@@ -315,7 +313,7 @@ def _request(
         "calls": calls,
         "script": script,
         "nonce": nonce,
-        "limits": limits.rlimits(isolation),
+        "limits": limits.rlimits(),
         "max_result_bytes": limits.max_result_bytes,
         "result_fd": -1,  # filled in once the pipe exists
     }
@@ -654,11 +652,13 @@ def _death(returncode: int | None) -> str:
 
 
 def _json_string(text: str) -> str:
-    """A JSON string from the report, with lone surrogates spelled out (it goes into JSON)."""
+    """A message from the report: a JSON string, cut to :data:`MAX_MESSAGE_CHARS` as the child
+    cuts its own (a forged report's would otherwise reach every result's details whole), with
+    lone surrogates spelled out (it goes into JSON)."""
     value = json.loads(text)
     if type(value) is not str:
         raise ValueError("expected a JSON string")
-    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value[:MAX_MESSAGE_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _parse_lines(raw: list[bytes], *, n_calls: int | None, nonce: str | None) -> dict[str, Any]:

@@ -58,6 +58,8 @@ except ImportError:  # pragma: no cover - only in the child
 
 #: Deepest nesting of containers a value may have (either direction).
 MAX_DEPTH = 64
+#: Longest message (an exception's text) a report carries.
+MAX_MESSAGE_CHARS = 500
 
 
 class WireError(_KitError, ValueError):
@@ -175,7 +177,7 @@ def _message(exc: BaseException) -> str:
     except BaseException:
         text = "<unprintable>"
     name = type(exc).__name__
-    return (f"{name}: {text}" if text else name)[:500]
+    return (f"{name}: {text}" if text else name)[:MAX_MESSAGE_CHARS]
 
 
 def _apply_limits(limits: dict[str, int]) -> None:

@@ -4,7 +4,9 @@ The format is written by :func:`videorl_kit.rewards.sandbox_child.encode_value` 
 docstring describes it). Everything the child sends is untrusted, so this reader accepts exactly
 that format and nothing else: ``NaN``/``Infinity`` literals, numbers that overflow to infinity,
 objects with other or several keys, malformed hex, ``complex`` parts that are not floats,
-unhashable dict keys or set items, trailing text and nesting deeper than
+unhashable dict keys or set items, sets and dicts with many distinct items of one hash (building
+them would take quadratic time on the host; see
+:func:`~videorl_kit.rewards.plain_eval.check_hash_spread`), trailing text and nesting deeper than
 :data:`~videorl_kit.rewards.sandbox_child.MAX_DEPTH` all raise
 :class:`~videorl_kit.rewards.sandbox_child.WireError`. The caller bounds the text's size.
 
@@ -26,6 +28,7 @@ import math
 import re
 from typing import Any
 
+from videorl_kit.rewards.plain_eval import EvalLimit, check_hash_spread
 from videorl_kit.rewards.sandbox_child import MAX_DEPTH, WireError
 
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+")
@@ -78,15 +81,15 @@ def _tagged_value(pairs: list[tuple[str, Any]]) -> Any:
         raise WireError("a JSON object must hold exactly one type tag")
     tag, body = pairs[0]
     try:
+        if tag in ("set", "frozenset") and type(body) is list:
+            check_hash_spread(body)
         if tag in ("tuple", "set", "frozenset", "iterator") and type(body) is list:
             return {"tuple": tuple, "set": set, "frozenset": frozenset, "iterator": iter}[tag](body)
         if tag == "dict" and type(body) is list:
-            result = {}
-            for pair in body:
-                if type(pair) is not list or len(pair) != 2:
-                    raise WireError('bad {"dict"}: items must be [key, value] pairs')
-                result[pair[0]] = pair[1]
-            return result
+            if any(type(pair) is not list or len(pair) != 2 for pair in body):
+                raise WireError('bad {"dict"}: items must be [key, value] pairs')
+            check_hash_spread([key for key, _ in body], "a dict")
+            return dict(body)
         if tag == "float" and type(body) is str and body in _SPECIAL_FLOATS:
             return _SPECIAL_FLOATS[body]
         if tag == "int" and type(body) is str and _HEX_INT.fullmatch(body):
@@ -101,7 +104,7 @@ def _tagged_value(pairs: list[tuple[str, Any]]) -> Any:
             and all(type(part) is float for part in body)
         ):
             return complex(body[0], body[1])
-    except TypeError as exc:
+    except (TypeError, EvalLimit) as exc:
         raise WireError(f"bad {{{json.dumps(tag)}}}: {exc}") from None
     raise WireError(f"bad or unknown type tag {json.dumps(tag)[:40]}")
 

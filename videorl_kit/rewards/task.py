@@ -14,7 +14,7 @@ every reward function is built up front and nothing changes afterwards.
 Example:
     >>> from types import SimpleNamespace as NS
     >>> spec = NS(id="mixed", problem_type="from_row", verifier=None,
-    ...           verifiers={"numerical": NS(name="numeric", version=1, params={"abs_tol": 0.5})},
+    ...           verifiers={"numerical": NS(name="numeric", version=2, params={"abs_tol": 0.5})},
     ...           reward=NS(format="answer_tag", weights=NS(accuracy=0.9, format=0.1)))
     >>> task = TaskReward.from_spec(spec)
     >>> task.score("<answer>3.4</answer>", "3", problem_type="numerical").overall

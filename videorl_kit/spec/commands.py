@@ -158,9 +158,9 @@ def _verifier_label(spec: TaskSpec) -> str:
     Example:
         >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "from_row",
         ...     "data": {"path": "d.jsonl"}, "prompt": {"template": "{{ question }}"},
-        ...     "verifiers": {"numerical": {"name": "numeric", "params": {"abs_tol": 1}}}})
+        ...     "verifiers": {"numerical": {"name": "numeric", "version": 2}}})
         >>> _verifier_label(spec)
-        'per row (numerical: numeric@1; others: default)'
+        'per row (numerical: numeric@2; others: default)'
     """
     if spec.verifier is not None:
         return f"{spec.verifier.name}@{spec.verifier.version}"

@@ -75,10 +75,11 @@ def load_spec(
 
     ``path`` may also be an ``hf://ORG/NAME@REV/file.yaml`` URI. Raises
     :class:`SpecError` listing all problems. The returned spec has its default verifier
-    filled in, ``source_file`` set and ``provenance`` listing Hub files and revisions.
-    The prompt template is rendered on a made-up row (a template that hangs or blows up
-    is an error); with ``check_first_row`` (``validate``), also on the first data row when
-    the data is a readable local file.
+    filled in (and the newest version of each verifier whose version the spec leaves out),
+    ``source_file`` set and ``provenance`` listing Hub files and revisions. The prompt
+    template is rendered on a made-up row (a template that hangs or blows up is an error);
+    with ``check_first_row`` (``validate``), also on the first data row when the data is a
+    readable local file.
 
     Example:
         >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
@@ -97,9 +98,7 @@ def load_spec(
     ]
     if issues:
         raise SpecError(_reported(doc, issues))
-    spec = TaskSpec.model_validate(doc.data)
-    if spec.verifier is None and isinstance(spec.problem_type, ProblemType):
-        spec = spec.model_copy(update={"verifier": _default_verifier(spec.problem_type)})
+    spec = _with_verifier_versions(TaskSpec.model_validate(doc.data))
     spec._source_file = doc.root_path
     spec = spec.with_provenance(doc.hub_files)
     if check_first_row:
@@ -152,6 +151,27 @@ def _default_verifier(problem_type: ProblemType) -> VerifierRef:
 
     info = get_verifier(default_verifier_name(problem_type))
     return VerifierRef(name=info.name, version=info.version, params={})
+
+
+def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
+    """``spec`` with its default verifier filled in (one-type specs) and every verifier that
+    leaves its version out pinned to the newest, so the resolved spec records it."""
+    from videorl_kit.rewards.registry import get_verifier
+
+    def pinned(ref: VerifierRef) -> VerifierRef:
+        if ref.version is not None:
+            return ref
+        return ref.model_copy(update={"version": get_verifier(ref.name).version})
+
+    update: dict[str, Any] = {}
+    if spec.verifier is None:
+        if isinstance(spec.problem_type, ProblemType):
+            update["verifier"] = _default_verifier(spec.problem_type)
+    elif spec.verifier.version is None:
+        update["verifier"] = pinned(spec.verifier)
+    if any(ref.version is None for ref in spec.verifiers.values()):
+        update["verifiers"] = {ptype: pinned(ref) for ptype, ref in spec.verifiers.items()}
+    return spec.model_copy(update=update) if update else spec
 
 
 def _dedupe(issues: list[SpecIssue]) -> list[SpecIssue]:
@@ -264,7 +284,7 @@ def _verifier_ref_issues(
 
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
-    name, version = verifier["name"], verifier.get("version", 1)
+    name, version = verifier["name"], verifier.get("version")
     version = version if isinstance(version, int) else None
 
     def issue(path: tuple[Any, ...], message: str, unquoted: str) -> SpecIssue:

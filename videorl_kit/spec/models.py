@@ -196,7 +196,14 @@ class VerifierRef(_Strict):
     """A registered verifier, by name and version, with its parameters (never code)."""
 
     name: str = Field(..., description="Registered verifier name, e.g. 'numeric'.")
-    version: int = Field(1, ge=1, description="Verifier version; bump means new semantics.")
+    version: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Verifier version; a bump means new semantics. Left out: the newest version, which "
+            "the loader fills in. A retired version is an error naming what changed."
+        ),
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters.")
 
 
@@ -217,13 +224,23 @@ class RewardWeights(_Strict):
 
 
 class RewardSpec(_Strict):
-    """How the reward is assembled from accuracy and format."""
+    """How the reward is assembled from accuracy and format, and what text is graded."""
 
     format: Literal["answer_tag", "none"] = Field(
         "answer_tag",
         description="'answer_tag': one <answer>…</answer>, optionally after one <think>…</think>.",
     )
     weights: RewardWeights = Field(default_factory=RewardWeights)
+    answer_source: Literal["auto", "answer_tag"] = Field(
+        "auto",
+        description=(
+            "What the verifier grades. 'auto': the <answer> block when there is one, else the "
+            "final statement after the reasoning ('the answer is X', 'Final answer: X', "
+            "\\boxed{X}), else the text outside <think>. 'answer_tag': only the <answer> block, "
+            "with no fallback (a response without one has no answer and scores accuracy 0), "
+            "the stricter rule of recipes that reward the tagged answer only."
+        ),
+    )
 
 
 class PromptSpec(_Strict):

@@ -1,0 +1,295 @@
+"""How answers are read since issue 10: compatibility forms, rejected options, powers, grouped
+thousands, quantity words, Python literals in grounding answers, inequalities as intervals.
+
+The golden file ``families_issue10.jsonl`` holds the graded cases; here are the helpers' own
+contracts, properties over generated answers, and the attacks on the Python-literal reader
+(an RL policy may write code where a literal is expected, hoping it runs).
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from videorl_kit.rewards.grounding import python_literal
+from videorl_kit.rewards.math_intervals import inequality_as_interval
+from videorl_kit.rewards.numeric import _answer_number, find_numbers, read_single_number
+from videorl_kit.rewards.router import reward_function_for
+from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat, refine_answer
+
+CHOICE = reward_function_for("multiple_choice")
+NUMERIC = reward_function_for("numerical")
+TRACKING = reward_function_for("tracking")
+MATH = reward_function_for("math")
+FULL_WIDTH = str.maketrans(
+    "0123456789.,-ABCDEFGHIJ", "０１２３４５６７８９．，－ＡＢＣＤＥＦＧＨＩＪ"
+)
+LETTERS = st.sampled_from("ABCDEFGH")
+
+
+# ------------------------------------------------------------------ compatibility forms
+
+
+def test_fold_compat_folds_widths_and_keeps_superscripts_as_powers() -> None:
+    assert fold_compat("（Ｂ）．") == "(B)."
+    assert fold_compat("１\u00a0０００") == "1 000"
+    assert fold_compat("10⁻³ m²") == "10^-3 m^2"
+    assert fold_compat("plain ascii") == "plain ascii"
+    long = "Ｂ" * (MAX_FOLD_CHARS + 1)
+    assert fold_compat(long) is long  # too long to be read as a letter or number anyway
+
+
+@given(st.integers(min_value=-(10**9), max_value=10**9), st.booleans())
+def test_full_width_numbers_read_as_their_ascii_forms(value: int, grouped: bool) -> None:
+    text = f"{value:,}" if grouped else str(value)
+    result = NUMERIC(f"<answer>{text.translate(FULL_WIDTH)}</answer>", str(value))
+    assert result.accuracy == 1.0, text.translate(FULL_WIDTH)
+
+
+@given(LETTERS)
+def test_full_width_letters_name_their_option(letter: str) -> None:
+    wide = letter.translate(FULL_WIDTH)
+    assert CHOICE(f"<answer>{wide}</answer>", letter).accuracy == 1.0
+    assert CHOICE(f"<answer>（{wide}）</answer>", letter).accuracy == 1.0
+
+
+# ------------------------------------------------------------------ rejections
+
+
+@pytest.mark.parametrize(
+    ("answer", "asserted"),
+    [
+        ("not A; it is B", "B"),
+        ("B, not A", "B"),
+        ("Not B but D", "D"),
+        ("6 (not 7) chairs", "6, chairs"),
+        ("A is wrong; C is correct.", "C is correct"),
+        ("It isn't C, it's D.", "D"),
+        ("No tie: Response 2 wins.", "Response 2 wins"),
+        ("It is not A or B, so C", "C"),
+        ("not B", ""),
+        ("A or B, not C", "A or B"),
+        ("1,000, not 999", "1,000"),
+        ("I think it's B, but it could be C", "I think it's B, but it could be C"),
+        ("It is Paris.", "Paris."),
+        ("3.5", "3.5"),
+    ],
+)
+def test_asserted_answer(answer: str, asserted: str) -> None:
+    assert asserted_answer(answer) == asserted
+
+
+@given(
+    LETTERS,
+    LETTERS,
+    st.sampled_from(
+        [
+            "not {r}; it is {a}",
+            "{a}, not {r}",
+            "Not {r} but {a}",
+            "It isn't {r}, it's {a}.",
+            "{r} is wrong; {a} is correct.",
+        ]
+    ),
+)
+def test_a_rejected_option_never_counts_and_the_stated_one_does(a: str, r: str, form: str) -> None:
+    response = f"<answer>{form.format(a=a, r=r)}</answer>"
+    assert CHOICE(response, a).accuracy == 1.0, response
+    if r != a:
+        assert CHOICE(response, r).accuracy == 0.0, response
+
+
+@given(LETTERS, LETTERS.filter(lambda x: x != "A"))
+def test_rejecting_alone_names_nothing_and_hedges_stay_hedges(a: str, b: str) -> None:
+    assert CHOICE(f"<answer>not {a}</answer>", a).accuracy == 0.0
+    if a != b:
+        for hedge in (f"{a} or {b}, not Z", f"{a}; {b}", f"{a}, but {b} is also possible"):
+            assert CHOICE(f"<answer>{hedge}</answer>", a).accuracy == 0.0, hedge
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_a_rejected_number_never_counts(value: int, rejected: int) -> None:
+    for form in ("{v}, not {r}", "not {r} but {v}", "It's not {r}, it's {v}.", "{v} (not {r})"):
+        response = f"<answer>{form.format(v=value, r=rejected)}</answer>"
+        assert NUMERIC(response, str(value)).accuracy == 1.0, response
+        if rejected != value:
+            assert NUMERIC(response, str(rejected)).accuracy == 0.0, response
+    assert NUMERIC(f"<answer>not {rejected}</answer>", str(rejected)).accuracy == 0.0
+
+
+# ------------------------------------------------------------------ numbers
+
+
+@given(st.integers(min_value=1000, max_value=10**12))
+def test_space_grouped_thousands_read_as_one_number(value: int) -> None:
+    for space in (" ", "\u00a0", "\u202f"):
+        text = f"{value:,}".replace(",", space)
+        assert read_single_number(fold_compat(text)).number.value == value  # type: ignore[union-attr]
+
+
+@given(
+    st.integers(1, 20), st.integers(0, 12), st.sampled_from(["{b}^{e}", "{b}^{{{e}}}", "{b}**{e}"])
+)
+def test_powers_read_as_their_value(base: int, exponent: int, form: str) -> None:
+    text = form.format(b=base, e=exponent)
+    assert [n.value for n in find_numbers(text)] == [Fraction(base) ** exponent], text
+
+
+def test_superscript_powers_and_bounds_on_huge_powers() -> None:
+    assert NUMERIC("<answer>10³</answer>", "1000").accuracy == 1.0
+    assert NUMERIC("<answer>10³</answer>", "103").accuracy == 0.0
+    assert find_numbers("9^9999") == []  # beyond MAX_POWER_BITS: not a number anyone means
+    assert find_numbers("123456^999") == []
+    assert find_numbers("0^-1") == []
+
+
+NEAR_WORDS = st.sampled_from(
+    ["about", "not", "no", "never", "but", "so", "dozen", "half", "twelve", "percent", "items",
+     "m", "answer", "roughly", "x", "is", "couple", "instead"]
+)  # fmt: skip
+
+
+@given(
+    st.one_of(st.none(), NEAR_WORDS),
+    st.integers(-(10**7), 10**7),
+    st.sampled_from(["{}", "{}.5", "{:,}"]),
+    st.one_of(st.none(), NEAR_WORDS),
+)
+def test_numeric_fast_paths_read_what_the_plain_path_reads(
+    before: str | None, value: int, form: str, after: str | None
+) -> None:
+    text = " ".join(w for w in (before, form.format(value), after) if w)
+    fast_value, fast_percent, _ = _answer_number(text)
+    asserted = asserted_answer(refine_answer(text))
+    number = read_single_number(asserted).number if asserted else None
+    if number is None:
+        assert fast_value is None, text
+    else:
+        assert (fast_value, fast_percent) == (number.value, number.percent), text
+
+
+@pytest.mark.parametrize(
+    ("words", "value"),
+    [
+        ("a dozen", 12),
+        ("two dozen", 24),
+        ("half a dozen", 6),
+        ("a dozen and a half", 18),
+        ("a couple", 2),
+        ("a couple of dozen", 24),
+        ("a hundred", 100),
+        ("a thousand", 1000),
+        ("two and a half", Fraction(5, 2)),
+        ("one half", Fraction(1, 2)),
+        ("half", Fraction(1, 2)),
+    ],
+)
+def test_quantity_words(words: str, value: Fraction | int) -> None:
+    assert [n.value for n in find_numbers(words)] == [value]
+
+
+@pytest.mark.parametrize("words", ["a few", "dozens", "the couple", "a lot", "several"])
+def test_vague_quantities_are_no_numbers(words: str) -> None:
+    assert find_numbers(words) == []
+
+
+@given(st.integers(2, 10**6), st.integers(1, 9))
+def test_tiny_differences_match_only_when_not_both_whole(gold: int, digit: int) -> None:
+    near = f"{gold - 1}.99999{digit}"  # within 1e-5 relative of the gold
+    assert NUMERIC(f"<answer>{near}</answer>", str(gold)).accuracy == 1.0
+    assert NUMERIC(f"<answer>{gold + 1}</answer>", str(gold)).accuracy == 0.0  # counts stay exact
+
+
+# ------------------------------------------------------------------ Python literals (attacks)
+
+
+def test_python_literals_are_read_like_json() -> None:
+    assert python_literal("{'boxes': {1: (0, 0, 1, 1)}, 'x': None,}") == {
+        "boxes": {1: [0, 0, 1, 1]},
+        "x": None,
+    }
+
+
+CODE_ATTACKS = [
+    "{'boxes': __import__('os').system('touch {canary}')}",
+    "{'boxes': open('{canary}', 'w').write('x')}",
+    "{'boxes': (lambda: __import__('pathlib').Path('{canary}').touch())()}",
+    "{'boxes': [exec(\"open('{canary}', 'w')\")]}",
+    "{'boxes': {i: [0, 0, 1, 1] for i in range(10**9)}}",
+    "{'boxes': {1: [0, 0, 1, 1] * 10**9}}",
+    "{'boxes': {1: [0, 0, 1, 1]}, 'x': f'{{open(\"{canary}\", \"w\")}}'}",
+    "{'boxes': {1: [0, 0, 1, 1]}, 'x': (y := 1)}",
+    "{'boxes': {1: {0, 0, 1, 1}}}",
+    "{'boxes': {1: [0, 0, 1, 1j]}}",
+    "{'boxes': {1: [0, 0, 1, b'1']}}",
+    "{'boxes': {1: [0, 0, 1, " + "9" * 5000 + "]}}",
+    "{'boxes': " + "[" * 5000 + "]" * 5000 + "}",
+]
+#: Literals that parse but are no boxes: they score 0 like any wrong answer.
+BAD_VALUES = [
+    "{'boxes': {1: [0, 0, 1, 1e999]}}",
+    "{'boxes': {1: [0, 0, 1, None]}}",
+    "{'boxes': {1: [True, 0, 1, 1]}}",
+    "{'boxes': " + "(" * 100 + ")" * 100 + "}",
+    "{'boxes': {'-1': [0, 0, 1, 1]}}",
+]
+
+
+def _score_attack(attack: str, canary: Path) -> None:
+    gold = {"boxes": {"1": [0, 0, 1, 1]}}
+    started = time.perf_counter()
+    result = TRACKING(f"<answer>{attack.replace('{canary}', str(canary))}</answer>", gold)
+    assert time.perf_counter() - started < 1.0
+    assert (result.status, result.accuracy) == ("ok", 0.0), result.details
+    assert not canary.exists()
+
+
+@pytest.mark.parametrize("attack", CODE_ATTACKS)
+def test_code_in_a_grounding_answer_never_runs_and_scores_zero(attack: str, tmp_path: Path) -> None:
+    _score_attack(attack, tmp_path / "pwned")
+    with pytest.raises(ValueError, match="not a Python literal"):
+        python_literal(attack.replace("{canary}", str(tmp_path / "pwned")))
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("value", BAD_VALUES)
+def test_literals_that_are_no_boxes_score_zero(value: str, tmp_path: Path) -> None:
+    _score_attack(value, tmp_path / "pwned")
+
+
+def test_literal_reading_is_bounded_on_a_flood_of_dicts() -> None:
+    flood = "{'boxes': {1: [0, 0, 1, 1]}} " * 40_000  # a hedge, if it were all read
+    started = time.perf_counter()
+    result = TRACKING(flood, {"boxes": {"1": [0, 0, 1, 1]}})
+    assert time.perf_counter() - started < 1.0 and result.accuracy == 0.0
+
+
+# ------------------------------------------------------------------ inequalities and intervals
+
+
+@given(
+    st.integers(-50, 50),
+    st.integers(1, 50),
+    st.sampled_from(["<", "\\le", "\\leq", "≤"]),
+    st.sampled_from(["<", "\\le", "\\leq", "≤"]),
+)
+def test_double_inequalities_equal_their_interval(low: int, width: int, op1: str, op2: str) -> None:
+    high = low + width
+    interval = ("[" if op1 != "<" else "(") + f"{low}, {high}" + ("]" if op2 != "<" else ")")
+    answer = f"{low} {op1} x {op2} {high}"
+    assert inequality_as_interval(answer) == interval
+    assert MATH(f"<answer>{answer}</answer>", interval).accuracy == 1.0
+    wrong = interval.replace("(", "[") if interval.startswith("(") else interval.replace("[", "(")
+    assert MATH(f"<answer>{answer}</answer>", wrong).accuracy == 0.0
+
+
+@pytest.mark.parametrize(
+    "text", ["x \\neq 2", "a < b", "|x| < 3", "1 < x > 3", "x = 2", "x < y < 3", "x^2 > 4"]
+)
+def test_other_relations_are_left_alone(text: str) -> None:
+    assert inequality_as_interval(text) is None
