@@ -2,7 +2,7 @@
 
 Qwen3-VL writes a ``<t seconds>`` marker before every temporal patch, computed as
 ``frames_indices / fps`` from the ``video_metadata`` it is given. Frames passed without
-metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps (anchors.md, C2).
+metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps.
 :func:`video_metadata_dict` builds that metadata from what the cache stores; pass it with
 ``do_sample_frames=False`` and ``do_resize=False`` so the processor neither re-samples nor
 re-sizes the frames.
@@ -72,7 +72,7 @@ def metadata_frame_indices(
 def video_metadata_dict(decoded: Any) -> dict[str, Any]:
     """Return a ``transformers.video_utils.VideoMetadata``-compatible dict for the frames.
 
-    ``decoded`` is a :class:`~videorl_kit.media.decode.DecodedVideo`, a cache row object
+    ``decoded`` is a :class:`~videorl_kit.media.decoded.DecodedVideo`, a cache row object
     (e.g. from ``FrameStore.get``) or a mapping with ``frame_indices, timestamps_s,
     source_fps, source_frames, duration_s, height, width`` and ``decoder``. Keys:
     ``total_num_frames, fps, width, height, duration, video_backend, frames_indices`` (``fps``

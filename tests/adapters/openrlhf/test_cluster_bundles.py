@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from tests.adapters.openrlhf.conftest import REPO, require_openrlhf
 from tests.hub.hub_server import HubServer
-from tests.store.media_factory import make_image, make_video
+from tests.media_kit import make_image, make_video
 from videorl_kit.adapters.openrlhf.labels import decode_label
 from videorl_kit.adapters.openrlhf.reward import BundleReward
 from videorl_kit.cli import app
@@ -76,7 +76,7 @@ def cluster_workspace(tmp_path_factory):
                     if path.exists():
                         continue
                     if path.suffix == ".mp4":
-                        make_video(path, width=128, height=96, frames=40, fps=8, seed=seed)
+                        make_video(path, 40, 8, (128, 96), seed=seed)
                     else:
                         make_image(path, width=160, height=120, seed=seed)
         stores = {}
