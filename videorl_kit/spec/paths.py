@@ -9,7 +9,8 @@ Every spec loaded from a file has a **root**, the folder its paths may not leave
 * for a spec in the Hugging Face cache (an ``hf://`` spec, or a pull without ``--dest``),
   the repo snapshot it was downloaded into (and the blobs its files link to).
 
-``include:`` entries, ``data.path`` and ``data.media_root`` must resolve inside the root;
+``data.path`` and ``data.media_root`` must resolve inside the root, a local ``include:``
+inside the root of the file that writes it;
 media paths written in data rows must resolve inside the media root. "Inside" is checked
 twice: on the path as written (``..`` cannot climb out) and after following symlinks (a
 link cannot point out). A relative path never leaves its root. An absolute path, or a

@@ -10,7 +10,7 @@ Everything it reads is bounded: each file is a regular file of at most
 :data:`MAX_INCLUDE_DEPTH` deep and mappings/lists at most :data:`MAX_DEPTH` deep (the YAML is
 read from its event stream, without recursion). Tags other than plain data, aliases of
 mappings or lists (the "billion laughs"), merge keys, duplicate keys and numbers that do
-not fit 64 bits are errors. Local includes stay inside the spec's root
+not fit 64 bits are errors. A local include stays inside the root of the file that writes it
 (:mod:`videorl_kit.spec.paths`). Messages about an included file name its file, line and
 field, never text from it (a key, a value or a YAML excerpt).
 
@@ -420,7 +420,7 @@ def load_yaml_with_includes(
 ) -> YamlDocument:
     """Load ``path`` and everything it includes, local keys winning over included ones.
 
-    ``include:`` takes a path (relative to the including file, inside the spec's root), an
+    ``include:`` takes a path (relative to the including file, inside that file's root), an
     ``hf://ORG/NAME@REV/file`` URI, or a list of them (later entries win over earlier ones).
     A cycle is an error that prints the whole cycle. Raises :class:`SpecLoadError` with
     every problem found.
@@ -499,7 +499,9 @@ def load_yaml_with_includes(
             uri = f"{pinned[shown].rsplit('/', 1)[0]}/{entry}"
             return _locate(uri, file, shown, line, quote, absolute)
         try:
-            roots = PathRoots(root_folders(root), allow_absolute=absolute and not root.from_hub)
+            writer_root = find_spec_root(file)  # an include stays in its own writer's root
+            allowed = absolute and not writer_root.from_hub
+            roots = PathRoots(root_folders(writer_root), allow_absolute=allowed)
             child = roots.resolve(entry, base=file.parent, field="include")
         except PathRefused as exc:
             what = (
