@@ -7,6 +7,8 @@ one-line message with exit code 1.
 
 from __future__ import annotations
 
+import io
+import sys
 from typing import TYPE_CHECKING
 
 import typer
@@ -88,6 +90,9 @@ def main() -> None:
     Example:
         $ videorl-kit validate task_specs/*.yaml
     """
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate is escaped, never a crash
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()  # standalone mode: Click handles --help, usage errors and typer.Exit
     except UserError as exc:

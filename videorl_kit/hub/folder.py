@@ -28,7 +28,7 @@ from videorl_kit.hub.card import build_card, dump_yaml
 from videorl_kit.hub.errors import HubError
 from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, SpecEntry, hash_tree
 from videorl_kit.hub.refs import COMMIT_SHA_RE, HF_SCHEME, check_repo_id
-from videorl_kit.hub.safety import check_plain_yaml
+from videorl_kit.hub.safety import check_plain_yaml, read_spec_path
 from videorl_kit.hub.sample import DEFAULT_SAMPLE_ROWS, sample_rows, write_sample_parquet
 from videorl_kit.problem_types import ProblemType
 
@@ -127,11 +127,7 @@ def _load_spec(path: str | Path) -> TaskSpec:
         file = Path(path)
         if not file.is_file():
             raise HubError(f"{shown}: spec file not found")
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HubError(f"{shown}: cannot read spec: {exc}") from None
-        check_plain_yaml(text, shown)
+        check_plain_yaml(read_spec_path(file, shown), shown)
     try:
         return load_spec(path)
     except SpecError as exc:

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from videorl_kit.hub.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
 from videorl_kit.hub.errors import HubError, HubIntegrityError
 from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, SpecEntry, read_manifest, verify_tree
@@ -96,6 +94,7 @@ class PulledRepo:
 
 def _load_entry(root: Path, entry: SpecEntry, manifest: Manifest, repo: str, sha: str) -> TaskSpec:
     from videorl_kit.spec import SpecError, load_spec
+    from videorl_kit.spec.yaml_source import SpecLoadError, parse_yaml_text
 
     uri = format_hf_uri(repo, sha, entry.spec_path)
     for needed in (entry.spec_path, entry.sample_path):
@@ -104,7 +103,10 @@ def _load_entry(root: Path, entry: SpecEntry, manifest: Manifest, repo: str, sha
     path = root.joinpath(*entry.spec_path.split("/"))
     text = read_spec_text(path.read_bytes(), uri)
     check_plain_yaml(text, uri, allow_aliases=False)
-    data = yaml.safe_load(text)
+    try:
+        data, _ = parse_yaml_text(text, uri)  # bounded nesting, no recursion
+    except SpecLoadError as exc:
+        raise HubError(str(exc)) from None
     if not isinstance(data, dict):
         raise HubError(f"{uri}: a spec must be a YAML mapping")
     if "include" in data:

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from videorl_kit.errors import UserError
+from videorl_kit.safe_text import to_json
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 SpecOption = Annotated[
@@ -190,8 +191,13 @@ def score(
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     try:
         for line_no, line in _lines(file):
-            row = scorer.row(line_no, line)
-            text = json.dumps(row, ensure_ascii=False)
+            try:
+                row = scorer.row(line_no, line)
+            except UserError:  # the command cannot run at all (e.g. no code isolation here)
+                raise
+            except Exception as exc:  # a verifier bug costs this line, never the lines after it
+                row = _error_row(line_no, f"scoring failed ({type(exc).__name__})")
+            text = to_json(row)  # a lone surrogate in a response must not end the output
             if as_json:
                 typer.echo(text)
             if sink is not None:
@@ -345,7 +351,7 @@ def explain(
         raise UserError("give --response and --answer (or --line FILE:N)")
     steps = fn.explain(response, gold, opts)
     if as_json:
-        typer.echo(json.dumps(steps, indent=2, ensure_ascii=False))
+        typer.echo(to_json(steps, indent=2))
         return
     _print_steps(steps)
 
