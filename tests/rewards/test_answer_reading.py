@@ -20,7 +20,7 @@ from videorl_kit.rewards.grounding import python_literal
 from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.numeric import _answer_number, find_numbers, read_single_number
 from videorl_kit.rewards.router import reward_function_for
-from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat, refine_answer
+from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat, stated_answer
 
 CHOICE = reward_function_for("multiple_choice")
 NUMERIC = reward_function_for("numerical")
@@ -150,7 +150,8 @@ def test_superscript_powers_and_bounds_on_huge_powers() -> None:
 
 NEAR_WORDS = st.sampled_from(
     ["about", "not", "no", "never", "but", "so", "dozen", "half", "twelve", "percent", "items",
-     "m", "answer", "roughly", "x", "is", "couple", "instead"]
+     "m", "answer", "roughly", "x", "is", "couple", "instead", "pair", "score", "single", "nor",
+     "a pair of", "a score of", "it is not"]
 )  # fmt: skip
 
 
@@ -165,7 +166,7 @@ def test_numeric_fast_paths_read_what_the_plain_path_reads(
 ) -> None:
     text = " ".join(w for w in (before, form.format(value), after) if w)
     fast_value, fast_percent, _ = _answer_number(text)
-    asserted = asserted_answer(refine_answer(text))
+    asserted = stated_answer(text)
     number = read_single_number(asserted).number if asserted else None
     if number is None:
         assert fast_value is None, text

@@ -40,11 +40,11 @@ from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import (
-    asserted_answer,
+    NEGATION_WORDS,
     clean_gold,
-    fold_compat,
     normalize_text,
     refine_answer,
+    stated_answer,
 )
 
 #: Longest answer text compared against option texts (longer text is no option).
@@ -152,10 +152,65 @@ def _option_by_text(text: str, options: tuple[tuple[str, str], ...]) -> tuple[st
     return (hits[0] if len(set(hits)) == 1 else None), len(set(hits))
 
 
+#: Words that carry no content when an answer paraphrases an option ("he swims a lap").
+_FUNCTION_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "he she it they him her them his its their this that these those there here is are was "
+        "were be been being has have had does do did then",
+    )
+)
+
+
+def _content_words(norm: str) -> frozenset[str]:
+    return frozenset(w for w in norm.split() if w not in _FUNCTION_WORDS)
+
+
+#: Most content words besides an option's that a sentence stating it may have.
+MAX_EXTRA_OPTION_WORDS = 8
+
+
+def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | None:
+    """The one option the answer's content words name (pronouns, articles and forms of
+    "be"/"do"/"have" carry none): a paraphrase that uses only the option's words and at least
+    half of them ("she jumps into the pool" for "The girl jumps into the pool"), or a short
+    sentence that uses all of them ("the shirt is blue" for "Blue"). None when several or no
+    options fit, or when the answer negates anything ("the man does not wave" names none).
+
+    Example:
+        >>> opts = parse_options(("A. The girl jumps into the pool", "B. The boy swims a lap"))
+        >>> _option_by_words("she jumps into the pool", opts), _option_by_words("a lap", opts)
+        ('A', None)
+        >>> _option_by_words("the boy swims a lap in the pool", opts)
+        'B'
+    """
+    if not options or len(text) > MAX_OPTION_TEXT_CHARS:
+        return None
+    norm = normalize_text(text, drop_articles=True)
+    if any(w in NEGATION_WORDS for w in norm.split()):
+        return None
+    words = _content_words(norm)
+    if not words:
+        return None
+    hits = set()
+    for letter, option_text in options:
+        option_words = _content_words(option_text)
+        if not option_words:
+            continue
+        paraphrase = words <= option_words and 2 * len(words) >= len(option_words)
+        statement = option_words <= words and len(words - option_words) <= MAX_EXTRA_OPTION_WORDS
+        if paraphrase or statement:
+            hits.add(letter)
+    return hits.pop() if len(hits) == 1 else None
+
+
 def parse_choice(
-    text: str, options: tuple[tuple[str, str], ...] = ()
+    text: str, options: tuple[tuple[str, str], ...] = (), *, paraphrase: bool = False
 ) -> tuple[str | None, str | None]:
     """Read one option letter from an answer: ``(letter, None)`` or ``(None, reason)``.
+
+    ``paraphrase``: an answer that is no option's text may still name the one option whose
+    words it uses (:func:`_option_by_words`); answers are read so, ground truths are not.
 
     Example:
         >>> parse_choice("Option C: Blue")
@@ -176,8 +231,10 @@ def parse_choice(
         letter = m.group("letter").upper()
         rest = text[m.end() :]
         bracketed = bool(m.group("open") or m.group("close"))
-        if rest[:1].isalnum() or rest[:1] in ("'", "’"):
-            m = None  # "Cat", "I'm": a word, not a letter
+        glued = m.group("punct") or m.group("close")
+        glued_text = glued and _option_by_text(rest, options)[1]  # "D.Yellow", "(D)Yellow"
+        if (rest[:1].isalnum() or rest[:1] in ("'", "’")) and not glued_text:
+            m = None  # "Cat", "I'm", "e.g.": a word, not a letter
         if m is not None:
             hedge = _HEDGE_RE.match(text, m.end("close") if m.group("close") else m.end("letter"))
             if hedge and hedge.group("letter").upper() != letter:
@@ -210,6 +267,10 @@ def parse_choice(
         return by_text, None
     if n_hits > 1:
         return None, "answer matches several options"
+    if paraphrase:
+        by_words = _option_by_words(text, options)
+        if by_words is not None:
+            return by_words, None
     closing = _TRAILING_BRACKET_RE.search(text[-40:])
     if closing:  # "... so (C)": a bracketed letter closing the answer designates it
         return closing.group(1).upper(), None
@@ -217,7 +278,7 @@ def parse_choice(
     if last_nl >= 0:
         last_line = text[last_nl + 1 :].strip()
         if last_line and len(last_line) < 200:
-            return parse_choice(last_line, options)
+            return parse_choice(last_line, options, paraphrase=paraphrase)
     return None, "no option letter found"
 
 
@@ -240,7 +301,7 @@ def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
 @lru_cache(maxsize=16384)
 def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None, str | None, str]:
     """``(letter or None, gold text for text mode or None, reason)`` for a ground truth."""
-    text = fold_compat(clean_gold(gold))
+    text = clean_gold(gold)
     if not text:
         return None, None, "empty ground truth"
     parsed = parse_options(options) if options else ()
@@ -274,8 +335,9 @@ class ChoiceVerifier:
             return VerifyOutcome.unverifiable(why or "unreadable ground truth")
         parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
         answer = refine_answer(answer_text)
-        if _SIMPLE_RE.fullmatch(answer) is None:  # "B", "(B)", "B.": nothing to drop
-            answer = asserted_answer(answer)
+        # "B", "(B)", "B." and an option's own text ("The door is not open") drop nothing
+        if _SIMPLE_RE.fullmatch(answer) is None and not _option_by_text(answer, parsed)[1]:
+            answer = stated_answer(answer_text, answer)
             if not answer and answer_text.strip():
                 return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
         if gold_letter is None:  # text ground truth, no options to map letters
@@ -283,7 +345,7 @@ class ChoiceVerifier:
             return VerifyOutcome.ok(
                 1.0 if pred_text == gold_text else 0.0, pred=pred_text[:200], gold=gold_text
             )
-        letter, reason = parse_choice(answer, parsed)
+        letter, reason = parse_choice(answer, parsed, paraphrase=True)
         if letter is None:
             return VerifyOutcome.wrong(reason or "no option letter found", gold=gold_letter)
         if opts and letter not in _option_letters(opts):

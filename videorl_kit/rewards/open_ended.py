@@ -39,10 +39,17 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.contrasts import contrast
 from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES
 from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sequence import lcs_length
-from videorl_kit.rewards.text import asserted_answer, clean_gold, normalize_text, refine_answer
+from videorl_kit.rewards.text import (
+    NEGATION_WORDS,
+    clean_gold,
+    normalize_text,
+    refine_answer,
+    stated_answer,
+)
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
@@ -56,13 +63,8 @@ _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|without)\b|n['’]t\b"
 )
 #: Negations and alternatives, as normalised tokens: a sentence with one states no plain answer.
-_NOT_A_STATEMENT = frozenset(
-    re.findall(
-        r"\w+",
-        "not no never nobody nothing none neither nor cannot without isnt arent wasnt werent "
-        "doesnt dont didnt cant wont couldnt shouldnt hasnt havent hadnt or either maybe perhaps "
-        "possibly might unsure",
-    )
+_NOT_A_STATEMENT = NEGATION_WORDS | frozenset(
+    ["or", "either", "maybe", "perhaps", "possibly", "might", "unsure"]
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
 #: Words that place the answer relative to the gold instead of stating it ("near Paris").
@@ -74,6 +76,31 @@ _RELATIONAL_WORDS = frozenset(
     )
 )
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
+#: Words after which a sentence states what follows (as normalised: "it's" is "its"): forms of
+#: "be" and "have", prepositions, possessives and demonstratives, "called" / "named".
+_FRAME_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "is are was were be been being am its thats theres heres whats hes shes theyre im s "
+        "has have had got in on at from to into onto inside by with of for his her their my "
+        "your our this that these those called named answer",
+    )
+)
+#: Adjectives that leave the noun after them what it is (``a small brown dog`` is a dog), and
+#: adjective endings (``fluffy``, ``beautiful``, ``wooden``, ``dangerous``).
+_DESCRIPTIVE = frozenset(
+    re.findall(
+        r"\w+",
+        "red orange yellow green blue purple violet pink brown black white gray grey silver "
+        "golden big large huge small little tiny tall short long young old new dark light bright "
+        "pale round square cute nice good bad fat thin wet dry sad real whole",
+    )
+)
+_ADJECTIVE_ENDINGS = ("y", "ful", "ous", "ive", "ish", "less", "able", "ible", "en")
+#: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
+_LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
+#: Words that may follow the gold at the end of the sentence ("He is walking now").
+_TRAILING_WORDS = frozenset(["too", "now", "here", "there", "today", "again", "already", "indeed"])
 
 
 def has_negation(text: str) -> bool:
@@ -91,16 +118,45 @@ def _with_digits(norm: str) -> str:
     return " ".join(str(NUMBER_WORD_VALUES.get(t, t)) for t in norm.split())
 
 
+def _describes(word: str) -> bool:
+    """Whether ``word`` is a count or an adjective that leaves the noun after it what it is."""
+    return (
+        word.isdigit()
+        or word in _DESCRIPTIVE
+        or (len(word) > 3 and word.endswith(_ADJECTIVE_ENDINGS))
+    )
+
+
+def _frames(word: str) -> bool:
+    """Whether a sentence states what follows ``word``: a frame word (:data:`_FRAME_WORDS`), a
+    verb form (``holding``, ``called``, ``holds``) or an adverb (``probably``). Nouns and other
+    adjectives make a compound ("hot dog", "sea lion", "police car": no statement of "dog").
+    """
+    if word in _FRAME_WORDS:
+        return True
+    if len(word) < 4:
+        return False
+    if word.endswith(("ing", "ed", "ly")):
+        return True
+    return word.endswith("s") and not word.endswith(("ss", "us", "is", "as", "os"))
+
+
 def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
     """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
-    module docstring): the gold's words end it (one word may follow) and occur once, at most
+    module docstring): the gold's words end it and occur once, at most
     :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
     word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
+    The gold is a whole phrase: before it (after descriptive adjectives and counts) the
+    sentence starts or a word frames it (:func:`_frames`: ``It is a small dog``, not ``hot
+    dog``), and after it may come one adverb (``walking slowly``) or, for a count, its noun
+    (``There are two people``), never another noun (``a cat toy``).
 
     Example:
         >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
         True
         >>> states_short_answer("It is not Paris.", ["it", "is", "not", "paris"], ["paris"])
+        False
+        >>> states_short_answer("It's a sea lion.", ["its", "sea", "lion"], ["lion"])
         False
     """
     n = len(gold)
@@ -114,12 +170,28 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
     if len(spans) != 1:  # absent, or repeated ("kitchen kitchen kitchen")
         return False
     start = spans[0]
-    if len(words) - (start + n) > 1:
-        return False
-    before = words[max(0, start - 2) : start]
-    return not any(w in _LIST_WORDS or w in _RELATIONAL_WORDS for w in before[-1:]) and not (
-        len(before) == 2 and before[1] in ("to", "from") and before[0] in _RELATIONAL_WORDS
-    )
+    after = words[start + n :]
+    if len(after) > 1 or (
+        after
+        and not gold[-1].isdigit()  # "two people": a count and its noun
+        and not after[0].endswith("ly")  # "walking slowly"
+        and after[0] not in _TRAILING_WORDS
+        and not re.search(rf"\b{re.escape(gold[-1])}\s{{0,3}},", sentence, re.IGNORECASE)
+    ):
+        return False  # "a cat toy"; but "Paris, France" puts a place after a comma
+    head = start
+    while head and _describes(words[head - 1]):
+        head -= 1
+    if head == 0:
+        return True
+    prev, prev2 = words[head - 1], words[head - 2] if head > 1 else ""
+    if prev == "like" and prev2 in _LOOKS:
+        return True  # "it looks like a dog"
+    if prev in _LIST_WORDS or prev in _RELATIONAL_WORDS:
+        return False  # "London and Paris", "near Paris"
+    if prev in ("to", "from") and prev2 in _RELATIONAL_WORDS:
+        return False  # "next to the kitchen"
+    return _frames(prev)
 
 
 def rouge_tokens(text: str, limit: int | None = None) -> list[str]:
@@ -201,7 +273,7 @@ class RougeVerifier:
                 return VerifyOutcome.wrong("answer much longer than the short ground truth")
             sentence = refine_answer(answer_text)
             if not gold_negated:  # a negative gold ("not blue") keeps its negations
-                sentence = asserted_answer(sentence)
+                sentence = stated_answer(answer_text, sentence)
             pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
@@ -214,13 +286,13 @@ class RougeVerifier:
             )
         pred_tokens = rouge_tokens(answer_text, limit=self.params.max_answer_tokens)
         r1, r2, rl = rouge_f_measures(pred_tokens, gold_tokens)
-        if r1 >= NEGATION_OVERLAP and has_negation(answer_text) != gold_negated:
-            return VerifyOutcome.ok(
-                0.0,
-                mode="rouge",
-                reason="the answer negates the ground truth (or drops its negation)",
-                rouge1=r1,
-                rouge2=r2,
-                rougeL=rl,
-            )
-        return VerifyOutcome.ok((r1 + r2 + rl) / 3, mode="rouge", rouge1=r1, rouge2=r2, rougeL=rl)
+        scores = {"mode": "rouge", "rouge1": r1, "rouge2": r2, "rougeL": rl}
+        if r1 >= NEGATION_OVERLAP:  # a near-copy of the gold: does it state the opposite?
+            if has_negation(answer_text) != gold_negated:
+                reason = "the answer negates the ground truth (or drops its negation)"
+                return VerifyOutcome.ok(0.0, reason=reason, **scores)
+            swap = contrast(pred_tokens, list(gold_tokens))
+            if swap is not None:
+                reason = f"the answer says {swap[0]!r} where the ground truth says {swap[1]!r}"
+                return VerifyOutcome.ok(0.0, reason=reason, **scores)
+        return VerifyOutcome.ok((r1 + r2 + rl) / 3, **scores)
