@@ -174,8 +174,11 @@ def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | N
     """The one option the answer's content words name (pronouns, articles and forms of
     "be"/"do"/"have" carry none): a paraphrase that uses only the option's words and at least
     half of them ("she jumps into the pool" for "The girl jumps into the pool"), or a short
-    sentence that uses all of them ("the shirt is blue" for "Blue"). None when several or no
-    options fit, or when the answer negates anything ("the man does not wave" names none).
+    sentence that uses all of them ("the shirt is blue" for "Blue"). The answer must use more
+    of that option's own words (those no other option has) than of any other option's: "the
+    boy" names neither "The boy swims" nor "The boy dives", and "the girl jumps and the boy
+    dives" names no option. None, too, when the answer negates anything ("the man does not
+    wave").
 
     Example:
         >>> opts = parse_options(("A. The girl jumps into the pool", "B. The boy swims a lap"))
@@ -190,18 +193,22 @@ def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | N
     if any(w in NEGATION_WORDS for w in norm.split()):
         return None
     words = _content_words(norm)
-    if not words:
-        return None
-    hits = set()
-    for letter, option_text in options:
-        option_words = _content_words(option_text)
-        if not option_words:
-            continue
-        paraphrase = words <= option_words and 2 * len(words) >= len(option_words)
-        statement = option_words <= words and len(words - option_words) <= MAX_EXTRA_OPTION_WORDS
-        if paraphrase or statement:
-            hits.add(letter)
-    return hits.pop() if len(hits) == 1 else None
+    option_words = [(letter, _content_words(option)) for letter, option in options]
+    own_hits: dict[str, int] = {}
+    fits: list[str] = []
+    for letter, mine in option_words:
+        others = frozenset().union(*(w for other, w in option_words if other != letter))
+        own_hits[letter] = len((mine - others) & words)
+        paraphrase = words <= mine and 2 * len(words) >= len(mine)
+        statement = mine <= words and len(words - mine) <= MAX_EXTRA_OPTION_WORDS
+        if mine and (paraphrase or statement):
+            fits.append(letter)
+    for letter in fits:
+        if own_hits[letter] and all(
+            n < own_hits[letter] for o, n in own_hits.items() if o != letter
+        ):
+            return letter
+    return None
 
 
 def parse_choice(

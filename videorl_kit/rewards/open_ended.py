@@ -82,8 +82,8 @@ _FRAME_WORDS = frozenset(
     re.findall(
         r"\w+",
         "is are was were be been being am its thats theres heres whats hes shes theyre im s "
-        "has have had got in on at from to into onto inside by with of for his her their my "
-        "your our this that these those called named answer",
+        "has have had got get see saw eat ate use hit buy in on at from to into onto inside by "
+        "with of for his her their my your our this that these those called named answer",
     )
 )
 #: Adjectives that leave the noun after them what it is (``a small brown dog`` is a dog), and
