@@ -10,7 +10,8 @@ or no:
   ``of course``, ``no doubt``, ``without a doubt``): ``Yes, it is`` and ``No doubt, yes`` are
   yes, ``No, that is not true``, ``Absolutely not``, ``Certainly not, the door stays shut``,
   ``Not at all``, ``By no means`` and ``I don't think so`` are no, and an
-  intensifier alone (``Absolutely.``, ``Of course.``) is yes; so is a short reply (``It is.``,
+  intensifier alone (``Absolutely.``, ``Of course.``) is yes, and so is one set off before a
+  plain statement (``Certainly, the door is open``); so is a short reply (``It is.``,
   ``Of course it does``; ``It is not.`` is no); so does a leading Chinese
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
@@ -84,6 +85,14 @@ _PHRASE_VERDICT_RE = re.compile(
     r"|(?P<yes>i\s{1,3}(?:think|believe|suppose|guess)\s{1,3}so))\b\s{0,3}(?:$|[,;:.!?()—–-])",
     re.IGNORECASE,
 )
+#: An affirming word set off before a plain statement: "Absolutely, the door is open." is yes
+#: ("Clearly, ..." describes; a negated statement after it is no verdict).
+_AFFIRMING_RE = re.compile(
+    r"[\W_]{0,4}(?:absolutely|definitely|certainly|of\s{1,3}course|indeed|sure|undoubtedly"
+    r"|no\s{1,3}doubt|without\s{1,3}(?:a\s{1,3})?doubt|for\s{1,3}sure)\s{0,3}[,;:—–-]",
+    re.IGNORECASE,
+)
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n['’]t\b", re.I)
 #: The last conclusion word before the verdict: "..., so yes".
 _CONCLUSION_RE = re.compile(
     r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion)\b", re.IGNORECASE
@@ -148,6 +157,7 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
             return "no", None
         if text.startswith(_CN_YES):
             return "yes", None
+    affirmed = _AFFIRMING_RE.match(text) is not None
     intensifiers = _INTENSIFIERS_RE.match(text)
     if intensifiers:
         text = text[intensifiers.end() :]
@@ -183,6 +193,8 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
         return seen.pop(), None
     if len(seen) > 1:
         return None, "both yes and no in the answer"
+    if affirmed and not _NEGATION_RE.search(text):
+        return "yes", None  # "Absolutely, the door is open."
     return None, "no yes/no answer found"
 
 

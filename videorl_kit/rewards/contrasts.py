@@ -2,11 +2,15 @@
 
 "The man closes the door" shares most words with "The man opens the door" and states the
 opposite event. A rule-based grader cannot understand sentences, but it can know closed sets
-of opposites: actions (open / close, enter / leave, sit / stand, turn on / turn off),
-directions and places (left / right, up / down, inside / outside) and states (full / empty,
-asleep / awake). :func:`contrast` finds one swap between two token lists: a word of one
-side in the answer but not in the gold, and a word of the other side in the gold but not in
-the answer. Writing both ("opens the door and then closes it") is no swap.
+of opposites: actions (open / close, enter / leave, sit / stand, push / pull), directions and
+places (left / right, up / down, on / off, inside / outside) and states (full / empty, asleep
+/ awake). :func:`contrast` finds the swaps between two token lists (a word of one side in the
+answer but not in the gold, and a word of the other side in the gold but not in the answer;
+writing both, "opens the door and then closes it", is no swap) and counts them only when
+putting the gold's words back makes the answer the gold, nearly word for word (ROUGE-L F at
+least :data:`SUBSTITUTED_SIMILARITY`). So a converse that describes the same fact in another
+order is no contradiction: "The table is below the lamp" for "The lamp is above the table",
+"The boy takes the ball from the girl" for "The girl gives the ball to the boy".
 
 Only opposites count: a different member of a category (another colour, count or person: "A
 woman is chopping" for "A man is chopping") is a wrong detail, which ROUGE already scores
@@ -24,6 +28,12 @@ Example:
 from __future__ import annotations
 
 from functools import cache
+
+from videorl_kit.rewards.sequence import lcs_length
+
+#: ROUGE-L F of the answer, with the gold's words put back for the swapped ones, against the
+#: gold from which the swap is a contradiction (a substitution, not a rephrasing).
+SUBSTITUTED_SIMILARITY = 0.8
 
 #: Pairs of opposites; each side lists its forms, separated by spaces.
 OPPOSITES: tuple[tuple[str, str], ...] = (
@@ -60,6 +70,7 @@ OPPOSITES: tuple[tuple[str, str], ...] = (
     ("accept accepts accepted accepting", "reject rejects rejected rejecting"),
     ("succeed succeeds succeeded", "fail fails failed failing"),
     ("up upward upwards upstairs", "down downward downwards downstairs"),
+    ("on", "off"),
     ("left", "right"),
     ("forward forwards", "backward backwards"),
     ("toward towards", "away"),
@@ -88,41 +99,39 @@ OPPOSITES: tuple[tuple[str, str], ...] = (
     ("same", "different"),
     ("day daytime", "night nighttime"),
 )
-#: Opposites only in a sentence with one of the context words: "on" and "off" after "turn" or
-#: "switch" ("turns the light off"), not in "jumps off the boat on the lake".
-CONTEXT_OPPOSITES: tuple[tuple[str, tuple[str, str]], ...] = (
-    ("turn turns turned turning switch switches switched switching", ("on", "off")),
-)
-
-
-Side = frozenset[str]
 
 
 @cache
-def _pairs() -> tuple[tuple[Side, Side, Side], ...]:
-    """``(context words, one side, other side)`` per pair; an empty context is everywhere."""
-    plain = [("", pair) for pair in OPPOSITES]
-    return tuple(
-        (frozenset(context.split()), frozenset(one.split()), frozenset(other.split()))
-        for context, (one, other) in plain + list(CONTEXT_OPPOSITES)
-    )
+def _pairs() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Each pair of :data:`OPPOSITES` as two sets of forms."""
+    return tuple((frozenset(one.split()), frozenset(other.split())) for one, other in OPPOSITES)
 
 
 def contrast(answer: list[str], gold: list[str]) -> tuple[str, str] | None:
-    """``(answer word, gold word)`` of the first swap between two opposites, or None (see the
-    module docstring).
+    """``(answer word, gold word)`` of the first swap between two opposites that makes the
+    answer contradict the gold, or None (see the module docstring).
 
     Example:
         >>> contrast("the boy turns the light off".split(), "the boy turns the light on".split())
         ('off', 'on')
         >>> contrast("the man puts down the box".split(), "the man picks up the box".split())
         ('down', 'up')
+        >>> contrast("the lamp is below the table".split(), "the lamp is above the table".split())
+        ('below', 'above')
+        >>> contrast("the table is below the lamp".split(), "the lamp is above the table".split())
+        ... # None: a converse
     """
     said, meant = frozenset(answer), frozenset(gold)
-    for context, one, other in _pairs():
-        if context and not (context & said and context & meant):
-            continue
+    swaps: dict[str, str] = {}
+    for one, other in _pairs():
         for this, that in ((one, other), (other, one)):
             if this & said and not this & meant and that & meant and not that & said:
-                return min(this & said), min(that & meant)
-    return None
+                swaps.update(dict.fromkeys(this & said, min(that & meant)))
+    if not swaps:
+        return None
+    restored = [swaps.get(word, word) for word in answer]
+    common = lcs_length(restored, gold)
+    if 2 * common < SUBSTITUTED_SIMILARITY * (len(restored) + len(gold)):  # ROUGE-L F < bound
+        return None
+    first = min(swaps)
+    return first, swaps[first]

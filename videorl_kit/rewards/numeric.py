@@ -58,7 +58,7 @@ _NUM_RE = re.compile(
     r")"
     r"(?![\d])(?!\.\d)"
     r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,6})\s{0,2}\}?(?![\d.]))?"
-    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion)\b)?"
+    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.]))?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
 )
@@ -74,7 +74,7 @@ _TENS["fourty"] = 40
 #: Single number words and their values ("three" -> 3, "twenty" -> 20).
 NUMBER_WORD_VALUES: dict[str, int] = {**_UNITS, **_TENS}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-_DIGIT_SCALES = {"hundred": 100, **_SCALES}
+_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, **_SCALES}
 #: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a baker's dozen" (13), "a
 #: couple" and "a pair" (2), "a trio" (3), "a quartet" (4), "a couple of dozen", "a single"
 #: (1), "a hundred", "two and a half", "a half"; "once", "twice", "thrice"; "a score of" (20)

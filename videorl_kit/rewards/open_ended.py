@@ -96,11 +96,31 @@ _DESCRIPTIVE = frozenset(
         "pale round square cute nice good bad fat thin wet dry sad real whole",
     )
 )
-_ADJECTIVE_ENDINGS = ("y", "ful", "ous", "ive", "ish", "less", "able", "ible", "en")
+_ADJECTIVE_ENDINGS = (
+    "y",
+    "ful",
+    "ous",
+    "ive",
+    "ish",
+    "less",
+    "able",
+    "ible",
+    "en",
+    "ic",
+    "al",
+    "est",
+)
 #: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
 _LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
-#: Words that may follow the gold at the end of the sentence ("He is walking now").
-_TRAILING_WORDS = frozenset(["too", "now", "here", "there", "today", "again", "already", "indeed"])
+#: Words that may follow the gold at the end of the sentence ("He is walking now", "in the
+#: kitchen upstairs").
+_TRAILING_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "too also now here there today tonight again already indeed alone together inside "
+        "outside upstairs downstairs",
+    )
+)
 
 
 def has_negation(text: str) -> bool:

@@ -120,8 +120,11 @@ _REJECTS_AT_START_RE = re.compile(
     rf"['’]t\b{_NOT_REJECTING}"
     rf"|\s{{0,8}}{_SUBJECT}cannot\b"
     r"|\s{0,8}nor\b"
+    # "neither A nor B" (short items: "neither is better nor worse" is a judgement)
+    r"|\s{0,8}neither\s{1,3}(?:(?:option|choice|response)\s{1,3})?\S{1,20}\s{1,3}nor\s{1,3}"
+    r"(?:(?:option|choice|response)\s{1,3})?\S{1,20}\s{0,8}$"
     r"|\s{0,8}i\s{1,3}(?:first\s{1,3}|initially\s{1,3}|originally\s{1,3}|at\s{1,3}first\s{1,3})?"
-    r"(?:thought|assumed|guessed)\b"
+    r"(?:thought|assumed|guessed|counted|believed|picked|chose|said)\b"
     r"|\s{0,8}no\s{1,3}(?:tie|draw|option\s{1,3}[a-z]|[a-z])\s{0,8}$"  # "no tie", "no D"
     r"|\s{0,8}(?:而|并)?(?:不是|并非)",
     re.IGNORECASE,
@@ -129,7 +132,9 @@ _REJECTS_AT_START_RE = re.compile(
 #: ... or at its end ("A is wrong", "B is not correct", "C is not", "D isn't").
 _REJECTS_AT_END_RE = re.compile(
     r"\b(?:(?:is|was|are|seems)\s{1,3}(?:wrong|incorrect|false"
-    r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t)\s{0,8}$",
+    r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t"
+    r"|(?:is|are|was|were|can\s{1,3}be|has\s{1,3}been)\s{1,3}(?:ruled\s{1,3}out|eliminated"
+    r"|excluded))\s{0,8}$",
     re.IGNORECASE,
 )
 #: A correction takes back every clause before it: a clause that is only "no", "wait",
@@ -143,8 +148,8 @@ _CORRECTION_RE = re.compile(
 )
 #: Words without which no clause is a rejection or correction (a quick test before splitting).
 _REJECTION_HINT_RE = re.compile(
-    r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|thought|assumed"
-    r"|guessed|wait|actually|in\s{1,3}fact|correction|oops|scratch|\bi\s{1,3}mean|不是|并非",
+    r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|\bi\s|ruled"
+    r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非",
     re.IGNORECASE,
 )
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
