@@ -22,6 +22,14 @@ both responses, booleans, powers / grouped thousands / quantity words / tiny dif
 short answers in a sentence, inequalities vs intervals, an unclosed ``<think>``), several
 variants each plus near misses that must stay 0, graded by hand (the implementation before
 issue 10 agrees on 99 of the 218). Every one of them must agree.
+
+``families_issue10_round2.jsonl`` holds the families a second, blind outside set still found
+misjudged after that (compatibility forms in every type, vulgar fractions, rejections then
+commitments in several shapes, corrections, ties and verdicts in critic answers, "certainly
+not, <reason>", quantity words such as "a pair of" and "a score of", compounds containing a
+short gold, near-copies of a long gold with an opposite action), in wordings of my own, with
+near misses and converses that must keep their score (main before this round agrees on 71 of
+the 164). Every one of them must agree too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Yes/no questions: the ``boolean`` verifier.
 
-The answer (after the final-statement refinement, compatibility forms folded) is read as yes
-or no:
+The answer (after the final-statement refinement) is read as yes or no:
 
 * ``1`` and ``y`` are yes, ``0`` and ``n`` are no (the whole answer);
 * a verdict after the last conclusion word (``so``, ``therefore``, ``thus``, ``hence``, ``which

@@ -5,9 +5,10 @@ What counts as naming option C (case-insensitive, after the final-statement refi
 ``C) Blue``, ``C. Blue``, ``Option C``, ``Choice: C``, ``C because ...``, ``The answer is C``,
 ``\\boxed{C}``; and, when ``options`` are given, the option text itself (``Blue``).
 
-Compatibility forms are folded first (full-width ``Ｂ``, circled ``Ⓑ``), and clauses that only
-reject an option are dropped (``not A; it is B`` and ``B, not A`` name B; ``not B`` alone names
-nothing), as is a leading ``it is`` / ``the answer is`` frame.
+Clauses that only reject an option are dropped (``not A; it is B``, ``B, not A`` and ``A? No,
+B`` name B; ``not B`` alone names nothing; :func:`~videorl_kit.rewards.text.stated_answer`), as
+is a leading ``it is`` / ``the answer is`` frame. An answer that is no option's text may name
+one by its words (:func:`_option_by_words`: ``she jumps into the pool``).
 
 What does not: an English article or pronoun (``A man opens the door``, ``I think ...``) unless the
 rest is that option's text; letters inside words or abbreviations (``e.g.``); letters in the

@@ -7,7 +7,8 @@ Reading a number (:func:`find_numbers`): digits with thousands separators (``1,0
 number words (``twenty-one``, ``one hundred and five``, ``minus three``) and quantity words
 (``a dozen``, ``half a dozen``, ``a couple``, ``a hundred``, ``two and a half``). A unit after
 the number is ignored (``12 m``, ``$5``); digits glued to letters are not numbers (``m2``, ``x3``).
-Full-width digits and other compatibility forms are folded first (``１２``, ``３．５``).
+Full-width digits, vulgar fractions and superscripts reach it folded by the router (``１２``,
+``3 1/2`` for ``3½``, ``10^3`` for ``10³``).
 Values are exact rationals (:class:`fractions.Fraction`), so no float rounding sneaks in.
 
 An answer must contain exactly one distinct value, after the final-statement refinement

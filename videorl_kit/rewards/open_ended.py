@@ -2,14 +2,13 @@
 
 * **Short ground truth** (at most ``short_max_words`` words, default 3): the answer (its final
   statement, if it has one: ``The answer is: kitchen``; clauses that only reject something
-  dropped: ``the kitchen, not the bedroom``) is normalised (compatibility forms folded,
-  case-folded, punctuation and the articles a/an/the removed, whitespace collapsed, number words
-  as digits: ``two`` = ``2``, ``three people`` = ``3 people``) and scores 1 when it equals the
-  normalised gold, or when it is one short sentence that *states* the gold: the gold's words
-  end it (``It is Paris.``, ``The man is holding a red umbrella.``, at most one word after
-  them: ``There are two people.``; ``in the kitchen`` states ``kitchen``), once, with at most 8
-  other words, no negation (``It is not Paris``), no alternative (``Paris or London``,
-  ``maybe``) and nothing placing it relative to the gold (``near Paris``). Otherwise 0.
+  dropped: ``the kitchen, not the bedroom``) is normalised (case-folded, punctuation and the
+  articles a/an/the removed, whitespace collapsed, number words as digits: ``two`` = ``2``,
+  ``three people`` = ``3 people``) and scores 1 when it equals the normalised gold, or when it
+  is one short sentence that *states* the gold as a whole phrase (:func:`states_short_answer`:
+  ``It is Paris.``, ``The man is holding a red umbrella.``, ``It's a small brown dog.``,
+  ``There are two people.``; not ``hot dog``, ``a cat toy``, ``It is not Paris``, ``Paris or
+  London``, ``near Paris``). Otherwise 0.
 * **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
   with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
   tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
@@ -17,7 +16,9 @@
   are read: an answer that long has negligible precision anyway. An answer that copies the
   gold's words (ROUGE-1 at least :data:`NEGATION_OVERLAP`) but negates it, or drops its
   negation (``not``, ``never``, ``no``, ``n't``, ``without``, ...: one of the two has some and
-  the other none), states the opposite event and scores 0.
+  the other none), or swaps an action, direction or state for its opposite
+  (:func:`~videorl_kit.rewards.contrasts.contrast`: ``The man closes the door`` for ``The man
+  opens the door``), states the opposite event and scores 0.
 
 An empty ground truth is unverifiable; an empty answer scores 0.
 

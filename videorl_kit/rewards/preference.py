@@ -10,11 +10,15 @@ label dropped: ``Not a tie: Response 2 wins`` and ``Response 2, not Response 1``
 Response 2; ``not a tie`` alone names nothing):
 
 1. The whole answer is a label: that label.
-2. Otherwise *claims* are collected: preferences (``Response 1 is better``, ``I prefer
-   Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2, ``回答1更好``) and
-   tie statements. Exactly one preferred response and no tie statement: that response. Only
-   tie statements: ``Tie`` (``Response 1 and Response 2 are equally good`` is an unambiguous
-   tie).
+2. Otherwise *claims* are collected: overall preferences (``Response 1 is better``, ``I
+   prefer Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2, ``回答1更好``),
+   preferences in one quality (``Response 2 is more accurate``, ``Response 1 is less clear``)
+   and tie statements (``they are equal``, ``neither is better``). Exactly one response
+   preferred overall and no tie statement: that response. Only tie statements: ``Tie``
+   (``Response 1 and Response 2 are equally good`` is an unambiguous tie). Neither: the one
+   response preferred in qualities (``Response 2 is better, though Response 1 is more
+   concise`` prefers 2; ``Response 1 is more accurate, while Response 2 is more detailed`` is
+   no verdict).
 3. No claims: a leading label ending its sentence (``Response 1. Response 2 has errors.``) or
    followed by its reason (``Response 1, because Response 2 ...``) counts; anything else that
    mentions both responses without a clear choice (``Response 1 and Response 2``,
