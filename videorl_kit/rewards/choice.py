@@ -171,6 +171,18 @@ def _content_words(norm: str) -> frozenset[str]:
 MAX_EXTRA_OPTION_WORDS = 8
 
 
+@lru_cache(maxsize=4096)
+def _option_words(
+    options: tuple[tuple[str, str], ...],
+) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """``(letter, content words, words no other option has)`` per option."""
+    words = [(letter, _content_words(text)) for letter, text in options]
+    return tuple(
+        (letter, mine, mine.difference(*(w for other, w in words if other != letter)))
+        for letter, mine in words
+    )
+
+
 def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | None:
     """The one option the answer's content words name (pronouns, articles and forms of
     "be"/"do"/"have" carry none): a paraphrase that uses only the option's words and at least
@@ -194,12 +206,10 @@ def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | N
     if any(w in NEGATION_WORDS for w in norm.split()):
         return None
     words = _content_words(norm)
-    option_words = [(letter, _content_words(option)) for letter, option in options]
     own_hits: dict[str, int] = {}
     fits: list[str] = []
-    for letter, mine in option_words:
-        others = frozenset().union(*(w for other, w in option_words if other != letter))
-        own_hits[letter] = len((mine - others) & words)
+    for letter, mine, own in _option_words(options):
+        own_hits[letter] = len(own & words)
         paraphrase = words <= mine and 2 * len(words) >= len(mine)
         statement = mine <= words and len(words - mine) <= MAX_EXTRA_OPTION_WORDS
         if mine and (paraphrase or statement):

@@ -107,6 +107,16 @@ def _pairs() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     return tuple((frozenset(one.split()), frozenset(other.split())) for one, other in OPPOSITES)
 
 
+@cache
+def _pairs_of_word() -> dict[str, tuple[int, ...]]:
+    """The pairs (indexes into :func:`_pairs`) each form belongs to."""
+    index: dict[str, list[int]] = {}
+    for i, (one, other) in enumerate(_pairs()):
+        for form in one | other:
+            index.setdefault(form, []).append(i)
+    return {form: tuple(pairs) for form, pairs in index.items()}
+
+
 def contrast(answer: list[str], gold: list[str]) -> tuple[str, str] | None:
     """``(answer word, gold word)`` of the first swap between two opposites that makes the
     answer contradict the gold, or None (see the module docstring).
@@ -122,8 +132,10 @@ def contrast(answer: list[str], gold: list[str]) -> tuple[str, str] | None:
         ... # None: a converse
     """
     said, meant = frozenset(answer), frozenset(gold)
+    pairs, pairs_of_word = _pairs(), _pairs_of_word()
+    touched = {i for word in said - meant for i in pairs_of_word.get(word, ())}
     swaps: dict[str, str] = {}
-    for one, other in _pairs():
+    for one, other in (pairs[i] for i in sorted(touched)):
         for this, that in ((one, other), (other, one)):
             if this & said and not this & meant and that & meant and not that & said:
                 swaps.update(dict.fromkeys(this & said, min(that & meant)))

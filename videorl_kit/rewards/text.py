@@ -108,17 +108,18 @@ _CUT = "\x00"
 #: "not" that does not reject: "not only A but also B", "not as good as", "not wrong".
 _NOT_REJECTING = r"(?!\s{1,3}(?:only|as|quite\s{1,3}as|wrong|incorrect|false|bad)\b)"
 #: The subject of a rejecting clause: up to four words ("it", "the total", "Response 2").
-_SUBJECT = r"(?:\w{1,20}\s{1,3}){0,3}\w{1,20}\s{0,3}"
+_SUBJECT = r"(?:\w{1,20}\s{1,3}){0,3}\w{1,20}"
 #: A clause that only rejects something, at its start: "not A", "nor is it A", a subject with
 #: "is/are/does/can not" ("it is not 5", "the total is not 8", "Response 2 isn't better", "he
 #: does not dive", "it can't be A"), a superseded guess ("I first thought B") ...
 _REJECTS_AT_START_RE = re.compile(
     r"\s{0,8}(?:(?:and|or|so)\s{1,3})?"
-    rf"(?:{_SUBJECT}(?:is|was|are|were|'s|’s|does|do|did|can|could|must|should|would)\s{{1,3}}"
+    rf"(?:{_SUBJECT}(?:\s{{1,3}}(?:is|was|are|were|does|do|did|can|could|must|should|would)"
+    r"|['’]s)\s{1,3}"
     rf"|(?:definitely|certainly|clearly|surely|absolutely)\s{{1,3}})?not\b{_NOT_REJECTING}"
-    rf"|\s{{0,8}}{_SUBJECT}(?:isn|wasn|aren|weren|doesn|don|didn|can|couldn|mustn|shouldn)"
-    rf"['’]t\b{_NOT_REJECTING}"
-    rf"|\s{{0,8}}{_SUBJECT}cannot\b"
+    rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}(?:isn|wasn|aren|weren|doesn|don|didn|can|couldn|mustn"
+    rf"|shouldn)['’]t\b{_NOT_REJECTING}"
+    rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}cannot\b"
     r"|\s{0,8}nor\b"
     # "neither A nor B" (short items: "neither is better nor worse" is a judgement)
     r"|\s{0,8}neither\s{1,3}(?:(?:option|choice|response)\s{1,3})?\S{1,20}\s{1,3}nor\s{1,3}"
