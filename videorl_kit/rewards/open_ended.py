@@ -5,7 +5,7 @@
   dropped: ``the kitchen, not the bedroom``) is normalised (case-folded, punctuation and the
   articles a/an/the removed, whitespace collapsed, number words as digits: ``two`` = ``2``,
   ``three people`` = ``3 people``) and scores 1 when it equals the normalised gold, or when it
-  is one short sentence that *states* the gold as a whole phrase (:func:`states_short_answer`:
+  is one short sentence that *states* the gold (:func:`states_short_answer`:
   ``It is Paris.``, ``The man is holding a red umbrella.``, ``It's a small brown dog.``,
   ``There are two people.``; not ``hot dog``, ``a cat toy``, ``It is not Paris``, ``Paris or
   London``, ``near Paris``). Otherwise 0.
@@ -77,39 +77,26 @@ _RELATIONAL_WORDS = frozenset(
     )
 )
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
-#: Words after which a sentence states what follows (as normalised: "it's" is "its"): forms of
-#: "be" and "have", prepositions, possessives and demonstratives, "called" / "named".
-_FRAME_WORDS = frozenset(
+#: Compounds that name something other than their last word: English compounds are
+#: right-headed (a "police car" is a car), except these ("a hot dog" is no dog).
+_OTHER_THINGS = frozenset(
     re.findall(
-        r"\w+",
-        "is are was were be been being am its thats theres heres whats hes shes theyre im s "
-        "has have had got get see saw eat ate use hit buy in on at from to into onto inside by "
-        "with of for his her their my your our this that these those called named answer",
+        r"\w+ \w+",
+        "hot dog, corn dog, prairie dog, sea lion, sea horse, sea cow, sea star, sea urchin, "
+        "sea cucumber, sea dragon, mountain lion, ant lion, teddy bear, gummy bear, koala bear, "
+        "guinea pig, hedge hog, snow man, gingerbread man, straw man, spider man, iron man, "
+        "cat fish, jelly fish, star fish, cray fish, silver fish, dragon fly, butter fly, "
+        "fire fly, lady bug, rocking horse, hobby horse, saw horse, pan cake, fish cake, "
+        "crab cake, egg plant, paper tiger, bull frog, horse fly",
     )
 )
-#: Adjectives that leave the noun after them what it is (``a small brown dog`` is a dog), and
-#: adjective endings (``fluffy``, ``beautiful``, ``wooden``, ``dangerous``).
-_DESCRIPTIVE = frozenset(
+#: Modifiers that make a likeness of the thing, not the thing ("a toy car", "a stuffed dog").
+_LIKENESS = frozenset(
     re.findall(
         r"\w+",
-        "red orange yellow green blue purple violet pink brown black white gray grey silver "
-        "golden big large huge small little tiny tall short long young old new dark light bright "
-        "pale round square cute nice good bad fat thin wet dry sad real whole",
+        "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
+        "artificial imitation",
     )
-)
-_ADJECTIVE_ENDINGS = (
-    "y",
-    "ful",
-    "ous",
-    "ive",
-    "ish",
-    "less",
-    "able",
-    "ible",
-    "en",
-    "ic",
-    "al",
-    "est",
 )
 #: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
 _LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
@@ -139,38 +126,17 @@ def _with_digits(norm: str) -> str:
     return " ".join(str(NUMBER_WORD_VALUES.get(t, t)) for t in norm.split())
 
 
-def _describes(word: str) -> bool:
-    """Whether ``word`` is a count or an adjective that leaves the noun after it what it is."""
-    return (
-        word.isdigit()
-        or word in _DESCRIPTIVE
-        or (len(word) > 3 and word.endswith(_ADJECTIVE_ENDINGS))
-    )
-
-
-def _frames(word: str) -> bool:
-    """Whether a sentence states what follows ``word``: a frame word (:data:`_FRAME_WORDS`), a
-    verb form (``holding``, ``called``, ``holds``) or an adverb (``probably``). Nouns and other
-    adjectives make a compound ("hot dog", "sea lion", "police car": no statement of "dog").
-    """
-    if word in _FRAME_WORDS:
-        return True
-    if len(word) < 4:
-        return False
-    if word.endswith(("ing", "ed", "ly")):
-        return True
-    return word.endswith("s") and not word.endswith(("ss", "us", "is", "as", "os"))
-
-
 def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
     """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
     module docstring): the gold's words end it and occur once, at most
     :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
     word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
-    The gold is a whole phrase: before it (after descriptive adjectives and counts) the
-    sentence starts or a word frames it (:func:`_frames`: ``It is a small dog``, not ``hot
-    dog``), and after it may come one adverb (``walking slowly``) or, for a count, its noun
-    (``There are two people``), never another noun (``a cat toy``).
+    The gold is the thing named: words before it may describe it (``a small brown dog``, ``a
+    police car``), except those that name another thing with it (:data:`_OTHER_THINGS`: ``a
+    hot dog``) or a likeness of it (:data:`_LIKENESS`: ``a toy car``); after it may come one
+    adverb (``walking slowly``), a participle (``a dog barking``), a place after a comma
+    (``Paris, France``) or, for a count, its noun (``There are two people``), never another
+    noun (``a cat toy``, ``dog food``: the gold would only describe it).
 
     Example:
         >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
@@ -196,23 +162,20 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
         after
         and not gold[-1].isdigit()  # "two people": a count and its noun
         and not after[0].endswith("ly")  # "walking slowly"
+        and not (len(after[0]) > 4 and after[0].endswith(("ing", "ed")))  # "a dog barking"
         and after[0] not in _TRAILING_WORDS
         and not re.search(rf"\b{re.escape(gold[-1])}\s{{0,3}},", sentence, re.IGNORECASE)
     ):
         return False  # "a cat toy"; but "Paris, France" puts a place after a comma
-    head = start
-    while head and _describes(words[head - 1]):
-        head -= 1
-    if head == 0:
-        return True
-    prev, prev2 = words[head - 1], words[head - 2] if head > 1 else ""
+    prev, prev2 = words[start - 1] if start else "", words[start - 2] if start > 1 else ""
+    if f"{prev} {gold[0]}" in _OTHER_THINGS or prev in _LIKENESS or prev2 in _LIKENESS:
+        return False  # "a hot dog", "a toy car", "a stuffed brown dog"
     if prev == "like" and prev2 in _LOOKS:
         return True  # "it looks like a dog"
-    if prev in _LIST_WORDS or prev in _RELATIONAL_WORDS:
-        return False  # "London and Paris", "near Paris"
-    if prev in ("to", "from") and prev2 in _RELATIONAL_WORDS:
-        return False  # "next to the kitchen"
-    return _frames(prev)
+    if prev in _LIST_WORDS:
+        return False  # "London and Paris"
+    # "near Paris", "next to the red car"
+    return not any(w in _RELATIONAL_WORDS for w in words[max(0, start - 3) : start])
 
 
 def rouge_tokens(text: str, limit: int | None = None) -> list[str]:
