@@ -72,7 +72,7 @@ _INTENSIFIERS_RE = re.compile(
 #: A "not" verdict, alone or before its reason: "not", "not at all", "not really", "certainly
 #: not; the cup is full" ("not the red door" negates a phrase: no verdict).
 _NOT_VERDICT_RE = re.compile(
-    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so|likely|a\s{1,3}chance|one\s{1,3}bit"
+    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so|likely|exactly|a\s{1,3}chance|one\s{1,3}bit"
     r"|in\s{1,3}the\s{1,3}(?:slightest|least)))?\b\s{0,3}(?:$|[,;:.!?()—–-])",
     re.IGNORECASE,
 )

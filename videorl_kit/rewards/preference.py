@@ -82,7 +82,7 @@ _BETTER = (
 #: ... and claims about one quality ("Response 2 is more accurate", "Response 1 is less
 #: clear"), which decide only when no overall verdict is given: "Response 2 is better, though
 #: Response 1 is more concise" prefers Response 2.
-_BETTER_IN = rf"{_IS}(?:clearer|closer|more\s{{1,3}}{_QUALITY})"
+_BETTER_IN = rf"{_IS}(?:clearer|closer|more\s{{1,3}}{_QUALITY}|correct|right|accurate)\b"
 #: Qualities compared with "as ... as" ("as good as", "just as helpful as").
 _AS_QUALITY = rf"as\s{{1,3}}{_QUALITY}\s{{1,3}}as\b"
 _WORSE = (
@@ -111,6 +111,8 @@ _TIE_RE = re.compile(
     r"(?:responses|answers))?\s{1,3})?(?:about\s{1,3}|basically\s{1,3}|essentially\s{1,3})?"
     r"(?:equal|identical|the\s{1,3}same)\b(?!\s{1,3}(?:mistake|error|length|size|format)\b)"
     r"|\bsame\s{1,3}quality\b|\bno\s{1,3}(?:clear\s{1,3})?winner\b|\bno\s{1,3}preference\b"
+    r"|\bno\s{1,3}(?:real\s{1,3}|clear\s{1,3}|significant\s{1,3})?difference\b"
+    r"|\bprefer\s{1,3}neither\b"
     r"|\b(?:equivalent|indistinguishable|evenly\s{1,3}matched)\b|\bon\s{1,3}(?:a\s{1,3})?par\b"
     rf"|(?<!not\s)(?<!n't\s)(?<!n’t\s)(?<!quite\s)\b(?:just\s{{1,3}})?{_AS_QUALITY}",
     re.IGNORECASE,

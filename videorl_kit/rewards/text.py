@@ -114,11 +114,11 @@ _SUBJECT = r"(?:\w{1,20}\s{1,3}){0,3}\w{1,20}"
 #: does not dive", "it can't be A"), a superseded guess ("I first thought B") ...
 _REJECTS_AT_START_RE = re.compile(
     r"\s{0,8}(?:(?:and|or|so)\s{1,3})?"
-    rf"(?:{_SUBJECT}(?:\s{{1,3}}(?:is|was|are|were|does|do|did|can|could|must|should|would)"
-    r"|['’]s)\s{1,3}"
+    rf"(?:{_SUBJECT}(?:\s{{1,3}}(?:is|am|was|are|were|does|do|did|can|could|must|should|would"
+    r"|will)|['’](?:s|m|re))\s{1,3}"
     rf"|(?:definitely|certainly|clearly|surely|absolutely)\s{{1,3}})?not\b{_NOT_REJECTING}"
     rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}(?:isn|wasn|aren|weren|doesn|don|didn|can|couldn|mustn"
-    rf"|shouldn)['’]t\b{_NOT_REJECTING}"
+    rf"|shouldn|wouldn|won)['’]t\b{_NOT_REJECTING}"
     rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}cannot\b"
     r"|\s{0,8}nor\b"
     # "neither A nor B" (short items: "neither is better nor worse" is a judgement)
