@@ -1,6 +1,9 @@
 # videorl-kit: two commands do all the set-up on a fresh machine.
-#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache
+#   make run   - create .venv, install, generate the synthetic demo data, build the frame cache,
+#                train the tiny model a few GRPO steps on CPU (recipes/tiny-grpo.yaml), plot the run
 #   make test  - create .venv, install everything the tests need, run the whole test suite
+#                (then the OpenRLHF adapter's tests inside .venv-openrlhf)
+#   make openrlhf-env - create .venv-openrlhf: openrlhf 0.11.2 on CPU plus the kit, apart from .venv
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -8,8 +11,15 @@ KIT    := $(VENV)/bin/videorl-kit
 EXTRAS := torch,video,torchcodec,data,train,eval,ray,dev
 STORE  ?= store
 SYNTH  ?= data/synth
+RUN    ?= runs/tiny-grpo
+# OpenRLHF pins transformers 5.15.0 and deepspeed, so it lives in a venv of its own. flash-attn
+# 2.8.3 is an sdist whose setup imports torch: torch first, then flash-attn's Python-only shell
+# (no CUDA kernels; a GPU cluster installs the real wheel), then openrlhf and the kit.
+ORLHF_VENV := .venv-openrlhf
+ORLHF_PY   := $(ORLHF_VENV)/bin/python
+ORLHF_PIP  := $(ORLHF_PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test install lint format bench clean
+.PHONY: run test install lint format bench clean openrlhf-env test-openrlhf
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -18,15 +28,34 @@ $(VENV)/.installed: pyproject.toml setup.py
 
 install: $(VENV)/.installed
 
+$(ORLHF_VENV)/.installed: pyproject.toml setup.py
+	$(PYTHON) -m venv $(ORLHF_VENV)
+	$(ORLHF_PIP) torch==2.14.1 torchvision==0.29.1 wheel packaging psutil ninja einops setuptools
+	FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE $(ORLHF_PIP) --no-build-isolation flash-attn==2.8.3
+	$(ORLHF_PIP) -e ".[torch,openrlhf,dev]"
+	touch $@
+
+openrlhf-env: $(ORLHF_VENV)/.installed
+
+# the OpenRLHF adapter's tests, against OpenRLHF's own code (they may not skip there)
+test-openrlhf: openrlhf-env
+	VIDEORL_REQUIRE_OPENRLHF=1 CI=$${CI:-true} $(ORLHF_PY) -m pytest -q tests/adapters/openrlhf
+
+# The demo run is recreated each time (rm -rf $(RUN)); `videorl-kit train ... --resume` continues one.
 run: install
 	$(KIT) synth $(SYNTH)
-	$(KIT) validate task_specs/*.yaml
-	$(KIT) build-cache task_specs/*.yaml --store $(STORE)
+	$(KIT) validate task_specs/*.yaml task_specs/tiny/*.yaml recipes/
+	$(KIT) build-cache task_specs/*.yaml task_specs/tiny/*.yaml --store $(STORE)
+	rm -rf $(RUN)
+	$(KIT) train recipes/tiny-grpo.yaml --store $(STORE) --output $(RUN)
+	$(KIT) plot $(RUN)
+	@echo "trained run: $(RUN)   plots: $(RUN)/plots"
 
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	CI=$${CI:-true} $(PY) -m pytest -q
+	$(MAKE) test-openrlhf
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -41,6 +70,7 @@ bench: install
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
 	$(PY) benchmarks/bench_eval.py
+	$(PY) benchmarks/bench_train.py
 
 clean:
-	rm -rf $(VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ORLHF_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -9,8 +9,10 @@ PyAV-encoded videos. Four ratios, each with its target:
 (b) cached read throughput over reading the same bytes raw from files in the page cache
     (one ``np.fromfile`` per item)                                       target >= 0.5
     Reads check each cell's XXH3 checksum, as ``FrameStore.get`` does by default; printed
-    beside it, with no target, the same ratio with ``verify=False`` (the trusted-loop opt-out),
-    measured in the same interleaved loop.
+    beside it, with no target, the same ratio with ``verify=False`` (the trusted-loop opt-out)
+    measured in the same interleaved loop; and, in a loop of its own, the ratio through
+    Lance's public blob reader (``direct_reads=False``: what the store would read at without
+    its direct ``preadv``).
 (c) frame bytes the cache stores (the ``frames`` cells on disk, LZ4 or raw) over the same
     frames in float32 (T, 3, H, W), as EasyVideoR1's preprocessing stores them
                                                                          target <= 0.25
@@ -245,7 +247,9 @@ def measure_set(
     from videorl_kit.media.decode import decode_video
     from videorl_kit.spec.models import VideoBudget
     from videorl_kit.store import FrameStore, build_cache
+    from videorl_kit.store.builder import BuildHooks
     from videorl_kit.store.tables import StoreTables
+    from videorl_kit.store.worker import decode_task
 
     usable = []
     for path in videos:  # the kit refuses some files (e.g. a truncated AVI): leave them out
@@ -260,10 +264,11 @@ def measure_set(
     # (d) build throughput: ours vs decode-every-frame, same workers; alternate, fresh stores
     ours_s, base_s = [], []
     for r in range(max(1, repeats // 2)):
-        for label, fn, sink in (("ours", None, ours_s), ("base", decode_every_frame, base_s)):
+        sides = (("ours", decode_task, ours_s), ("base", decode_every_frame, base_s))
+        for label, fn, sink in sides:
             store = work / name / f"store-{label}-{r}"
             shutil.rmtree(store, ignore_errors=True)
-            summary = build_cache([spec], store, workers=workers, decode_fn=fn)
+            summary = build_cache([spec], store, workers=workers, _hooks=BuildHooks(fn))
             assert summary.n_ok == len(videos), summary.as_dict()
             sink.append(summary.seconds)
     store_dir = work / name / "store-ours-0"
@@ -308,6 +313,13 @@ def measure_set(
             np.fromfile(path, dtype=np.uint8)
         raw_t.append(time.perf_counter() - started)
     many_t = _median_time(lambda: store.get_many(keys), repeats * 2)
+    # (b) through Lance's public blob reader instead of the direct preadv (no target; the
+    # reason frame_bytes.py reads directly), in a loop of its own, interleaved with raw reads
+    via_lance = FrameStore.open(store_dir, direct_reads=False)
+    lance_t, raw_again_t = [], []
+    for _ in range(repeats * 2):
+        lance_t.append(_median_time(lambda: [via_lance.get(k) for k in keys], 1))
+        raw_again_t.append(_median_time(lambda: [np.fromfile(p, np.uint8) for p in raw_paths], 1))
 
     # (c) frame bytes: the frames cells as stored vs the same frames in float32; and, with
     # no target, the whole frames table folder vs the peer's whole cache folder
@@ -330,6 +342,8 @@ def measure_set(
         "b_cached_vs_raw_read_throughput": statistics.median(raw_t) / statistics.median(cached_t),
         "b_without_verify_vs_raw_read_throughput": statistics.median(raw_t)
         / statistics.median(unverified_t),
+        "b_lance_reader_vs_raw_read_throughput": statistics.median(raw_again_t)
+        / statistics.median(lance_t),
         "b_cached_GBps": nbytes / statistics.median(cached_t) / 1e9,
         "b_raw_GBps": nbytes / statistics.median(raw_t) / 1e9,
         "b_get_many_all_at_once_GBps": nbytes / many_t / 1e9,
@@ -361,7 +375,8 @@ def print_table(results: list[dict[str, Any]]) -> None:
     print()
     details = [
         "videos", "frames_cached", "a_cached_ms_median", "a_decode_ms_median",
-        "b_without_verify_vs_raw_read_throughput", "b_cached_GBps",
+        "b_without_verify_vs_raw_read_throughput", "b_lance_reader_vs_raw_read_throughput",
+        "b_cached_GBps",
         "b_raw_GBps", "b_get_many_all_at_once_GBps", "c_frame_bytes_stored", "frame_bytes_uint8",
         "c_table_folder_vs_peer_folder", "c_table_folder_bytes", "c_peer_folder_bytes",
         "d_build_s_ours", "d_build_s_decode_all",

@@ -8,7 +8,9 @@ with ``HYPOTHESIS_PROFILE=stress``.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=60, deadline=None)
@@ -22,3 +24,12 @@ settings.register_profile(
 )
 settings.register_profile("stress", max_examples=5000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One tiny random model per family (seed 0), read-only for the tests."""
+    from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model
+
+    root = tmp_path_factory.mktemp("tiny-models")
+    return {family: build_tiny_model(root / family, family, seed=0).path for family in FAMILIES}

@@ -8,7 +8,7 @@ torch nor Lance, and each name loads its module on first use.
 ========================================  ==================================================
 ``load_spec``, ``load_specs``             read and validate task specs (all errors at once)
 ``iter_samples``, ``render_prompt``       a spec's data rows as samples; a sample's prompt
-``build_cache``                           decode every distinct video/image once into a store
+``build_cache``, ``BuildConfig``          decode every distinct video/image once into a store
 ``FrameStore``                            read cached frames by cache key
 ``CachedSampleDataset``                   ready samples with their frames, for PyTorch
 ``collate_samples``                       batch dataset items (media as lists, tokens padded)
@@ -31,7 +31,7 @@ functions, with no glue in between):
     >>> sample = next(vk.iter_samples(spec))
     >>> vk.render_prompt(spec, sample).endswith("Put the final answer in <answer></answer>.")
     True
-    >>> summary = vk.build_cache([spec], f"{folder}/store", workers=1)
+    >>> summary = vk.build_cache([spec], f"{folder}/store", vk.BuildConfig(workers=1))
     >>> summary.n_input == summary.n_ok == 4
     True
     >>> store = vk.FrameStore.open(f"{folder}/store")
@@ -57,6 +57,7 @@ _EXPORTS = {
     "iter_samples": "videorl_kit.spec.data",
     "render_prompt": "videorl_kit.spec.prompt",
     "build_cache": "videorl_kit.store.builder",
+    "BuildConfig": "videorl_kit.store.build_config",
     "FrameStore": "videorl_kit.store.reader",
     "CachedSampleDataset": "videorl_kit.store.torch_dataset",
     "collate_samples": "videorl_kit.store.collate",

@@ -7,10 +7,15 @@ one-line message with exit code 1.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from videorl_kit import __version__
 from videorl_kit.errors import UserError
+
+if TYPE_CHECKING:
+    from videorl_kit.train.run import TrainBackend
 
 app = typer.Typer(
     name="videorl-kit",
@@ -37,6 +42,18 @@ def _root(
     """videorl-kit: declare a task once, decode once, reward strictly."""
 
 
+def _trl_backend() -> TrainBackend:
+    from videorl_kit.adapters.trl import TrlBackend
+
+    return TrlBackend()
+
+
+def _openrlhf_backend() -> TrainBackend:
+    from videorl_kit.adapters.openrlhf.backend import OpenRLHFBackend
+
+    return OpenRLHFBackend()
+
+
 def _register_commands(root: typer.Typer) -> None:
     from videorl_kit.spec.commands import register as register_spec
     from videorl_kit.train.recipe import is_recipe_document, validate_recipe
@@ -59,7 +76,7 @@ def _register_commands(root: typer.Typer) -> None:
     register_eval(root)
     from videorl_kit.train.commands import register as register_train
 
-    register_train(root)
+    register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
 
 
 _register_commands(app)

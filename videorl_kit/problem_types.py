@@ -16,7 +16,7 @@ from enum import StrEnum
 
 
 class ProblemType(StrEnum):
-    """The problem types of the reward contract (DESIGN.md, "Problem types")."""
+    """The problem types of the reward contract (``docs/verifiers.md``, "Per verifier")."""
 
     MULTIPLE_CHOICE = "multiple_choice"
     NUMERICAL = "numerical"

@@ -1,4 +1,4 @@
-"""Fixtures for the media tests: a session-wide set of small videos (see media_testkit)."""
+"""Fixtures for the media tests: a session-wide set of small videos (``tests/media_kit.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from media_testkit import MadeVideo, make_video
+
+from tests.media_kit import MadeVideo, make_video
 
 
 @dataclass

@@ -3,14 +3,13 @@ whose index lists a frame that never decodes. Both decode, from the frames that 
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 
 import av
 import av.error
 import pytest
-from media_testkit import draw_frame, read_index
 
+from tests.media_kit import make_video, read_index
 from videorl_kit.media.container import open_video, scan_frame_index
 from videorl_kit.media.decode import decode_video
 
@@ -18,30 +17,13 @@ BUDGET = {"fps": 10.0, "min_frames": 4, "max_frames": 32, "min_pixels": 3136,
           "max_pixels": 50176, "patch": 28}  # fmt: skip
 
 
-def _encode(path: Path, n: int, codec: str, *, keyframe_flags: bool = True, **options: str) -> None:
-    """``n`` frames drawn by ``media_testkit`` (colour = index), 10 fps, 96x64."""
-    with av.open(str(path), "w", options=options) as container:
-        stream = container.add_stream(codec, rate=Fraction(10))
-        stream.width, stream.height = 96, 64
-        stream.pix_fmt = "yuvj420p" if codec == "mjpeg" else "yuv420p"
-        stream.codec_context.gop_size = 10
-
-        def mux(packets: list[av.Packet]) -> None:
-            for packet in packets:
-                packet.is_keyframe = packet.is_keyframe and keyframe_flags
-                container.mux(packet)
-
-        for i in range(n):
-            frame = av.VideoFrame.from_ndarray(draw_frame(i, n, 96, 64), format="rgb24")
-            mux(stream.encode(frame))
-        mux(stream.encode())
-
-
 def test_matroska_without_cues_or_keyframe_flags_decodes(tmp_path: Path) -> None:
     """No cues and no keyframe flags on its blocks: FFmpeg has no seek index, and even a seek
     back to the start fails with EPERM. The decoder reopens the file instead."""
     path = tmp_path / "live.mkv"
-    _encode(path, 60, "libx264", keyframe_flags=False, live="1")
+    make_video(
+        path, 60, 10, (96, 64), gop=10, keyframe_flags=False, container_options={"live": "1"}
+    )
     assert b"\x1c\x53\xbb\x6b" not in path.read_bytes()  # no Cues element
     container, stream = open_video(path)
     try:
@@ -61,7 +43,7 @@ def test_matroska_without_cues_or_keyframe_flags_decodes(tmp_path: Path) -> None
 def test_a_frame_that_never_decodes_is_left_out_of_the_sampling(tmp_path: Path) -> None:
     """The index lists 20 frames; the last one's JPEG data is garbage, so 19 decode."""
     path = tmp_path / "broken_last.avi"
-    _encode(path, 20, "mjpeg")
+    make_video(path, 20, 10, (96, 64), "mjpeg")
     with av.open(str(path)) as container:
         last = [p for p in container.demux(video=0) if p.size][-1]
         position, size = int(last.pos), int(last.size)

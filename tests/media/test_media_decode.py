@@ -1,6 +1,6 @@
 """decode_video / probe_video on real PyAV-encoded files, checked against qwen-vl-utils.
 
-Each test video's frames carry their own index in their colour (media_testkit), so the
+Each test video's frames carry their own index in their colour (``tests/media_kit.py``), so the
 tests check that the *right* source frames come back, not only how many.
 """
 
@@ -11,8 +11,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from media_testkit import make_avi_with_dropped_frames, read_index
 
+from tests.media_kit import make_avi_with_dropped_frames, read_index
 from videorl_kit.media import geometry
 from videorl_kit.media.budget import VideoBudgetParams
 from videorl_kit.media.decode import (
@@ -54,7 +54,7 @@ def assert_right_frames(video: DecodedVideo) -> None:
 @pytest.fixture
 def qwen_fetch_video(monkeypatch):
     """qwen-vl-utils' fetch_video, reading with decord (its torchvision reader is broken
-    with torchvision >= 0.29, see environment.md)."""
+    with torchvision >= 0.29)."""
     vision_process = pytest.importorskip("qwen_vl_utils.vision_process")
     pytest.importorskip("decord")
     monkeypatch.setattr(vision_process, "FORCE_QWENVL_VIDEO_READER", "decord")
@@ -220,7 +220,7 @@ def test_seeking_with_frame_threads_gives_the_same_frames(videos):
 
 def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
     """With keyframes every 10 frames and 4 targets in 600 frames, seeking skips most GOPs."""
-    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.decoders import pyav as decode_module
 
     counts = {"frames": 0}
     real = decode_module._decoded_frames
@@ -242,7 +242,7 @@ def test_sparse_sampling_decodes_fewer_frames(videos, monkeypatch):
 
 def _count_decoded_frames(monkeypatch):
     """Count the frames the decoder outputs (through the real ``_decoded_frames``)."""
-    from videorl_kit.media import decode as decode_module
+    from videorl_kit.media.decoders import pyav as decode_module
 
     counts = {"frames": 0}
     real = decode_module._decoded_frames
@@ -316,8 +316,8 @@ def test_draining_stops_sending_packets_after_the_last_target(video_factory):
     packets: with P-frames only, frame 5 is the last picture decoded, bit-identical."""
     import av
 
-    from videorl_kit.media import decode as decode_module
     from videorl_kit.media.container import scan_frame_index, video_container
+    from videorl_kit.media.decoders import pyav as decode_module
 
     made = video_factory("p_only.mp4", 60, 30, (96, 64), bframes=False, gop=30)
     with video_container(made.path) as (container, stream):

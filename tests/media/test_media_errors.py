@@ -5,8 +5,8 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from media_testkit import make_audio_only, read_index, truncate_copy
 
+from tests.media_kit import make_audio_only, read_index, truncate_copy
 from videorl_kit.media.decode import decode_video, probe_video
 from videorl_kit.media.errors import (
     DecodeError,

@@ -6,33 +6,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.media_factory import (
-    make_audio_only,
-    make_image,
-    make_truncated,
-    make_video,
-    video_rows,
-    write_spec,
-)
+from tests.media_kit import make_audio_only, make_image, make_video, truncate_copy
+from tests.store.spec_files import video_rows, write_spec
 
 
 @pytest.fixture(scope="session")
 def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three good videos, a copy of one (same content, other path), an image, and bad inputs."""
     root = tmp_path_factory.mktemp("media")
-    make_video(root / "a.mp4", seed=1, frames=20)
-    make_video(root / "b.mp4", seed=2, frames=30, width=128, height=72)
-    make_video(root / "c.mp4", seed=3, frames=12, fps=5)
+    make_video(root / "a.mp4", 20, 10, (96, 64), seed=1)
+    make_video(root / "b.mp4", 30, 10, (128, 72), seed=2)
+    make_video(root / "c.mp4", 12, 5, (96, 64), seed=3)
     (root / "a_copy.mp4").write_bytes((root / "a.mp4").read_bytes())
     make_image(root / "img.png", seed=4)
     # bad inputs
     (root / "zero.mp4").write_bytes(b"")
-    make_truncated(root / "b.mp4", root / "truncated.mp4", keep=0.3)
+    truncate_copy(root / "b.mp4", root / "truncated.mp4", 0.3)
     (root / "text.mp4").write_text("this is not a video\n" * 20, encoding="utf-8")
     make_audio_only(root / "audio.mp4")
-    make_video(root / "one_frame.mp4", seed=5, frames=1)
-    make_video(root / "large.mp4", seed=6, frames=2, width=3840, height=2160)
-    make_video(root / "thin.mp4", seed=7, frames=4, width=2400, height=8, codec="mpeg4")
+    make_video(root / "one_frame.mp4", 1, 10, (96, 64), seed=5)
+    make_video(root / "large.mp4", 2, 10, (3840, 2160), seed=6)
+    make_video(root / "thin.mp4", 4, 10, (2400, 8), "mpeg4", seed=7)
     return root
 
 
@@ -73,7 +67,7 @@ def built_store(tmp_path_factory: pytest.TempPathFactory, media_dir: Path) -> Pa
 
 @pytest.fixture(scope="session")
 def debian_videos() -> list[Path]:
-    """Every video-like file of the Debian packages in ``tests/debian_videos`` (fetched once).
+    """Every video-like file of the Debian packages in ``tests/debian_videos.py`` (fetched once).
 
     Without network the test skips with the reason; in CI (``CI`` set) it fails instead.
     """

@@ -15,6 +15,7 @@ from videorl_kit.store.worker import DecodeResult, DecodeTask, decode_task, run_
 CRASH_MARKER = "crash"
 RAISE_MARKER = "raise"
 HANG_MARKER = "hang"
+SEND_KILL_MARKER = "oom"
 
 
 def segfault_on_marker(task: DecodeTask) -> DecodeResult:
@@ -22,6 +23,23 @@ def segfault_on_marker(task: DecodeTask) -> DecodeResult:
     if CRASH_MARKER in os.path.basename(task.source_uri):
         os.kill(os.getpid(), signal.SIGSEGV)
     return decode_task(task)
+
+
+class DiesWhenPickled:
+    """SIGKILLs the process that pickles it: a worker killed while it sends its result."""
+
+    def __reduce__(self) -> tuple:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
+def die_while_sending_on_marker(task: DecodeTask) -> DecodeResult:
+    """The real decode; for a file whose name contains ``oom``, the worker is killed while it
+    pickles the result for the build (as an out-of-memory kill of a large result would)."""
+    result = decode_task(task)
+    if SEND_KILL_MARKER in os.path.basename(task.source_uri):
+        result.extra["poison"] = DiesWhenPickled()
+    return result
 
 
 def _explode(task: DecodeTask) -> None:

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.media.media_testkit import MadeVideo, read_index
-from tests.media.media_testkit import make_video as make_coded_video
-from tests.store.media_factory import VIDEO_BUDGET, make_video, video_rows, write_spec
+from tests.media_kit import MadeVideo, make_video, read_index
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.media.geometry import smart_resize
 from videorl_kit.store import FrameStore, build_cache
+from videorl_kit.store.builder import BuildHooks
 from videorl_kit.store.tables import StoreTables
 
 BAD = ["missing.mp4", "zero.mp4", "truncated.mp4", "text.mp4", "audio.mp4", "thin.mp4"]
@@ -34,8 +34,8 @@ def tricky_videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, MadeVid
     """Rotation metadata and variable frame rate, made as the media tests make them."""
     folder = tmp_path_factory.mktemp("tricky")
     return {
-        "rot90.mp4": make_coded_video(folder / "rot90.mp4", 20, 10, (160, 96), rotation=90),
-        "vfr.mp4": make_coded_video(folder / "vfr.mp4", 60, 10, (96, 64), vfr=True),
+        "rot90.mp4": make_video(folder / "rot90.mp4", 20, 10, (160, 96), rotation=90),
+        "vfr.mp4": make_video(folder / "vfr.mp4", 60, 10, (96, 64), vfr=True),
     }
 
 
@@ -136,7 +136,9 @@ def test_a_fixed_file_is_cached_and_its_failure_cleared(spec_dir: Path, tmp_path
     spec = write_spec(spec_dir, "fixable", video_rows(["fixme.mp4"]))
     store = tmp_path / "store"
     assert build_cache([spec], store, workers=1).n_failed == 1
-    make_video(broken, seed=42)  # new content -> new cache key -> tried without --retry-failed
+    make_video(
+        broken, 20, 10, (96, 64), seed=42
+    )  # new content -> new cache key -> tried without --retry-failed
     summary = build_cache([spec], store, workers=1)
     assert (summary.n_ok, summary.n_failed) == (1, 0)
     assert failures_by_name(store) == {}  # the file is cached under this budget now
@@ -148,7 +150,7 @@ def test_retry_that_succeeds_removes_the_failure(spec_dir: Path, tmp_path: Path)
     (spec_dir / "raise_once.mp4").write_bytes((spec_dir / "c.mp4").read_bytes())
     spec = write_spec(spec_dir, "flaky", video_rows(["raise_once.mp4"]))
     store = tmp_path / "store"
-    first = build_cache([spec], store, workers=1, decode_fn=raise_on_marker)
+    first = build_cache([spec], store, workers=1, _hooks=BuildHooks(decode_fn=raise_on_marker))
     assert first.n_failed == 1
     second = build_cache([spec], store, workers=1, retry_failed=True)
     assert (second.n_ok, second.n_failed, second.n_retried) == (1, 0, 1)

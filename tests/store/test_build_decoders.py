@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.errors import UserError
 from videorl_kit.media.decode import decode_video

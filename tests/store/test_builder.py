@@ -8,11 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.media_kit import make_image, make_video
 from tests.store.fault_injection import raise_on_marker, segfault_on_marker
-from tests.store.media_factory import VIDEO_BUDGET, make_image, make_video, video_rows, write_spec
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
-from videorl_kit.store.builder import BuildProgress
+from videorl_kit.store.builder import BuildHooks, BuildProgress
+from videorl_kit.store.commit import CommitEvent
+from videorl_kit.store.integrity import recorded_versions
 from videorl_kit.store.tables import StoreTables
 
 
@@ -150,7 +153,8 @@ def test_token_limits_skip_by_rule(spec_dir: Path, tmp_path: Path) -> None:
 def test_a_segfaulting_worker_fails_only_its_item(spec_dir: Path, tmp_path: Path) -> None:
     shutil.copy(spec_dir / "b.mp4", spec_dir / "crash_me.mp4")
     spec = write_spec(spec_dir, "crashy", video_rows(["a.mp4", "crash_me.mp4", "c.mp4"]))
-    summary = build_cache([spec], tmp_path / "store", workers=2, decode_fn=segfault_on_marker)
+    hooks = BuildHooks(decode_fn=segfault_on_marker)
+    summary = build_cache([spec], tmp_path / "store", workers=2, _hooks=hooks)
     assert (summary.n_ok, summary.n_failed) == (2, 1)
     assert summary.failed_by_class == {"WorkerCrashError": 1}
     failures = StoreTables.open(tmp_path / "store").table("failures").to_table().to_pylist()
@@ -161,7 +165,8 @@ def test_a_segfaulting_worker_fails_only_its_item(spec_dir: Path, tmp_path: Path
 def test_an_exception_in_one_decode_fails_only_that_item(spec_dir: Path, tmp_path: Path) -> None:
     shutil.copy(spec_dir / "c.mp4", spec_dir / "raise_me.mp4")
     spec = write_spec(spec_dir, "raisy", video_rows(["a.mp4", "raise_me.mp4", "b.mp4"]))
-    summary = build_cache([spec], tmp_path / "store", workers=1, decode_fn=raise_on_marker)
+    hooks = BuildHooks(decode_fn=raise_on_marker)
+    summary = build_cache([spec], tmp_path / "store", workers=1, _hooks=hooks)
     assert (summary.n_ok, summary.n_failed) == (2, 1)
     failure = StoreTables.open(tmp_path / "store").table("failures").to_table().to_pylist()[0]
     assert failure["error_class"] == "RuntimeError"
@@ -203,7 +208,7 @@ def test_images_and_videos_of_one_row_get_their_own_budgets(spec_dir: Path, tmp_
     from videorl_kit.store.schema import budget_hash
 
     # a 320x240 video and a 320x240 image in the same row: only the budgets differ
-    make_video(spec_dir / "wide.mp4", seed=8, frames=20, width=320, height=240)
+    make_video(spec_dir / "wide.mp4", 20, 10, (320, 240), seed=8)
     make_image(spec_dir / "wide.png", seed=9, width=320, height=240)
     row = {"id": "joint", "problem": "Same?", "answer": "1", "videos": ["wide.mp4"],
            "images": ["wide.png"]}  # fmt: skip
@@ -241,3 +246,18 @@ def test_images_and_videos_of_one_row_get_their_own_budgets(spec_dir: Path, tmp_
     by_image = FrameStore.open(store, budget=ImageBudget(**IMAGE_BUDGET), modality="image")
     assert by_video.get(video.cache_key).budget_hash == video_hash
     assert by_image.get(image.cache_key).budget_hash == image_hash
+
+
+def test_every_commit_records_the_table_versions(good_spec: Path, tmp_path: Path) -> None:
+    """The state file follows each commit, not only the end of a build, so a manifest lost
+    after an interrupted build is noticed too."""
+    store = tmp_path / "store"
+    seen: list[tuple[int, int]] = []
+
+    def on_commit(event: CommitEvent) -> None:
+        seen.append((event.frames_version, recorded_versions(store)["frames"]))
+
+    hooks = BuildHooks(on_commit=on_commit)
+    build_cache([good_spec], store, workers=1, batch_items=1, _hooks=hooks)
+    assert len(seen) >= 4
+    assert all(version == recorded for version, recorded in seen), seen

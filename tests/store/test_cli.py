@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.errors import UserError
 from videorl_kit.store import FrameStore

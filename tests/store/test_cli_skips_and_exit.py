@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
 
 runner = CliRunner()

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.media_factory import make_video, video_rows, write_spec
+from tests.media_kit import make_video
+from tests.store.spec_files import video_rows, write_spec
 from tests.store.store_probe import frames_content, kill_after_first_commit
 from videorl_kit.store import build_cache
 from videorl_kit.store.tables import StoreTables
@@ -22,7 +23,9 @@ BUILD_SCRIPT = """
 import sys
 from tests.store.fault_injection import slow_decode
 from videorl_kit.store import build_cache
-build_cache([sys.argv[1]], sys.argv[2], workers=1, batch_items=2, decode_fn=slow_decode)
+from videorl_kit.store.builder import BuildHooks
+build_cache([sys.argv[1]], sys.argv[2], workers=1, batch_items=2,
+            _hooks=BuildHooks(decode_fn=slow_decode))
 """
 
 
@@ -39,7 +42,7 @@ def many_videos_spec(tmp_path: Path) -> Path:
     folder = tmp_path / "specs"
     names = [f"v{i}.mp4" for i in range(N_VIDEOS)]
     for i, name in enumerate(names):
-        make_video(folder / name, seed=100 + i, frames=10)
+        make_video(folder / name, 10, 10, (96, 64), seed=100 + i)
     return write_spec(folder, "crashy", video_rows(names))
 
 

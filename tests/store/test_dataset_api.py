@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.media_kit import make_image, make_video
 from tests.public_layout import MIXED_ROWS, write_mixed
-from tests.store.media_factory import make_image, make_video, video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.store import CachedSampleDataset, build_cache, collate_samples
 from videorl_kit.store.errors import MissingKeyError
 
@@ -18,11 +19,11 @@ pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("api")
-    make_video(folder / "videos/clip_a.mp4", seed=1, frames=20)
-    make_video(folder / "videos/clip_b.mp4", seed=2, frames=36, width=128, height=72)
+    make_video(folder / "videos/clip_a.mp4", 20, 10, (96, 64), seed=1)
+    make_video(folder / "videos/clip_b.mp4", 36, 10, (128, 72), seed=2)
     make_image(folder / "images/sign.png", seed=3, width=120, height=90)
     make_image(folder / "images/ruler.png", seed=4)
-    make_video(folder / "a.mp4", seed=5)
+    make_video(folder / "a.mp4", 20, 10, (96, 64), seed=5)
     mixed = write_mixed(folder)
     other = write_spec(folder, "other", video_rows(["a.mp4"]))  # its sample id "row-0"
     other_rows = (folder / "other.jsonl").read_text().replace('"row-0"', '"101"')

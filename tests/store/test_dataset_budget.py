@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.media_factory import VIDEO_BUDGET, video_rows, write_spec
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.spec import load_spec
 from videorl_kit.spec.models import BudgetSpec, ImageBudget, VideoBudget
 from videorl_kit.store import CachedSampleDataset, FrameStore, StoreMismatchError, build_cache

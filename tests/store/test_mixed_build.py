@@ -10,16 +10,16 @@ from pathlib import Path
 import lance
 import pytest
 
+from tests.media_kit import make_image, make_video
 from tests.public_layout import MIXED_ROWS, write_mixed
-from tests.store.media_factory import make_image, make_video
 from videorl_kit.store import FrameStore, build_cache
 
 
 @pytest.fixture(scope="module")
 def mixed_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("mixed")
-    make_video(folder / "videos/clip_a.mp4", seed=1, frames=20)
-    make_video(folder / "videos/clip_b.mp4", seed=2, frames=16)
+    make_video(folder / "videos/clip_a.mp4", 20, 10, (96, 64), seed=1)
+    make_video(folder / "videos/clip_b.mp4", 16, 10, (96, 64), seed=2)
     make_image(folder / "images/sign.png", seed=3, width=120, height=90)
     make_image(folder / "images/ruler.png", seed=4)
     rows = [

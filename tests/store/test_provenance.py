@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.hub.hub_server import HubServer
-from tests.store.media_factory import VIDEO_BUDGET, video_rows, write_spec
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.spec import load_spec
 from videorl_kit.store import build_cache

@@ -21,11 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from tests.media_kit import make_video
 from tests.procfs import live_processes
 from tests.store.fault_injection import hang_on_marker
-from tests.store.media_factory import make_video, video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from tests.store.store_probe import frames_content, kill_after_first_commit
 from videorl_kit.store import FrameStore, build_cache
+from videorl_kit.store.builder import BuildHooks
 from videorl_kit.store.commands import _print_summary
 from videorl_kit.store.commit import BatchCommitter, CommitEvent
 from videorl_kit.store.schema import FRAMES_SCHEMA
@@ -106,17 +108,21 @@ def test_ray_build_equals_a_local_build(spec_dir: Path, tmp_path: Path) -> None:
     import ray
 
     assert not ray.is_initialized()  # the build starts a Ray instance of its own ...
-    make_video(spec_dir / "hang_me.mp4", seed=40, frames=8)  # its decoder never returns
+    make_video(spec_dir / "hang_me.mp4", 8, 10, (96, 64), seed=40)  # its decoder never returns
     names = ["a.mp4", "b.mp4", "c.mp4", "a_copy.mp4", "zero.mp4", "hang_me.mp4"]
     spec = write_spec(spec_dir, "ray-task", video_rows(names))
-    options = {"workers": 2, "decode_fn": hang_on_marker, "item_timeout_s": 2, "batch_items": 2}
+    options = {"workers": 2, "item_timeout_s": 2, "batch_items": 2}
     ray_events: list[CommitEvent] = []
     via_ray = build_cache(
-        [spec], tmp_path / "ray", engine="ray", on_commit=ray_events.append, **options
-    )
+        [spec], tmp_path / "ray", engine="ray",
+        _hooks=BuildHooks(hang_on_marker, on_commit=ray_events.append), **options,
+    )  # fmt: skip
     assert not ray.is_initialized()  # ... and shuts it down at the end
     local_events: list[CommitEvent] = []
-    local = build_cache([spec], tmp_path / "local", on_commit=local_events.append, **options)
+    local = build_cache(
+        [spec], tmp_path / "local", _hooks=BuildHooks(hang_on_marker, local_events.append),
+        **options,
+    )  # fmt: skip
 
     for name in ("n_input", "n_ok", "n_failed", "n_skipped", "n_decoded", "failed_by_class"):
         assert getattr(via_ray, name) == getattr(local, name), name
@@ -165,14 +171,14 @@ def test_ray_build_equals_a_local_build(spec_dir: Path, tmp_path: Path) -> None:
 def test_a_key_committed_meanwhile_by_another_builder_keeps_one_row(
     shared_ray: None, spec_dir: Path, tmp_path: Path
 ) -> None:
-    make_video(spec_dir / "race.mp4", seed=41, frames=8)
+    make_video(spec_dir / "race.mp4", 8, 10, (96, 64), seed=41)
     spec = write_spec(spec_dir, "race-task", video_rows(["a.mp4", "race.mp4"]))
     store = tmp_path / "store"
     (spec_dir / OTHER_BUILDER_NOTE).write_text(str(store), encoding="utf-8")
     events: list[CommitEvent] = []
     summary = build_cache(
-        [spec], store, workers=2, engine="ray", on_commit=events.append,
-        decode_fn=decode_while_another_builder_commits,
+        [spec], store, workers=2, engine="ray",
+        _hooks=BuildHooks(decode_while_another_builder_commits, on_commit=events.append),
     )  # fmt: skip
     assert summary.n_ok == 2 and summary.engine_fallback is None
     assert summary.engine_stats["duplicates_removed"] == 1
@@ -241,7 +247,9 @@ def test_a_failing_ray_pipeline_finishes_locally_and_says_so(
     from late_decoders_for_ray_test import late_decode  # type: ignore[import-not-found]
 
     spec = write_spec(spec_dir, "fallback-task", video_rows(["a.mp4", "b.mp4", "zero.mp4"]))
-    summary = build_cache([spec], tmp_path / "ray", workers=2, engine="ray", decode_fn=late_decode)
+    summary = build_cache(
+        [spec], tmp_path / "ray", workers=2, engine="ray", _hooks=BuildHooks(late_decode)
+    )
     assert summary.engine == "ray"
     fallback = summary.engine_fallback
     assert fallback is not None and summary.as_dict()["engine_fallback"] == fallback
@@ -264,8 +272,9 @@ BUILD_SCRIPT = """
 import sys
 from tests.store.fault_injection import slow_decode
 from videorl_kit.store import build_cache
+from videorl_kit.store.builder import BuildHooks
 build_cache([sys.argv[1]], sys.argv[2], workers=2, batch_items=2, engine="ray",
-            decode_fn=slow_decode)
+            _hooks=BuildHooks(decode_fn=slow_decode))
 """
 
 
@@ -290,7 +299,7 @@ def test_sigkill_mid_ray_build_then_resume_equals_a_clean_build(
     folder = tmp_path / "specs"
     names = [f"v{i}.mp4" for i in range(N_VIDEOS)]
     for i, name in enumerate(names):
-        make_video(folder / name, seed=200 + i, frames=10)
+        make_video(folder / name, 10, 10, (96, 64), seed=200 + i)
     spec = write_spec(folder, "crashy-ray", video_rows(names))
     store = tmp_path / "killed"
     session = kill_after_first_commit(BUILD_SCRIPT, spec, store, REPO)  # 2 tasks a chunk

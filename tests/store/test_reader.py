@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.store.media_factory import VIDEO_BUDGET, make_video, video_rows, write_spec
+from tests.media_kit import make_video
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.spec.models import ImageBudget, VideoBudget
 from videorl_kit.store import FrameStore, MissingKeyError, StoreMismatchError, build_cache
 from videorl_kit.store.frame_bytes import BlobLocation, FrameBytesReader
@@ -131,7 +132,7 @@ def fragmented_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sort in table order, so file order differs from both table and request order."""
     folder = tmp_path_factory.mktemp("fragmented")
     for i in range(6):
-        make_video(folder / f"v{i}.mp4", seed=100 + i, frames=6)
+        make_video(folder / f"v{i}.mp4", 6, 10, (96, 64), seed=100 + i)
     spec = write_spec(folder, "fragmented", video_rows([f"v{i}.mp4" for i in range(6)]))
     store = folder / "store"
     assert build_cache([spec], store, workers=2, batch_items=1).n_commits >= 6

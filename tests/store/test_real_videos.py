@@ -15,7 +15,7 @@ import av.error
 import numpy as np
 import pytest
 
-from tests.store.media_factory import write_spec
+from tests.store.spec_files import write_spec
 from videorl_kit.media.orientation import apply_orientation
 from videorl_kit.media.probe import frame_orientation
 from videorl_kit.media.resize import resize_frame

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.store.fault_injection import hang_on_marker
-from tests.store.media_factory import video_rows, write_spec
+from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.errors import UserError
 from videorl_kit.store import build_cache
-from videorl_kit.store.builder import decoder_identity
+from videorl_kit.store.builder import BuildHooks
 from videorl_kit.store.engine_local import run_local
+from videorl_kit.store.identify import decoder_identity
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.worker import DecodeTask
 
@@ -72,8 +73,9 @@ def test_a_hung_decode_is_killed_and_the_build_goes_on(spec_dir: Path, tmp_path:
 
     # one worker: c.mp4 is queued behind the hung item and must be re-queued, not lost
     summary = build_cache(
-        [spec], tmp_path / "store", workers=1, decode_fn=hang_on_marker, item_timeout_s=2
-    )
+        [spec], tmp_path / "store", workers=1, item_timeout_s=2,
+        _hooks=BuildHooks(decode_fn=hang_on_marker),
+    )  # fmt: skip
 
     assert (summary.n_input, summary.n_ok, summary.n_failed, summary.n_skipped) == (3, 2, 1, 0)
     assert summary.invariant_holds and summary.item_timeout_s == 2.0
@@ -92,7 +94,9 @@ def test_a_hung_decode_is_killed_and_the_build_goes_on(spec_dir: Path, tmp_path:
     assert not left, f"processes left behind by the build: {describe(left)}"
 
     # a known timeout is not decoded again (and does not wait again) unless retried
-    again = build_cache([spec], tmp_path / "store", workers=1, decode_fn=hang_on_marker)
+    again = build_cache(
+        [spec], tmp_path / "store", workers=1, _hooks=BuildHooks(decode_fn=hang_on_marker)
+    )
     assert again.n_failed == 1 and again.n_known_failures == 1 and again.n_decoded == 0
 
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.media.media_testkit import make_video as make_coded_video
-from tests.media.media_testkit import read_index
-from tests.store.media_factory import VIDEO_BUDGET, video_rows, write_spec
+from tests.media_kit import make_video, read_index
+from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.store import CachedSampleDataset, FrameStore, StoreMismatchError, build_cache
 
 pytest.importorskip("torch")
@@ -63,7 +62,7 @@ def test_qwen3_vl_timestamps_come_from_the_cache(
 ) -> None:
     # a 10 fps, 30-frame (3.0 s) video whose every frame shows its own number in its colour
     true_fps, n_source = 10, 30
-    made = make_coded_video(spec_dir / "coded.mp4", n_source, true_fps, (128, 72))
+    made = make_video(spec_dir / "coded.mp4", n_source, true_fps, (128, 72))
     spec = write_spec(
         spec_dir,
         "qwen3-task",

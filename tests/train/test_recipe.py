@@ -156,6 +156,8 @@ def test_backend_limits_name_the_backend(folder: Path) -> None:
         "TRL 1.16's GRPOTrainer has no dynamic sampling; set algorithm.params.dynamic_sampling: "
         "false, or use backend openrlhf"
     ]
+    one_gpu = "openrlhf: {gpus_per_node: 1, vllm_engines: 1}\n"  # sized for the small batches
+    dapo = write(folder, RECIPE + "algorithm: {name: dapo}\n" + one_gpu)
     assert load_recipe(dapo, backend="openrlhf").options["--algo.dynamic_filtering_enable"]
     explicit = write(
         folder, RECIPE + "algorithm: {name: dapo, params: {dynamic_sampling: false}}\n"
@@ -169,6 +171,7 @@ def test_backend_limits_name_the_backend(folder: Path) -> None:
         "REINFORCE++: its GRPOTrainer and RLOOTrainer always subtract a per-prompt baseline; use "
         "reinforce_pp_baseline, or backend openrlhf"
     ]
+    plain = write(folder, RECIPE + "algorithm: {name: REINFORCE++}\n" + one_gpu)
     assert load_recipe(plain, backend="openrlhf").options["--algo.advantage.estimator"] == (
         "reinforce"
     )

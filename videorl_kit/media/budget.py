@@ -15,11 +15,23 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from fractions import Fraction
 from typing import Any
 
-__all__ = ["ImageBudgetParams", "VideoBudgetParams", "as_image_budget", "as_video_budget"]
+from videorl_kit.media import geometry
+from videorl_kit.media.errors import BudgetTooSmallError
+
+__all__ = [
+    "ImageBudgetParams",
+    "VideoBudgetParams",
+    "as_image_budget",
+    "as_video_budget",
+    "output_size",
+    "sample_count",
+]
 
 
 @dataclass(frozen=True)
@@ -132,3 +144,52 @@ def as_image_budget(budget: Any) -> ImageBudgetParams:
     if isinstance(budget, ImageBudgetParams):
         return budget
     return ImageBudgetParams(**_collect(budget, ImageBudgetParams, _IMAGE_REQUIRED, "image"))
+
+
+# -- a video budget applied to one file (every decoder uses these) -----------------------------
+
+
+def sample_count(
+    path: str | os.PathLike[str], frame_count: int, fps: Fraction, params: VideoBudgetParams
+) -> int:
+    """Frames to sample (``video_frame_count``), with budget failures as a MediaError.
+
+    Example:
+        >>> sample_count("a.mp4", 150, Fraction(30), VideoBudgetParams())
+        10
+    """
+    try:
+        return geometry.video_frame_count(
+            frame_count,
+            float(fps),
+            fps=params.fps,
+            min_frames=params.min_frames,
+            max_frames=params.max_frames,
+            temporal_patch=params.temporal_patch,
+        )
+    except ValueError as exc:
+        raise BudgetTooSmallError(path, str(exc)) from None
+
+
+def output_size(
+    path: str | os.PathLike[str], height: int, width: int, n_frames: int, params: VideoBudgetParams
+) -> tuple[int, int]:
+    """Resized ``(height, width)`` for frames of a displayed size, as a MediaError on failure.
+
+    Example:
+        >>> output_size("a.mp4", 240, 320, 10, VideoBudgetParams())
+        (252, 308)
+    """
+    try:
+        return geometry.video_frame_size(
+            height,
+            width,
+            n_frames,
+            min_pixels=params.min_pixels,
+            max_pixels=params.max_pixels,
+            total_pixels=params.total_pixels,
+            factor=params.patch,
+            temporal_patch=params.temporal_patch,
+        )
+    except ValueError as exc:
+        raise BudgetTooSmallError(path, str(exc)) from None

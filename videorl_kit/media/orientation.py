@@ -3,7 +3,7 @@
 Phones store portrait video as landscape frames plus a display matrix (or, in old files, a
 ``rotate`` metadata tag) saying how to turn them for display. We apply it like the ``ffmpeg``
 command line's autorotate does, so frames come out the way a player shows them. (decord and
-qwen-vl-utils' readers ignore it; see ``decode.py``.)
+qwen-vl-utils' readers ignore it; see :mod:`videorl_kit.media.decoders.pyav`.)
 
 The orientation is one of eight axis-aligned transforms, named after FFmpeg's filters.
 

@@ -2,7 +2,7 @@
 
 Qwen3-VL writes a ``<t seconds>`` marker before every temporal patch, computed as
 ``frames_indices / fps`` from the ``video_metadata`` it is given. Frames passed without
-metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps (anchors.md, C2).
+metadata get ``range(T)`` indices or a 24 fps default: wrong timestamps.
 :func:`video_metadata_dict` builds that metadata from what the cache stores; pass it with
 ``do_sample_frames=False`` and ``do_resize=False`` so the processor neither re-samples nor
 re-sizes the frames.
@@ -23,10 +23,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["metadata_frame_indices", "video_metadata_dict"]
+__all__ = ["metadata_frame_indices", "processor_outputs", "video_metadata_dict"]
 
 _FIELDS = (
     "frame_indices",
@@ -72,7 +72,7 @@ def metadata_frame_indices(
 def video_metadata_dict(decoded: Any) -> dict[str, Any]:
     """Return a ``transformers.video_utils.VideoMetadata``-compatible dict for the frames.
 
-    ``decoded`` is a :class:`~videorl_kit.media.decode.DecodedVideo`, a cache row object
+    ``decoded`` is a :class:`~videorl_kit.media.decoded.DecodedVideo`, a cache row object
     (e.g. from ``FrameStore.get``) or a mapping with ``frame_indices, timestamps_s,
     source_fps, source_frames, duration_s, height, width`` and ``decoder``. Keys:
     ``total_num_frames, fps, width, height, duration, video_backend, frames_indices`` (``fps``
@@ -97,3 +97,37 @@ def video_metadata_dict(decoded: Any) -> dict[str, Any]:
         "video_backend": str(_get(decoded, "decoder")),
         "frames_indices": metadata_frame_indices(indices, timestamps, fps),
     }
+
+
+def processor_outputs(
+    processor: Any,
+    text: str,
+    videos: Sequence[Any],
+    video_metadata: Sequence[dict[str, Any]],
+    images: Sequence[Any],
+) -> Any:
+    """Run an HF Qwen-VL processor on cached media: one prompt ``text`` (chat template
+    applied) with its videos (uint8 T×H×W×3, metadata from
+    :meth:`~videorl_kit.store.reader.CachedFrames.video_metadata`
+    or :func:`video_metadata_dict`) and images (H×W×3).
+
+    The cache already sampled and resized the frames, so the processor runs with
+    ``do_sample_frames=False`` and ``do_resize=False``; the metadata gives Qwen2.5-VL its
+    ``second_per_grid_ts`` and Qwen3-VL its ``<t seconds>`` markers. Returns the processor's
+    batch (``input_ids``, ``pixel_values_videos``, ``video_grid_thw``, ...), batch size 1.
+
+    Example:
+        >>> out = processor_outputs(processor, text, [frames], [meta], [])  # doctest: +SKIP
+        >>> out["video_grid_thw"].tolist()                                   # doctest: +SKIP
+        [[4, 8, 10]]
+    """
+    from transformers.video_utils import VideoMetadata
+
+    kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt", "do_resize": False}
+    if videos:
+        kwargs["videos"] = [frames.copy() for frames in videos]
+        kwargs["video_metadata"] = [VideoMetadata(**meta) for meta in video_metadata]
+        kwargs["do_sample_frames"] = False
+    if images:
+        kwargs["images"] = [image.copy() for image in images]
+    return processor(**kwargs)

@@ -19,7 +19,12 @@ from rich.progress import (
 from rich.table import Table
 
 from videorl_kit.errors import UserError
-from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, EXIT_BUILD_FAILED
+from videorl_kit.store.build_config import BuildConfig
+from videorl_kit.store.defaults import (
+    DEFAULT_BATCH_ITEMS,
+    DEFAULT_ITEM_TIMEOUT_S,
+    EXIT_BUILD_FAILED,
+)
 from videorl_kit.store.errors import repair_hint
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -88,7 +93,7 @@ def build_cache_command(
     batch_items: Annotated[
         int,
         typer.Option("--batch-items", min=1, help="Items per commit (crash loses at most one)."),
-    ] = 16,
+    ] = DEFAULT_BATCH_ITEMS,
     item_timeout: Annotated[
         float,
         typer.Option(
@@ -139,27 +144,28 @@ def build_cache_command(
     """
     from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import build_cache
+    from videorl_kit.store.identify import decoder_identity
 
-    if engine not in ("local", "ray"):
-        raise UserError(f"--engine must be 'local' or 'ray', not {engine!r}")
+    config = BuildConfig(
+        workers=workers, engine=engine, decoder=decoder,  # type: ignore[arg-type]
+        retry_failed=retry_failed, rehash=rehash, item_timeout_s=item_timeout,
+        max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
+        batch_items=batch_items,
+    )  # fmt: skip
     paths = discover_spec_paths(list(specs))
     if not paths:
         raise UserError("no spec files given (base files starting with '_' are skipped)")
-    kwargs: dict[str, Any] = dict(
-        workers=workers, retry_failed=retry_failed, engine=engine,
-        max_visual_tokens=max_visual_tokens, max_prompt_tokens=max_prompt_tokens,
-        batch_items=batch_items, rehash=rehash, item_timeout_s=item_timeout, decoder=decoder,
-    )  # fmt: skip
+    decoder_identity("video", config.decoder)  # unavailable: one line, before any output
     repaired = _repair_before_build(store, workers, as_json) if repair else None
     _check_existing_store(store)
     if as_json:
-        summary = build_cache(paths, store, **kwargs)
+        summary = build_cache(paths, store, config)
         payload = summary.as_dict()
         if repaired is not None:
             payload["repair"] = repaired.as_dict()
         _print_json(payload)
     else:
-        summary = _build_with_progress(paths, store, kwargs)
+        summary = _build_with_progress(paths, store, config)
         _print_summary(summary)
     code = summary.exit_code(fail_on_error=fail_on_error)
     if code and not as_json:
@@ -174,7 +180,7 @@ def build_cache_command(
         raise typer.Exit(code)
 
 
-def _build_with_progress(paths: list[Any], store: Path, kwargs: dict[str, Any]) -> Any:
+def _build_with_progress(paths: list[Any], store: Path, config: BuildConfig) -> Any:
     from videorl_kit.store.builder import BuildProgress, build_cache
 
     columns = (
@@ -197,7 +203,7 @@ def _build_with_progress(paths: list[Any], store: Path, kwargs: dict[str, Any]) 
                 ok=event.n_ok, failed=event.n_failed, skipped=event.n_skipped,
             )  # fmt: skip
 
-        return build_cache(paths, store, progress=on_progress, **kwargs)
+        return build_cache(paths, store, config, progress=on_progress)
 
 
 def _check_existing_store(store: Path) -> None:

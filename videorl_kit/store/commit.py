@@ -1,12 +1,24 @@
-"""Bounded-batch, idempotent commits of build results into the Lance tables.
+"""The one way a build commits to the Lance tables: bounded, idempotent, recorded.
 
-Decoded rows are buffered and committed when the buffer holds ``batch_items`` items,
-``batch_bytes`` bytes of frames, or has waited ``batch_seconds``. Each commit is one Lance
-transaction per table: frames go in with ``merge_insert("cache_key")
-.when_not_matched_insert_all()`` (insert if absent, so re-running a batch adds nothing),
-failures with an upsert on ``failure_id`` (so ``attempts`` grows on a retry). Lance makes
-a commit visible atomically: a crash loses at most the uncommitted buffer and never leaves
-a partial row.
+Every row a build writes goes through one :class:`BatchCommitter`, whichever engine decoded
+it:
+
+* **Rows** (the local engine's frames rows, every engine's failures) are buffered and
+  committed when the buffer holds ``batch_items`` items, ``batch_bytes`` bytes of frames, or
+  has waited ``batch_seconds``. Each commit is one Lance transaction per table: frames go in
+  with ``merge_insert("cache_key").when_not_matched_insert_all()`` (insert if absent, so
+  re-running a batch adds nothing), failures with an upsert on ``failure_id`` (so
+  ``attempts`` grows on a retry).
+* **Fragments** written elsewhere (the Ray engine's workers write the frames data files) are
+  committed with :meth:`BatchCommitter.commit_fragments`: one ``Append`` transaction, after
+  which the duplicate keys it may have added (another builder committed the same key
+  meanwhile) are settled at once, keeping the earliest row (:func:`settle_keys`).
+* After **every** commit the store's state file records the tables' new versions
+  (:mod:`videorl_kit.store.integrity`), so a manifest lost later is noticed, and
+  ``on_commit`` hears of it (:class:`CommitEvent`).
+
+Lance makes a commit visible atomically: a crash loses at most the uncommitted buffer (or
+chunk) and never leaves a partial row.
 
 Example:
     >>> import tempfile
@@ -25,8 +37,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import lance
 import pyarrow as pa
 
+from videorl_kit.store.defaults import (
+    DEFAULT_BATCH_BYTES,
+    DEFAULT_BATCH_ITEMS,
+    DEFAULT_BATCH_SECONDS,
+)
 from videorl_kit.store.schema import (
     FAILURES_SCHEMA,
     FAILURES_TABLE,
@@ -35,14 +53,12 @@ from videorl_kit.store.schema import (
 )
 from videorl_kit.store.tables import StoreTables
 
-DEFAULT_BATCH_ITEMS = 16
-DEFAULT_BATCH_BYTES = 256 * 1024 * 1024
-DEFAULT_BATCH_SECONDS = 30.0
-
 
 @dataclass(frozen=True)
 class CommitEvent:
-    """Reported after each commit (for progress displays and tests)."""
+    """Reported after each commit (for progress displays and tests): the frames rows it
+    added (net of settled duplicates), the failure rows it wrote, the frames-table version
+    it made."""
 
     frames_rows: int
     failure_rows: int
@@ -69,8 +85,42 @@ def sql_in(column: str, values: list[str]) -> str:
     return f"{column} IN ({', '.join(sql_quote(v) for v in values)})"
 
 
+def settle_keys(frames_uri: str, keys: list[str] | None = None) -> tuple[set[str], int]:
+    """Keep one row per cache key of ``keys`` (None: every key); return (missing keys, removed).
+
+    A key with several rows keeps the one with the lowest row address, i.e. the row
+    committed first (Lance numbers new fragments upwards), whichever builder wrote it; the
+    other copies are deleted in one transaction. Rows of one key are the same decode of
+    the same content, so which copy stays does not change what readers get.
+
+    Example:
+        >>> import tempfile
+        >>> store = StoreTables.create(tempfile.mkdtemp())
+        >>> settle_keys(store.uri("frames"), ["k1"])
+        ({'k1'}, 0)
+    """
+    if keys is not None and not keys:
+        return set(), 0
+    dataset = lance.dataset(frames_uri)
+    where = sql_in("cache_key", sorted(set(keys))) if keys else None
+    found = dataset.to_table(columns=["cache_key"], filter=where, with_row_address=True)
+    addresses: dict[str, list[int]] = {}
+    for key, address in zip(
+        found.column("cache_key").to_pylist(), found.column("_rowaddr").to_pylist(), strict=True
+    ):
+        addresses.setdefault(key, []).append(int(address))
+    missing = set(keys or ()) - set(addresses)
+    doubled = sorted(key for key, found_at in addresses.items() if len(found_at) > 1)
+    later = sorted(a for key in doubled for a in sorted(addresses[key])[1:])
+    if later:
+        dataset.delete(
+            f"{sql_in('cache_key', doubled)} AND _rowaddr IN ({', '.join(map(str, later))})"
+        )
+    return missing, len(later)
+
+
 class BatchCommitter:
-    """Buffers frames and failure rows; commits them in bounded, idempotent batches."""
+    """Commits a build's rows and fragments (see the module notes) and counts what it did."""
 
     def __init__(
         self,
@@ -92,7 +142,6 @@ class BatchCommitter:
         self._bytes = 0
         self._since = time.monotonic()
         self.n_commits = 0
-        self.frames_inserted = 0
         self.bytes_committed = 0
 
     # -- buffering ---------------------------------------------------------------------------
@@ -141,7 +190,6 @@ class BatchCommitter:
             dataset = self.tables.table(FRAMES_TABLE)
             result = dataset.merge_insert("cache_key").when_not_matched_insert_all().execute(table)
             frames_rows = int(result.get("num_inserted_rows", 0))
-            self.frames_inserted += frames_rows
             self.bytes_committed += self._bytes
         if self._failures:
             table = pa.Table.from_pylist(list(self._failures.values()), schema=FAILURES_SCHEMA)
@@ -162,7 +210,45 @@ class BatchCommitter:
         self._bytes = 0
         self._since = time.monotonic()
         if committed:
-            self.n_commits += 1
-            if self.on_commit is not None:
-                version = int(self.tables.table(FRAMES_TABLE).version)
-                self.on_commit(CommitEvent(frames_rows, failure_rows, version))
+            self._committed(frames_rows, failure_rows)
+
+    def commit_fragments(
+        self, fragments: list[Any], keys: list[str], nbytes: dict[str, int]
+    ) -> tuple[set[str], int]:
+        """Append frames ``fragments`` written elsewhere (one ``Append`` commit), then settle
+        their ``keys``; return (keys not in the table afterwards, duplicate rows removed).
+
+        ``nbytes`` gives the bytes of each key's frames cell (for :attr:`bytes_committed`).
+        """
+        if not fragments:
+            return set(keys), 0
+        uri = self.tables.uri(FRAMES_TABLE)
+        read_version = self.tables.table(FRAMES_TABLE).version
+        operation = lance.LanceOperation.Append(fragments)
+        version = int(lance.LanceDataset.commit(uri, operation, read_version=read_version).version)
+        missing, removed = settle_keys(uri, keys)
+        present = [key for key in keys if key not in missing]
+        self.bytes_committed += sum(nbytes.get(key, 0) for key in present)
+        self._committed(len(present) - removed, 0, version)
+        return missing, removed
+
+    def settle_duplicates(self) -> int:
+        """Delete every later copy of a cache key in the frames table; return how many.
+
+        Only a build killed between an ``Append`` and its settling leaves copies. Not a
+        build commit: it is not counted in :attr:`n_commits`.
+        """
+        removed = settle_keys(self.tables.uri(FRAMES_TABLE), None)[1]
+        if removed:
+            self.tables.record_versions()
+        return removed
+
+    def _committed(
+        self, frames_rows: int, failure_rows: int, frames_version: int | None = None
+    ) -> None:
+        self.n_commits += 1
+        self.tables.record_versions()  # a later open notices if this version goes missing
+        if self.on_commit is not None:
+            if frames_version is None:
+                frames_version = int(self.tables.table(FRAMES_TABLE).version)
+            self.on_commit(CommitEvent(frames_rows, failure_rows, frames_version))

@@ -17,6 +17,20 @@ Every task therefore yields exactly one result, and no worker outlives the gener
 workers still running when it finishes (or is closed early) are stopped, and a worker whose
 build process is SIGKILLed exits on its own.
 
+:class:`LocalEngine` is the build's local engine (:mod:`videorl_kit.store.engine`): it runs
+the tasks here and hands every ok row to the build's committer.
+
+**Why not a maintained pool.** pebble 5.2 (per-task time limits, worker replacement) was
+measured as a replacement. Its workers share one task pipe and one result pipe, each guarded
+by a cross-process lock: a worker killed while it holds the result lock (an out-of-memory kill
+while it pickles a large frames result; modelled by a result whose pickling SIGKILLs its
+worker) blocked every other worker's results for pebble's 60 s lock timeout, then failed an
+item that had decoded fine and, 120 s in, broke the pool ("All workers expired"), failing
+every queued item. Here each worker has its own pipe, so only the killed item fails
+(``tests/store/test_parallel_workers.py`` keeps that case). pebble also notices a crash or
+a timeout on a 0.1 s poll (100 crashes took 20 s), where a worker's sentinel wakes this pool
+at once; loky has no per-task time limit, and one crash breaks its whole executor.
+
 Example:
     >>> from videorl_kit.store.worker import DecodeTask, decode_task
     >>> task = DecodeTask("/missing.mp4", "video", {}, "0" * 16, "h", "k", "pyav", "1")
@@ -32,7 +46,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
@@ -41,7 +55,9 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from videorl_kit.errors import VideoRLKitError
+from videorl_kit.store.commit import BatchCommitter
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
+from videorl_kit.store.engine import EngineReport
 from videorl_kit.store.worker import (
     DecodeFn,
     DecodeResult,
@@ -49,6 +65,7 @@ from videorl_kit.store.worker import (
     DecodeTimeoutError,
     ErrorInfo,
     WorkerCrashError,
+    decode_task,
     warm_up,
 )
 
@@ -58,7 +75,7 @@ TASKS_PER_WORKER = 2
 _MAX_BOUNCES = 3
 """A task whose worker died this many times before starting it fails as a crash."""
 
-WORKER_PRELOAD: tuple[str, ...] = ("videorl_kit.store.worker", "videorl_kit.media.decode")
+WORKER_PRELOAD: tuple[str, ...] = ("videorl_kit.store.worker", "videorl_kit.media.decoders.pyav")
 """Modules the ``forkserver`` process imports once, so that every worker it forks starts
 with them loaded (~0.5-0.7 s of imports per worker otherwise, paid again by every build in
 the same process and by every replaced worker). They start no threads that ``fork`` would
@@ -347,3 +364,37 @@ def _worker_died(
     pending.extendleft(reversed(requeue))
     worker.assigned.clear()
     pool.replace(worker)
+
+
+@dataclass
+class LocalEngine:
+    """The local engine: ``run_local`` on ``workers`` processes; ok rows to the committer.
+
+    Example:
+        >>> import tempfile
+        >>> from videorl_kit.store.tables import StoreTables
+        >>> committer = BatchCommitter(StoreTables.create(tempfile.mkdtemp()))
+        >>> task = DecodeTask("/missing.mp4", "video", {}, "0" * 16, "h", "k", "pyav", "1")
+        >>> [r.status for r in LocalEngine(workers=1).run([task], committer)]
+        ['failed']
+    """
+
+    workers: int
+    decode_fn: DecodeFn = decode_task
+    mp_context: str = DEFAULT_MP_CONTEXT
+    item_timeout_s: float | None = DEFAULT_ITEM_TIMEOUT_S
+
+    def run(self, tasks: Sequence[DecodeTask], committer: BatchCommitter) -> Iterator[DecodeResult]:
+        """Decode ``tasks`` here; buffer every ok frames row in ``committer``."""
+        results = run_local(
+            tasks, workers=self.workers, decode_fn=self.decode_fn, mp_context=self.mp_context,
+            item_timeout_s=self.item_timeout_s,
+        )  # fmt: skip
+        for result in results:
+            if result.status == "ok" and result.row is not None:
+                committer.add_frames(result.row)
+            yield result
+
+    def report(self) -> EngineReport:
+        """Nothing to report: the local engine never falls back."""
+        return EngineReport()

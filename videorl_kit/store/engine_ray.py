@@ -1,8 +1,8 @@
-"""Build the frames table through Ray Data (``engine="ray"``): Ray workers decode and write.
+"""The Ray engine (``engine="ray"``): Ray workers decode and write the frames table.
 
-The driver plans the work (the builder hands over only keys not yet in the frames table)
-and cuts it into chunks of ``chunk_items`` tasks (the builder's commit bound,
-``batch_items``). Each chunk goes through one Ray Data pipeline:
+The builder hands over only keys not yet in the frames table; :class:`RayEngine` cuts them
+into chunks of ``chunk_items`` tasks (the build's commit bound, ``batch_items``). Each
+chunk goes through one Ray Data pipeline:
 
 1. **decode**: ``ray.data.from_items`` over the chunk's tasks, then ``map_batches`` of
    :class:`_DecodeBlock` (one CPU per block task). A block task decodes its items in a
@@ -14,55 +14,59 @@ and cuts it into chunks of ``chunk_items`` tasks (the builder's commit bound,
    pickled :class:`~videorl_kit.store.worker.DecodeResult` *without* its frame bytes, the
    pids of the processes that decoded it). No frame byte crosses to the driver.
 3. **write**: the ok rows, cut to the frames-table columns and stamped with ``created_at``
-   (:func:`frames_rows`), are written with ``lance_ray.write_lance(mode="append")`` with the
-   kit's frames schema (field metadata: the blob-encoded ``frames`` column) and the table's
-   data-storage version. Its write tasks run on the Ray workers, each writing one fragment
-   data file; the driver then commits a single Lance ``Append`` transaction for the whole
-   chunk, only after every write task succeeded. A crash loses at most one chunk.
-4. **check**: the chunk's keys are read back (:func:`settle_keys`): a key committed twice
-   (e.g. another builder committed it meanwhile) keeps its earliest row and the later
+   (:func:`frames_rows`), are written by ``lance_ray.LanceFragmentWriter`` with the kit's
+   frames schema (field metadata: the blob-encoded ``frames`` column) and the table's
+   data-storage version: its tasks run on the Ray workers, each writing one fragment data
+   file, and return only the fragments' metadata.
+4. **commit**: once every write task has succeeded, the build's committer commits the
+   chunk's fragments in one Lance ``Append`` transaction and settles the chunk's keys
+   (:meth:`~videorl_kit.store.commit.BatchCommitter.commit_fragments`): a key committed
+   twice (e.g. another builder committed it meanwhile) keeps its earliest row and the later
    copies are deleted; a key missing after the commit fails with
-   :class:`FramesNotCommittedError` (a lost write; retried with ``retry_failed``).
+   :class:`FramesNotCommittedError` (a lost write; retried with ``retry_failed``). A crash
+   loses at most one chunk.
 5. The results go back to the builder, which records failures, skips and samples exactly
-   as for the local engine. Ok results carry ``extra[FRAMES_COMMITTED] = True`` so the
-   builder does not insert their frames a second time.
+   as for the local engine.
 
-Why ``lance_ray.write_lance`` and not ``ray.data.Dataset.write_lance``: Ray 2.60's own Lance
-sink passes ``storage_options_provider`` to ``lance.LanceDataset`` and ``write_fragments``,
-which pylance 14 (the kit's Lance) no longer accepts, so every write fails with a
-``TypeError``. ``lance-ray`` (the Lance project's Ray integration) has the same datasink
-design (fragments written in tasks, one commit on the driver) and follows the pylance API.
+Why lance-ray's fragment writer and not ``ray.data.Dataset.write_lance``: Ray 2.60's own
+Lance sink passes ``storage_options_provider`` to ``lance.LanceDataset`` and
+``write_fragments``, which pylance 14 (the kit's Lance) no longer accepts, so every write
+fails with a ``TypeError``. ``lance-ray`` (the Lance project's Ray integration) writes
+fragments in tasks and follows the pylance API; its writer leaves the commit to the caller,
+so the Ray engine commits through the same committer as the local one.
 
 **Idempotency and crash safety.** The builder plans only uncommitted keys. A retried Ray
 task writes new data files, but only the fragments returned by the successful attempts
 reach the single ``Append`` commit, so a retry never duplicates rows. A build killed
 before a chunk's commit leaves only data files that no table version references (readers
 never see them); a resumed build decodes that chunk again. A build killed between a
-commit and its duplicate check can leave duplicates: every Ray build first runs
-:func:`remove_duplicate_keys` over the whole table (keeping the earliest row per key).
+commit and its settling can leave duplicates: every Ray build first settles the whole
+table (:meth:`~videorl_kit.store.commit.BatchCommitter.settle_duplicates`, keeping the
+earliest row per key).
 
 **When the Ray pipeline fails** (a Ray worker lost beyond its retries, the decode function
 not importable on the workers, a write error, Ray failing to start), the build does not
 stop and does not pretend: the chunk that failed and every later one are decoded by the
-local engine and committed by the builder's committer (``merge_insert``, so keys the
-failed chunk did commit are not inserted twice), and :attr:`RayBuildStats.fallback` says
-why and how many items; the build summary carries it as ``engine_fallback`` and the CLI
-prints it as a warning. Failing those items instead would record an infrastructure problem
-as a property of the media, retried only with ``--retry-failed``.
+local engine (:class:`~videorl_kit.store.engine_local.LocalEngine`) and committed by the
+same committer (``merge_insert``, so keys the failed chunk did commit are not inserted
+twice), and :attr:`RayBuildStats.fallback` says why and how many items; the build summary
+carries it as ``engine_fallback`` and the CLI prints it as a warning. Failing those items
+instead would record an infrastructure problem as a property of the media, retried only
+with ``--retry-failed``.
 
 When no Ray instance is running, one is started for the build (``ray.init(num_cpus=workers)``)
 and shut down afterwards.
 
 Example:
     >>> import tempfile
+    >>> from videorl_kit.store.commit import BatchCommitter
     >>> from videorl_kit.store.tables import StoreTables
-    >>> from videorl_kit.store.worker import decode_task
-    >>> engine = RayFramesBuild(StoreTables.create(tempfile.mkdtemp()), workers=2,
-    ...                         decode_fn=decode_task)
-    >>> list(engine.run([]))  # no tasks: Ray is not started
+    >>> committer = BatchCommitter(StoreTables.create(tempfile.mkdtemp()))
+    >>> engine = RayEngine(workers=2)
+    >>> list(engine.run([], committer))  # no tasks: Ray is not started
     []
-    >>> engine.stats.chunks, engine.stats.fallback
-    (0, None)
+    >>> engine.report().fallback, engine.stats.chunks
+    (None, 0)
 """
 
 from __future__ import annotations
@@ -72,22 +76,22 @@ import os
 import pickle
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from videorl_kit.errors import UserError, VideoRLKitError
-from videorl_kit.store.commit import CommitEvent, sql_in
+from videorl_kit.store.commit import BatchCommitter
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
+from videorl_kit.store.engine import EngineReport
+from videorl_kit.store.engine_local import LocalEngine, run_local
 from videorl_kit.store.schema import FRAMES_SCHEMA, FRAMES_TABLE
-from videorl_kit.store.tables import StoreTables
-from videorl_kit.store.worker import DecodeFn, DecodeResult, DecodeTask, ErrorInfo
+from videorl_kit.store.worker import DecodeFn, DecodeResult, DecodeTask, ErrorInfo, decode_task
 
-FRAMES_COMMITTED = "frames_committed"
-"""``DecodeResult.extra`` key: True when the engine already committed the item's frames row."""
 DECODED_BY_PID = "decoded_by_pid"
 """``DecodeResult.extra`` key: pid of the process that ran the decode function."""
 RAY_TASK_PID = "ray_task_pid"
@@ -194,8 +198,6 @@ class _DecodeBlock:
         self.mp_context = mp_context
 
     def __call__(self, batch: dict[str, Any]) -> pa.Table:
-        from videorl_kit.store.engine_local import run_local
-
         tasks: list[DecodeTask] = [pickle.loads(raw) for raw in batch["task"]]
         results = run_local(
             tasks, workers=1, decode_fn=_RecordPid(self.decode_fn), mp_context=self.mp_context,
@@ -216,62 +218,10 @@ def frames_rows(batch: pa.Table) -> pa.Table:
         >>> frames_rows(DECODED_SCHEMA.empty_table()).schema == FRAMES_SCHEMA
         True
     """
-    import pyarrow.compute as pc
-
     ok = batch.filter(pc.equal(batch.column("status"), "ok"))
     now = pa.array([datetime.now(UTC)] * ok.num_rows, type=FRAMES_SCHEMA.field(_CREATED_AT).type)
     arrays = [ok.column(name) for name in _ROW_COLUMNS] + [now]
     return pa.Table.from_arrays(arrays, names=[*_ROW_COLUMNS, _CREATED_AT]).cast(FRAMES_SCHEMA)
-
-
-# -- duplicate keys --------------------------------------------------------------------------
-
-
-def settle_keys(frames_uri: str, keys: list[str] | None = None) -> tuple[set[str], int]:
-    """Keep one row per cache key of ``keys`` (None: every key); return (missing keys, removed).
-
-    A key with several rows keeps the one with the lowest row address, i.e. the row
-    committed first (Lance numbers new fragments upwards), whichever builder wrote it; the
-    other copies are deleted in one transaction. Rows of one key are the same decode of
-    the same content, so which copy stays does not change what readers get.
-
-    Example:
-        >>> import tempfile
-        >>> store = StoreTables.create(tempfile.mkdtemp())
-        >>> settle_keys(store.uri("frames"), ["k1"])
-        ({'k1'}, 0)
-    """
-    import lance
-
-    if keys is not None and not keys:
-        return set(), 0
-    dataset = lance.dataset(frames_uri)
-    where = sql_in("cache_key", sorted(set(keys))) if keys else None
-    found = dataset.to_table(columns=["cache_key"], filter=where, with_row_address=True)
-    addresses: dict[str, list[int]] = {}
-    for key, address in zip(
-        found.column("cache_key").to_pylist(), found.column("_rowaddr").to_pylist(), strict=True
-    ):
-        addresses.setdefault(key, []).append(int(address))
-    missing = set(keys or ()) - set(addresses)
-    doubled = sorted(key for key, found_at in addresses.items() if len(found_at) > 1)
-    later = sorted(a for key in doubled for a in sorted(addresses[key])[1:])
-    if later:
-        dataset.delete(
-            f"{sql_in('cache_key', doubled)} AND _rowaddr IN ({', '.join(map(str, later))})"
-        )
-    return missing, len(later)
-
-
-def remove_duplicate_keys(frames_uri: str) -> int:
-    """Delete every later copy of a cache key in the frames table; return how many.
-
-    Example:
-        >>> import tempfile
-        >>> remove_duplicate_keys(StoreTables.create(tempfile.mkdtemp()).uri("frames"))
-        0
-    """
-    return settle_keys(frames_uri, None)[1]
 
 
 # -- the driver --------------------------------------------------------------------------------
@@ -326,44 +276,37 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {(lines[-1] if lines else repr(exc))[:300]}"
 
 
-class RayFramesBuild:
-    """One Ray build of the frames table: decode and write in chunks on Ray workers.
+class RayEngine:
+    """The Ray engine: decode and write in chunks on Ray workers, commit through the build.
 
-    ``run(tasks)`` yields one :class:`DecodeResult` per task once its chunk is committed;
-    :attr:`stats` tells what was done (chunks, commits, rows, pids, fallback). See the
-    module docstring for the pipeline, the idempotency rules and the fallback.
-
-    Example:
-        >>> engine = RayFramesBuild(tables, workers=2, decode_fn=decode_task)  # doctest: +SKIP
-        >>> results = list(engine.run(tasks))                                 # doctest: +SKIP
-        >>> engine.stats.fallback is None                                     # doctest: +SKIP
-        True
+    ``run(tasks, committer)`` yields one :class:`DecodeResult` per task once its chunk is
+    committed; :attr:`stats` tells what was done (chunks, commits, rows, pids, fallback).
+    See the module notes for the pipeline, the idempotency rules and the fallback.
     """
 
     def __init__(
         self,
-        tables: StoreTables,
         *,
         workers: int,
-        decode_fn: DecodeFn,
+        decode_fn: DecodeFn = decode_task,
         chunk_items: int = 16,
         mp_context: str = DEFAULT_MP_CONTEXT,
         item_timeout_s: float | None = DEFAULT_ITEM_TIMEOUT_S,
-        on_commit: Callable[[CommitEvent], None] | None = None,
     ):
-        self.tables = tables
-        self.frames_uri = tables.uri(FRAMES_TABLE)
-        self.workers = max(1, int(workers))
-        self.decode_fn = decode_fn
+        self.local = LocalEngine(
+            workers=max(1, int(workers)), decode_fn=decode_fn, mp_context=mp_context,
+            item_timeout_s=item_timeout_s,
+        )  # fmt: skip
         self.chunk_items = max(1, int(chunk_items))
-        self.mp_context = mp_context
-        self.item_timeout_s = item_timeout_s
-        self.on_commit = on_commit
         self.stats = RayBuildStats()
 
-    def run(self, tasks: list[DecodeTask]) -> Iterator[DecodeResult]:
+    def report(self) -> EngineReport:
+        """Why (part of) the build fell back to the local engine, and :attr:`stats`."""
+        return EngineReport(self.stats.fallback, self.stats.as_dict())
+
+    def run(self, tasks: Sequence[DecodeTask], committer: BatchCommitter) -> Iterator[DecodeResult]:
         """Yield one :class:`DecodeResult` per task (ok ones already committed)."""
-        self.stats.duplicates_removed += remove_duplicate_keys(self.frames_uri)
+        self.stats.duplicates_removed += committer.settle_duplicates()
         if not tasks:
             return
         ray = _import_ray()
@@ -375,7 +318,7 @@ class RayFramesBuild:
         ray_data_logger.setLevel(logging.ERROR)  # no per-dataset notices over the progress bar
         try:
             try:
-                started_here = start_local_ray(ray, self.workers)
+                started_here = start_local_ray(ray, self.local.workers)
                 with warnings.catch_warnings():  # Ray's own deprecated-option notices, not ours
                     warnings.simplefilter("ignore", DeprecationWarning)
                     ray.data.DataContext.get_current().enable_progress_bars = False
@@ -385,7 +328,7 @@ class RayFramesBuild:
                 chunks = []
             for number, chunk in enumerate(chunks):
                 try:
-                    results = self._run_chunk(ray, chunk)
+                    results = self._run_chunk(ray, chunk, committer)
                 except Exception as exc:
                     remaining = [t for c in chunks[number:] for t in c]
                     self._fall_back(
@@ -399,29 +342,25 @@ class RayFramesBuild:
             ray_data_logger.setLevel(level)
             if started_here:
                 ray.shutdown()
-        if remaining:
-            from videorl_kit.store.engine_local import run_local
-
-            yield from run_local(
-                remaining, workers=self.workers, decode_fn=self.decode_fn,
-                mp_context=self.mp_context, item_timeout_s=self.item_timeout_s,
-            )  # fmt: skip
+        yield from self.local.run(remaining, committer)
 
     def _fall_back(self, why: str, remaining: list[DecodeTask]) -> None:
         self.stats.fallback_items = len(remaining)
         self.stats.fallback = f"{why}; {len(remaining)} item(s) finished by the local engine"
 
-    def _run_chunk(self, ray: Any, chunk: list[DecodeTask]) -> list[DecodeResult]:
-        """Decode and commit one chunk on the Ray workers; the results, in chunk order."""
-        import lance
+    def _run_chunk(
+        self, ray: Any, chunk: Sequence[DecodeTask], committer: BatchCommitter
+    ) -> list[DecodeResult]:
+        """Decode, write and commit one chunk on the Ray workers; the results, in chunk order."""
         import lance_ray
 
         self.stats.chunks += 1
+        local = self.local
         records = [{"task": pickle.dumps(t, protocol=pickle.HIGHEST_PROTOCOL)} for t in chunk]
         decoded = (
-            ray.data.from_items(records, override_num_blocks=min(len(records), self.workers))
+            ray.data.from_items(records, override_num_blocks=min(len(records), local.workers))
             .map_batches(
-                _DecodeBlock(self.decode_fn, self.item_timeout_s, self.mp_context),
+                _DecodeBlock(local.decode_fn, local.item_timeout_s, local.mp_context),
                 batch_size=None,  # one block = one batch = one supervised decode process
                 batch_format="numpy",
                 num_cpus=1,
@@ -441,43 +380,37 @@ class RayFramesBuild:
             raise RuntimeError(f"the Ray decode returned no result for {len(lost)} task(s)")
         ok_keys = [k for k, r in by_key.items() if r.status == "ok"]
         if ok_keys:
-            storage_version = lance.dataset(self.frames_uri).data_storage_version
-            lance_ray.write_lance(
-                decoded.map_batches(frames_rows, batch_format="pyarrow", batch_size=None),
-                self.frames_uri,
-                mode="append",
+            frames = committer.tables.table(FRAMES_TABLE)
+            writer = lance_ray.LanceFragmentWriter(
+                committer.tables.uri(FRAMES_TABLE),
+                transform=frames_rows,
                 schema=FRAMES_SCHEMA,
-                data_storage_version=storage_version,
-                min_rows_per_file=1,  # every write task writes its own block: no regrouping
+                data_storage_version=frames.data_storage_version,
             )
-            version = int(lance.dataset(self.frames_uri).version)
-            missing, removed = settle_keys(self.frames_uri, ok_keys)
-            self._record_commit(by_key, ok_keys, missing, removed, version)
+            written = decoded.map_batches(writer, batch_format="pyarrow", batch_size=None)
+            fragments = [pickle.loads(row["fragment"]) for row in written.take_all()]
+            nbytes = {k: int(by_key[k].extra.get(FRAMES_NBYTES, 0)) for k in ok_keys}
+            missing, removed = committer.commit_fragments(fragments, ok_keys, nbytes)
+            self._record_commit(by_key, ok_keys, missing, removed)
         return [by_key[t.cache_key] for t in chunk]
 
     def _record_commit(
         self, by_key: dict[str, DecodeResult], ok_keys: list[str], missing: set[str],
-        removed: int, version: int,
+        removed: int,
     ) -> None:  # fmt: skip
-        written = 0
-        for key in ok_keys:
+        for key in missing:
             result = by_key[key]
-            if key in missing:
-                error = FramesNotCommittedError(
-                    f"{result.task.source_uri}: decoded, but its frames row is not in the "
-                    "frames table after the chunk's commit (a lost write); retry with "
-                    "--retry-failed"
-                )
-                by_key[key] = DecodeResult(
-                    result.task, "failed", error=ErrorInfo.from_exception(error),
-                    seconds=result.seconds, extra=result.extra,
-                )  # fmt: skip
-                continue
-            result.extra[FRAMES_COMMITTED] = True
-            self.stats.bytes_written += int(result.extra.get(FRAMES_NBYTES, 0))
-            written += 1
+            error = FramesNotCommittedError(
+                f"{result.task.source_uri}: decoded, but its frames row is not in the "
+                "frames table after the chunk's commit (a lost write); retry with "
+                "--retry-failed"
+            )
+            by_key[key] = DecodeResult(
+                result.task, "failed", error=ErrorInfo.from_exception(error),
+                seconds=result.seconds, extra=result.extra,
+            )  # fmt: skip
+        present = [key for key in ok_keys if key not in missing]
         self.stats.frames_commits += 1
-        self.stats.rows_written += written
+        self.stats.rows_written += len(present)
+        self.stats.bytes_written += sum(int(by_key[k].extra.get(FRAMES_NBYTES, 0)) for k in present)
         self.stats.duplicates_removed += removed
-        if self.on_commit is not None:  # rows this commit added to the table, net of copies
-            self.on_commit(CommitEvent(written - removed, 0, version))

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from videorl_kit.errors import UserError
 from videorl_kit.skip_rules import RULE_DUPLICATE_ID
+from videorl_kit.spec.data import iter_samples
 from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash
 
@@ -116,8 +117,6 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
         >>> collect_inputs([]).n_input
         0
     """
-    from videorl_kit.spec.data import iter_samples
-
     items: dict[MediaItem, MediaItem] = {}
     rows: list[RowRef] = []
     seen_specs: dict[str, Path | None] = {}

@@ -33,9 +33,12 @@ from typing import Any
 import lance
 import pyarrow as pa
 
+from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
+from videorl_kit.store.engine_local import run_local
 from videorl_kit.store.errors import StoreIntegrityError
+from videorl_kit.store.identify import decoder_identity
 from videorl_kit.store.integrity import accept_versions, damaged_files, rolled_back_tables
 from videorl_kit.store.reader import FrameStore
 from videorl_kit.store.samples import STATUS_READY
@@ -183,9 +186,6 @@ def _lost_keys(tables: StoreTables, present: set[str]) -> list[_Damaged]:
 
 def _decode_task(item: _Damaged, budgets: dict[str, dict[str, Any]]) -> DecodeTask | str:
     """The task that re-creates ``item``'s row, or why it cannot be re-created."""
-    from videorl_kit.media.hashing import file_content_hash
-    from videorl_kit.store.builder import decoder_identity
-
     budget = budgets.get(item.budget_hash)
     if budget is None:
         return f"its budget {item.budget_hash} is not recorded in the store"
@@ -240,8 +240,6 @@ def repair_store(
         >>> repair_store(StoreTables.create(tempfile.mkdtemp()).root).changed
         False
     """
-    from videorl_kit.store.engine_local import run_local
-
     tables = StoreTables.open(store_dir, check=False)
     tables.ensure_writable()
     report = RepairReport(store=str(tables.root))

@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from videorl_kit.errors import UserError
 from videorl_kit.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
+from videorl_kit.spec.prompt import render_prompt
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
 from videorl_kit.store.provenance import SpecSource
@@ -204,8 +205,6 @@ def sample_row(
         >>> row["status"], row["prompt"], row["answer"], json.loads(row["row_json"])["source"]
         ('ready', 'Q: 2+2?', '4', 'x')
     """
-    from videorl_kit.spec.prompt import render_prompt
-
     spec, sample = ref.spec, ref.sample
     status, rule, reason, prompt = STATUS_READY, ref.skip_rule, ref.skip_reason, None
     if rule is not None:

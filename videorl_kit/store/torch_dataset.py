@@ -48,6 +48,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.store.collate import collate_samples
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
@@ -280,8 +281,6 @@ class CachedSampleDataset:
         return item
 
     def _process(self, item: dict[str, Any], media: list[CachedFrames]) -> dict[str, Any]:
-        from transformers.video_utils import VideoMetadata
-
         factor = processor_factor(self.processor)
         for cached in media:
             if factor is not None and cached.patch != factor:
@@ -294,15 +293,9 @@ class CachedSampleDataset:
         text = self.processor.apply_chat_template(
             item["messages"], add_generation_prompt=self.add_generation_prompt, tokenize=False
         )
-        kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt"}
-        if item["videos"]:
-            kwargs["videos"] = [frames.copy() for frames in item["videos"]]
-            kwargs["video_metadata"] = [VideoMetadata(**m) for m in item["video_metadata"]]
-            kwargs["do_sample_frames"] = False
-        if item["images"]:
-            kwargs["images"] = [image.copy() for image in item["images"]]
-        kwargs["do_resize"] = False
-        outputs = self.processor(**kwargs)
+        outputs = processor_outputs(
+            self.processor, text, item["videos"], item["video_metadata"], item["images"]
+        )
         return {
             key: (
                 value[0] if key in ("input_ids", "attention_mask", "mm_token_type_ids") else value

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.errors import UserError
+from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
@@ -235,7 +236,6 @@ def check_row(
         >>> check_row(FrameStore.open("cache/").get(key)).status   # doctest: +SKIP
         'ok'
     """
-    from videorl_kit.media.decode import file_content_hash
 
     def result(status: VerifyStatus, detail: str = "", diff: int | None = None) -> RowCheck:
         return RowCheck(cached.cache_key, cached.source_uri, status, detail, diff)

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import time
@@ -27,8 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+import PIL.Image
+
 from videorl_kit.errors import VideoRLKitError
+from videorl_kit.media import geometry
+from videorl_kit.media.container import open_video
+from videorl_kit.media.decode import decode_image, decode_video
+from videorl_kit.media.decoders import DEFAULT_DECODER, get_decoder
+from videorl_kit.media.errors import MediaError
 from videorl_kit.skip_rules import RULE_DATA_TYPE_MISMATCH, RULE_OVER_TOKEN_BUDGET
+from videorl_kit.store.frame_codec import encode_frames
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, SAMPLER_VERSION, canonical_json
 
 Status = Literal["ok", "failed", "skipped"]
@@ -121,11 +129,6 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         >>> row["frames_shape"], row["visual_tokens"]                 # doctest: +SKIP
         ([8, 252, 308, 3], 396)
     """
-    import numpy as np
-
-    from videorl_kit.media import geometry
-    from videorl_kit.store.frame_codec import encode_frames
-
     reported = (getattr(decoded, "decoder", None), getattr(decoded, "decoder_version", None))
     if reported[1] is not None and reported != (task.decoder, task.decoder_version):
         raise ValueError(
@@ -205,8 +208,6 @@ def decode_media(task: DecodeTask) -> Any:
 
     Videos decode with PyAV (slice threads), decord or torchcodec; images with Pillow.
     """
-    from videorl_kit.media.decode import decode_image, decode_video
-
     if task.modality == "video":
         return decode_video(
             task.source_uri, task.budget, decoder=task.decoder, threads=DECODER_THREADS,
@@ -216,17 +217,15 @@ def decode_media(task: DecodeTask) -> Any:
 
 
 def warm_up() -> None:
-    """Import the decoders (PyAV, NumPy, Pillow) now, so a worker's first item is timed fairly.
+    """Load the default decoder (PyAV) now, so a worker's first item is timed fairly.
 
     Called once when a worker process starts, before it takes tasks: the per-item time
-    limit then measures decoding, not interpreter start-up. A missing optional decoder is
-    not an error here (the item that needs it fails with the reason).
+    limit then measures decoding, not interpreter start-up.
 
     Example:
         >>> warm_up()
     """
-    with contextlib.suppress(ImportError):
-        import videorl_kit.media.decode  # noqa: F401
+    get_decoder(DEFAULT_DECODER)
 
 
 def run_task(task: DecodeTask, decode: Callable[[DecodeTask], Any]) -> DecodeResult:
@@ -277,8 +276,6 @@ def declared_type_contradiction(path: str, modality: str) -> str | None:
         >>> declared_type_contradiction(png, "image") is None
         True
     """
-    import PIL.Image
-
     try:
         with PIL.Image.open(path) as image:
             kind: str | None = image.format
@@ -289,9 +286,6 @@ def declared_type_contradiction(path: str, modality: str) -> str | None:
         return f"declared a video, but the file is a {kind} image" if still else None
     if kind is not None:
         return None
-    from videorl_kit.media.container import open_video
-    from videorl_kit.media.errors import MediaError
-
     try:
         container, _ = open_video(path)
     except MediaError:

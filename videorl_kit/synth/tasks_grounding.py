@@ -1,10 +1,11 @@
 """Grounding question builders: temporal, spatial, spatio-temporal and tracking.
 
-Answers follow DESIGN.md's problem-type table and are JSON strings (as EasyVideoR1
-stores them): ``{"time": [s, e]}`` in seconds of the original video, ``{"boxes": [x1, y1,
-x2, y2]}`` in pixels of the original frame (``x2``/``y2`` exclusive), and per-second box
-dictionaries keyed by the whole second as a string (``"2"``). The target always has a
-colour no other shape in the clip has, so "the red circle" names exactly one shape.
+Answers follow the problem types' answer formats (``docs/verifiers.md``) and are JSON
+strings (as EasyVideoR1 stores them): ``{"time": [s, e]}`` in seconds of the original video,
+``{"boxes": [x1, y1, x2, y2]}`` in pixels of the original frame (``x2``/``y2`` exclusive),
+and per-second box dictionaries keyed by the whole second as a string (``"2"``). The target
+always has a colour no other shape in the clip has, so "the red circle" names exactly one
+shape.
 
 Example:
     >>> import json, random

@@ -265,9 +265,9 @@ PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
         "kl_coef": "`beta`",
         "kl_estimator": "fixed by the trainer: k3 (GRPOTrainer), k1 (RLOOTrainer)",
         "dynamic_sampling": "not available",
-        "overlong_buffer": "`soft_punish_cache` of a `trl.rewards.get_soft_overlong_punishment` "
-        "reward",
-        "overlong_penalty": "that reward's weight in `reward_weights`",
+        "overlong_buffer": "`soft_punish_cache` of TRL's `get_soft_overlong_punishment`, added to "
+        "each task's reward",
+        "overlong_penalty": "the multiplier of that penalty",
     },
     "openrlhf": {
         "clip_low": "`--actor.eps_clip_low_high LOW HIGH`",

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from videorl_kit.errors import UserError
+from videorl_kit.train.metrics import TaskSummary
+from videorl_kit.train.run import RunReport, TrainBackend
 from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model, check_family
+
+BackendFactory = Callable[[], TrainBackend]
 
 
 def tiny_model(
@@ -43,6 +51,110 @@ def tiny_model(
     )
 
 
-def register(app: typer.Typer) -> None:
-    """Add the training commands to the ``videorl-kit`` app."""
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def task_table(tasks: list[TaskSummary]) -> Table:
+    """The end-of-run table: per task, logged steps, first / last / mean reward, format rate."""
+    table = Table(title="Rewards per task")
+    table.add_column("task", no_wrap=True)
+    for name in ("steps", "first reward", "last reward", "mean reward", "format rate"):
+        table.add_column(name, justify="right")
+    for task in tasks:
+        table.add_row(
+            task.task, str(task.n_logged), _number(task.first_reward), _number(task.last_reward),
+            _number(task.mean_reward), _number(task.mean_format),
+        )  # fmt: skip
+    return table
+
+
+def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
+    """The ``train`` command, running on the given backends (the CLI layer supplies them)."""
+
+    def train(
+        recipe: Annotated[Path, typer.Argument(help="Training recipe (YAML).")],
+        backend: Annotated[
+            str | None, typer.Option("--backend", help="trl | openrlhf (default: the recipe's).")
+        ] = None,
+        model: Annotated[
+            str | None,
+            typer.Option("--model", help="Model folder, hf://ORG/NAME@REV or tiny:FAMILY."),
+        ] = None,
+        store: Annotated[Path | None, typer.Option("--store", help="Frame store folder.")] = None,
+        max_steps: Annotated[
+            int | None, typer.Option("--max-steps", help="Optimiser steps (overrides optim.steps).")
+        ] = None,
+        output: Annotated[Path | None, typer.Option("--output", help="Run folder.")] = None,
+        resume: Annotated[
+            bool, typer.Option("--resume", help="Continue the run in the output folder.")
+        ] = False,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Check, write the run's inputs, do not train.")
+        ] = False,
+    ) -> None:
+        """Train a model with a recipe: checks everything first, then runs the backend.
+
+        The run folder gets the resolved recipe, every spec's provenance, the library
+        versions, `metrics.jsonl`, checkpoints and the trained model. Bad input (a missing
+        spec or model, an algorithm the backend cannot run, a store built under another
+        budget, a used output folder) is one line each, exit 1, and nothing is written.
+
+        Examples:
+
+          videorl-kit train recipes/tiny-grpo.yaml
+
+          videorl-kit train recipes/tiny-grpo.yaml --max-steps 2 --output runs/try
+
+          videorl-kit train recipes/tiny-grpo.yaml --output runs/try --resume --max-steps 4
+
+          videorl-kit train recipes/qwen2.5-vl-7b-grpo.yaml --backend openrlhf --dry-run
+        """
+        from videorl_kit.train.plan import plan_training
+        from videorl_kit.train.run import run_training
+
+        plan = plan_training(
+            recipe, backend=backend, model=model, store=store, max_steps=max_steps,
+            output=output, resume=resume,
+        )  # fmt: skip
+        factory = backends.get(plan.backend)
+        if factory is None:
+            raise UserError(f"backend {plan.backend!r} is not available in this installation")
+        report = run_training(plan, factory(), dry_run=dry_run)
+        _print_report(report, dry_run)
+
+    return train
+
+
+def _print_report(report: RunReport, dry_run: bool) -> None:
+    console = Console(soft_wrap=True)
+    if dry_run:
+        console.print_json(json.dumps(report.prepared, default=str))
+        console.print(f"dry run: wrote the run's inputs to {report.output_dir}, trained nothing")
+        return
+    if report.tasks:
+        console.print(task_table(report.tasks))
+    console.print(f"run: {report.output_dir}")
+    console.print(f"plot it: videorl-kit plot {report.output_dir}")
+
+
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="A training run folder (has metrics.jsonl).")],
+) -> None:
+    """Write PNG curves of a run: reward per task, format rate, KL, response length.
+
+    Examples:
+
+      videorl-kit plot runs/tiny-grpo
+    """
+    from videorl_kit.train.plot import plot_run
+
+    for path in plot_run(run_dir):
+        typer.echo(str(path))
+
+
+def register(app: typer.Typer, backends: Mapping[str, BackendFactory] | None = None) -> None:
+    """Add ``tiny-model``, ``train`` (on ``backends``, by name) and ``plot`` to the app."""
     app.command("tiny-model")(tiny_model)
+    app.command("train")(make_train(backends or {}))
+    app.command("plot")(plot)

@@ -53,6 +53,7 @@ from videorl_kit.train.algorithms import (
     resolve_params,
     unknown_algorithm_message,
 )
+from videorl_kit.train.openrlhf_limits import openrlhf_problems
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
 RECIPE_KEYS = ("tasks", "algorithm")
@@ -223,9 +224,13 @@ class LoadedRecipe:
     recipe: Recipe
     path: Path
     tasks: list[TaskEntry]
-    algorithm: str
     params: dict[str, Any]
     options: dict[str, Any]
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm's name in the table (aliases resolved)."""
+        return self.recipe.algorithm.name
 
     @property
     def backend(self) -> str:
@@ -247,7 +252,7 @@ class LoadedRecipe:
         """
         data = self.recipe.model_dump(mode="json")
         data["algorithm"] = {
-            "name": self.algorithm,
+            "name": self.recipe.algorithm.name,
             "params": {k: list(v) if isinstance(v, tuple) else v for k, v in self.params.items()},
             "backend_options": self.options,
         }
@@ -379,7 +384,7 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     Example:
         >>> loaded = load_recipe("recipes/tiny-grpo.yaml")
         >>> [t.spec.id for t in loaded.tasks][:2], loaded.algorithm
-        (['synth-count', 'synth-multiple-choice'], 'grpo')
+        (['tiny-count', 'tiny-multiple-choice'], 'grpo')
     """
     try:
         doc = load_yaml_with_includes(path)
@@ -396,14 +401,17 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     folder = doc.root_path.parent
     name, params, options, algorithm_issues = _algorithm_issues(doc, recipe, recipe.backend)
     tasks, task_issues = _task_issues(doc, recipe, folder)
-    issues = [*algorithm_issues, *task_issues]
+    backend_issues = [
+        _at(doc, tuple(path.split(".", 2)), message) for path, message in openrlhf_problems(recipe)
+    ]
+    issues = [*algorithm_issues, *task_issues, *backend_issues]
     if issues:
         raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
     if recipe.algorithm.name != name:
         recipe = recipe.model_copy(
             update={"algorithm": recipe.algorithm.model_copy(update={"name": name})}
         )
-    return LoadedRecipe(recipe, doc.root_path, tasks, name, params, options)
+    return LoadedRecipe(recipe, doc.root_path, tasks, params, options)
 
 
 def validate_recipe(path: str | Path) -> str:

@@ -208,26 +208,24 @@ def build_processor(family: str, tokenizer: Any | None = None) -> Any:
         >>> build_processor("qwen3-vl").video_processor.patch_size
         16
     """
+    from transformers import Qwen2VLImageProcessor
+
     tokenizer = tokenizer if tokenizer is not None else build_tokenizer(family)
-    factor = patch_factor(family)
-    bounds = {"min_pixels": 4 * factor * factor, "max_pixels": 64 * factor * factor}
     if family == "qwen2.5-vl":
-        from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor
-
-        image = Qwen2VLImageProcessor(patch_size=14, merge_size=2, temporal_patch_size=2, **bounds)
-        video = Qwen2VLVideoProcessor(patch_size=14, merge_size=2, temporal_patch_size=2, **bounds)
-        return Qwen2_5_VLProcessor(
-            image_processor=image, tokenizer=tokenizer, video_processor=video,
-            chat_template=chat_template(family),
-        )  # fmt: skip
-    from transformers import Qwen2VLImageProcessor, Qwen3VLProcessor, Qwen3VLVideoProcessor
-
-    image = Qwen2VLImageProcessor(patch_size=16, merge_size=2, temporal_patch_size=2, **bounds)
-    video = Qwen3VLVideoProcessor(patch_size=16, merge_size=2, temporal_patch_size=2, **bounds)
-    return Qwen3VLProcessor(
-        image_processor=image, tokenizer=tokenizer, video_processor=video,
+        from transformers import Qwen2_5_VLProcessor as Processor
+        from transformers import Qwen2VLVideoProcessor as VideoProcessor
+    else:
+        from transformers import Qwen3VLProcessor as Processor
+        from transformers import Qwen3VLVideoProcessor as VideoProcessor
+    factor = patch_factor(family)
+    geometry = {"patch_size": factor // 2, "merge_size": 2, "temporal_patch_size": 2,
+                "min_pixels": 4 * factor * factor, "max_pixels": 64 * factor * factor}  # fmt: skip
+    return Processor(
+        image_processor=Qwen2VLImageProcessor(**geometry),
+        tokenizer=tokenizer,
+        video_processor=VideoProcessor(**geometry),
         chat_template=chat_template(family),
-    )  # fmt: skip
+    )
 
 
 def _token_ids(tokenizer: Any) -> dict[str, int]:
@@ -274,7 +272,7 @@ def build_config(family: str, tokenizer: Any) -> Any:
         text["rope_parameters"] = {
             "rope_type": "default", "rope_theta": 1_000_000.0, "mrope_section": [2, 3, 3],
         }  # fmt: skip
-        vision |= {"patch_size": 14, "window_size": 56, "fullatt_block_indexes": [1]}
+        vision |= {"patch_size": 14, "window_size": 112, "fullatt_block_indexes": [1]}
         config_class: Any = Qwen2_5_VLConfig
     else:
         from transformers import Qwen3VLConfig

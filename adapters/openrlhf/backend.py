@@ -1,0 +1,67 @@
+"""The ``openrlhf`` training backend: write the run bundle, then submit it to a Ray cluster.
+
+``videorl-kit train RECIPE --backend openrlhf --dry-run --output DIR`` writes the bundle
+(:mod:`.bundle`) and prints how to launch it; without ``--dry-run`` the command also submits
+the bundle's job to the Ray cluster named by ``RAY_ADDRESS`` (else the recipe's
+``openrlhf.ray_address``, else a head node on this machine) and follows its logs.
+
+Example:
+    >>> OpenRLHFBackend().name
+    'openrlhf'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from videorl_kit.adapters.openrlhf.bundle import write_bundle
+from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
+from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
+from videorl_kit.errors import UserError
+
+
+def ray_address(recipe: Any) -> str:
+    """Where the job goes: ``RAY_ADDRESS``, else ``openrlhf.ray_address``, else this machine.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> os.environ.pop("RAY_ADDRESS", None) and None
+        >>> ray_address(NS(openrlhf=NS(ray_address=None)))
+        'http://127.0.0.1:8265'
+    """
+    return os.environ.get("RAY_ADDRESS") or recipe.openrlhf.ray_address or DEFAULT_RAY_ADDRESS
+
+
+class OpenRLHFBackend:
+    """Trains through OpenRLHF 0.11.2's Ray PPO engine (``videorl_kit.train.run`` calls it)."""
+
+    name = "openrlhf"
+
+    def check(self, plan: Any) -> None:
+        """Refuse what OpenRLHF cannot load, before anything is written."""
+        model = plan.model
+        if model.kind == "hub" and model.revision:
+            raise UserError(
+                f"model {model.describe()}: OpenRLHF {SUPPORTED_OPENRLHF} loads models by name "
+                "without a revision; download that revision to shared storage "
+                f"(hf download {model.name} --revision {model.revision} --local-dir DIR) and "
+                "set model: DIR"
+            )
+
+    def prepare(self, plan: Any) -> dict[str, Any]:
+        """Write the run bundle into the run folder; return what ``--dry-run`` prints."""
+        bundle = write_bundle(plan)
+        return {
+            "backend": self.name,
+            "bundle": str(bundle.root),
+            "video": bundle.video,
+            "prompts": bundle.prompts,
+            "argv": str(bundle.root / "argv.json"),
+            "launch": bundle.command(),
+        }
+
+    def train(self, plan: Any) -> None:
+        """Submit the bundle's job and follow its logs until it ends."""
+        submit(Path(plan.output_dir).resolve(), ray_address(plan.recipe))

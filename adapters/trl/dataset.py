@@ -1,0 +1,138 @@
+"""The TRL training set: ready samples of the store, their frames read from the cache per access.
+
+:func:`build_train_dataset` makes one ``datasets.Dataset`` of the ready samples of every task,
+mixed by the recipe's weights (``datasets.interleave_datasets`` with probabilities
+weight / sum, every task seen at least once). Its rows hold only text and cache keys; a
+``set_transform`` turns each accessed batch into TRL's layout:
+
+* ``prompt``: the chat messages. TRL 1.16's GRPO has no video path (its prompt tokenisation
+  and log-prob forward carry images only), so each video becomes its cached frames, one
+  image per frame, each after a text item with the frame's timestamp (``<2.5 seconds>``,
+  Qwen3-VL's own marker), then the sample's images, then the rendered task prompt;
+* ``images``: the frames and images as PIL images, read from the Lance cache
+  (:class:`~videorl_kit.store.FrameStore`; never decoded again);
+* ``task_id``, ``sample_id``, ``problem_type``, ``answer``, ``options``: what the reward
+  functions receive as keyword columns.
+
+Frames keep the size they were cached at (the video budget's pixels for frames, the image
+budget's for images): :func:`keep_cached_sizes` widens the processor's resize bounds so no
+cached frame is resized again.
+
+Example:
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> from videorl_kit.train.plan import plan_training
+    >>> dataset = build_train_dataset(plan_training(write_demo_recipe(tempfile.mkdtemp())))
+    >>> row = dataset[0]
+    >>> [part.get("text", "<image>") for part in row["prompt"][-1]["content"]][:4]
+    ['<0.0 seconds>', '<image>', '<1.2 seconds>', '<image>']
+    >>> row["task_id"], len(row["images"]), row["images"][0].size
+    ('demo', 4, (112, 84))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
+from videorl_kit.train.messages import frame_messages
+from videorl_kit.train.plan import TrainPlan
+
+COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "prompt", "system_prompt",
+           "video_keys", "image_keys")  # fmt: skip
+"""Columns of a dataset row (the ``samples`` table's, minus the statistics)."""
+
+PASSED_COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options")
+"""Columns the reward functions receive as keyword arguments."""
+
+FrameSource = Callable[[Sequence[str]], list[CachedFrames]]
+"""Looks up cached media items by cache key (the cache; the benchmark swaps in a decoder)."""
+
+
+class FramePrompts:
+    """The ``set_transform`` that reads a batch's frames and builds its prompts.
+
+    The frame store is opened on first use, in the process that reads the batch.
+    """
+
+    def __init__(self, store_dir: Path, source: FrameSource | None = None):
+        self.store_dir = Path(store_dir)
+        self._source = source
+
+    def _frames(self, keys: Sequence[str]) -> list[CachedFrames]:
+        if self._source is None:
+            self._source = FrameStore.open(self.store_dir).get_many
+        return self._source(list(keys))
+
+    def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        from PIL import Image
+
+        out: dict[str, list[Any]] = {key: batch[key] for key in PASSED_COLUMNS}
+        out["prompt"], out["images"] = [], []
+        for index in range(len(batch["task_id"])):
+            row = {key: batch[key][index] for key in COLUMNS}
+            messages, pictures = frame_messages(
+                row, self._frames(row["video_keys"]), self._frames(row["image_keys"])
+            )
+            out["prompt"].append(messages)
+            out["images"].append([Image.fromarray(np.ascontiguousarray(p)) for p in pictures])
+        return out
+
+
+def task_rows(plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
+    """Each task's ready sample rows (budgets checked against its spec), by task id."""
+    rows = {}
+    for entry in plan.loaded.tasks:
+        dataset = CachedSampleDataset(plan.store, spec=entry.spec)
+        rows[entry.spec.id] = [{key: row[key] for key in COLUMNS} for row in dataset.rows]
+    return rows
+
+
+def build_train_dataset(plan: TrainPlan, source: FrameSource | None = None) -> Any:
+    """The mixed, lazily framed ``datasets.Dataset`` of ``plan``'s tasks (see the module doc)."""
+    from datasets import Dataset, Features, Sequence, Value, interleave_datasets
+
+    features = Features({
+        "task_id": Value("string"), "sample_id": Value("string"),
+        "problem_type": Value("string"), "answer": Value("string"),
+        "options": Sequence(Value("string")), "prompt": Value("string"),
+        "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
+        "image_keys": Sequence(Value("string")),
+    })  # fmt: skip
+    per_task = task_rows(plan)
+    parts = [Dataset.from_list(per_task[e.spec.id], features=features) for e in plan.loaded.tasks]
+    weights = [entry.weight for entry in plan.loaded.tasks]
+    if len(parts) == 1:
+        mixed = parts[0]
+    else:
+        mixed = interleave_datasets(
+            parts,
+            probabilities=[w / sum(weights) for w in weights],
+            seed=plan.recipe.seed,
+            stopping_strategy="all_exhausted",
+        )
+    mixed.set_transform(FramePrompts(plan.store, source))
+    return mixed
+
+
+def keep_cached_sizes(processor: Any, plan: TrainPlan) -> tuple[int, int]:
+    """Widen the processor's image resize bounds to every budget of the run; return them.
+
+    Each cached frame already fits its own budget (video frames the video budget, images the
+    image budget) at a multiple of the resize factor, so with the bounds spanning all
+    budgets the processor keeps every frame's size and a run mixing images and videos keeps
+    both budgets.
+    """
+    budgets = [
+        getattr(entry.spec.budget, modality)
+        for entry in plan.loaded.tasks
+        for modality in ("video", "image")
+    ]
+    low = min(b.min_pixels for b in budgets)
+    high = max(b.max_pixels for b in budgets)
+    processor.image_processor.size = {"shortest_edge": low, "longest_edge": high}
+    return low, high

@@ -1,0 +1,263 @@
+"""Everything checked before a training run writes a byte: :func:`plan_training`.
+
+A :class:`TrainPlan` is a loaded recipe with the command line's overrides applied, its model
+located, its store opened (every task has ready samples cached under the budgets its spec
+declares) and its output folder checked (fresh, or a run of the same recipe to resume). Bad
+input raises :class:`~videorl_kit.errors.UserError` with one line per problem, and nothing
+has been written when it does.
+
+Example:
+    >>> import tempfile
+    >>> from videorl_kit.train.demo import write_demo_recipe
+    >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))  # demo task + its store
+    >>> plan.samples, plan.model.describe(), plan.output_dir.name
+    ({'demo': 4}, 'tiny:qwen2.5-vl', 'demo')
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from videorl_kit.errors import UserError
+from videorl_kit.spec.yaml_source import HUB_SCHEME
+from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
+from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
+
+RESOLVED_RECIPE = "recipe.resolved.yaml"
+"""The resolved recipe in a run folder (written first; marks the folder as a run)."""
+
+BASE_MODEL_DIR = "base-model"
+"""Where a run writes its ``tiny:`` model."""
+
+# Recipe fields a resumed run may change: its length and where things are found.
+_RESUMABLE = ("optim.steps", "store", "output_dir")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where the policy's starting weights come from."""
+
+    kind: str  # "tiny" | "local" | "hub"
+    name: str  # the family, the folder or the repo id
+    revision: str | None = None
+
+    def describe(self) -> str:
+        """How the model is named in messages.
+
+        Example:
+            >>> ModelSource("hub", "Qwen/Qwen2.5-VL-7B-Instruct", "main").describe()
+            'hf://Qwen/Qwen2.5-VL-7B-Instruct@main'
+        """
+        if self.kind == "tiny":
+            return f"{TINY_PREFIX}{self.name}"
+        if self.kind == "hub":
+            return f"{HUB_SCHEME}{self.name}" + (f"@{self.revision}" if self.revision else "")
+        return self.name
+
+
+@dataclass(frozen=True)
+class TrainPlan:
+    """A checked training run: recipe, model, store, output folder and ready samples per task."""
+
+    loaded: LoadedRecipe
+    model: ModelSource
+    store: Path
+    output_dir: Path
+    resume: bool
+    samples: dict[str, int]
+
+    @property
+    def recipe(self) -> Recipe:
+        """The recipe, overrides applied."""
+        return self.loaded.recipe
+
+    @property
+    def backend(self) -> str:
+        """The backend to train with."""
+        return self.loaded.backend
+
+    @property
+    def model_name_or_path(self) -> str:
+        """What ``from_pretrained`` receives: a folder (a tiny model's is in the run), a repo id."""
+        if self.model.kind == "tiny":
+            return str(self.output_dir / BASE_MODEL_DIR)
+        return self.model.name
+
+
+def parse_model(value: str, base: Path) -> ModelSource:
+    """Read a recipe's ``model``: ``tiny:FAMILY``, ``hf://ORG/NAME[@REV]`` or a folder.
+
+    A relative folder is relative to ``base``.
+
+    Example:
+        >>> parse_model("hf://Qwen/Qwen3-VL-8B-Instruct@abc", Path("."))
+        ModelSource(kind='hub', name='Qwen/Qwen3-VL-8B-Instruct', revision='abc')
+        >>> parse_model("tiny:qwen3-vl", Path(".")).kind
+        'tiny'
+    """
+    if value.startswith(TINY_PREFIX):
+        return ModelSource("tiny", value[len(TINY_PREFIX) :])
+    if value.startswith(HUB_SCHEME):
+        repo, _, revision = value[len(HUB_SCHEME) :].partition("@")
+        return ModelSource("hub", repo, revision or None)
+    path = Path(value).expanduser()
+    return ModelSource("local", str(path if path.is_absolute() else base / path))
+
+
+def local_patch_factor(folder: Path) -> int | None:
+    """The resize factor (patch × merge) a local model's saved processor uses, if it says.
+
+    Example:
+        >>> local_patch_factor(Path("no-such-folder")) is None
+        True
+    """
+    for name in ("processor_config.json", "preprocessor_config.json"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        image = data.get("image_processor", data)
+        patch, merge = image.get("patch_size"), image.get("merge_size")
+        if isinstance(patch, int) and isinstance(merge, int):
+            return patch * merge
+    return None
+
+
+def check_patch_factor(loaded: LoadedRecipe, model: ModelSource, factor: int | None) -> None:
+    """Refuse tasks whose frames were cached for another resize factor than the model's.
+
+    ``factor`` is the model processor's patch × merge (None: unknown, nothing to check).
+    """
+    for entry in loaded.tasks:
+        for modality in ("video", "image"):
+            patch = getattr(entry.spec.budget, modality).patch
+            if factor is not None and patch != factor:
+                raise UserError(
+                    f"task {entry.spec.id}: budget.{modality}.patch {patch} does not fit model "
+                    f"{model.describe()} (resize factor {factor}); set `patch: {factor}` in "
+                    f"{entry.spec.source_file} and build the cache again"
+                )
+
+
+def _check_model(loaded: LoadedRecipe, model: ModelSource) -> None:
+    if model.kind == "hub":
+        return  # fetched, then checked, by the backend
+    if model.kind == "tiny":
+        check_patch_factor(loaded, model, patch_factor(model.name))
+        return
+    folder = Path(model.name)
+    if not (folder / "config.json").is_file():
+        what = "does not exist" if not folder.exists() else "has no config.json"
+        raise UserError(f"model {model.name}: {what} (recipe {loaded.path})")
+    check_patch_factor(loaded, model, local_patch_factor(folder))
+
+
+def _check_store(loaded: LoadedRecipe, store: Path) -> dict[str, int]:
+    """Ready samples per task, each checked against its spec's budgets."""
+    from videorl_kit.store import CachedSampleDataset
+
+    return {
+        entry.spec.id: len(CachedSampleDataset(store, spec=entry.spec)) for entry in loaded.tasks
+    }
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {prefix: data}
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        flat |= _flatten(value, f"{prefix}.{key}" if prefix else str(key))
+    return flat
+
+
+def _check_output(loaded: LoadedRecipe, output_dir: Path, resume: bool) -> None:
+    saved = output_dir / RESOLVED_RECIPE
+    if not resume:
+        if output_dir.exists() and any(output_dir.iterdir()):
+            raise UserError(
+                f"output folder {output_dir} is not empty; pass --resume to continue the run "
+                "in it, or choose another --output"
+            )
+        return
+    if not saved.is_file():
+        raise UserError(f"--resume: {output_dir} holds no run ({RESOLVED_RECIPE} is missing)")
+    before = _flatten(yaml.safe_load(saved.read_text(encoding="utf-8")))
+    now = _flatten(json.loads(json.dumps(loaded.resolved_dict())))
+    changed = sorted(
+        key
+        for key in before.keys() | now.keys()
+        if before.get(key) != now.get(key) and not key.startswith(_RESUMABLE)
+    )
+    if changed:
+        raise UserError(
+            f"--resume: the recipe differs from the run in {output_dir} in {', '.join(changed)}; "
+            "only optim.steps (--max-steps), the store and the output folder may change"
+        )
+
+
+def _check_logging(loaded: LoadedRecipe) -> None:
+    for wanted, module, package in (
+        (loaded.recipe.logging.tensorboard, "tensorboard", "tensorboard"),
+        (loaded.recipe.logging.wandb, "wandb", "wandb"),
+    ):
+        if wanted and importlib.util.find_spec(module) is None:
+            raise UserError(
+                f"{loaded.path}: logging.{module} is on but {package} is not installed "
+                f"(pip install {package}, or set logging.{module}: false)"
+            )
+
+
+def plan_training(
+    recipe: str | Path,
+    *,
+    backend: str | None = None,
+    model: str | None = None,
+    store: str | Path | None = None,
+    max_steps: int | None = None,
+    output: str | Path | None = None,
+    resume: bool = False,
+) -> TrainPlan:
+    """Load ``recipe``, apply the command line's overrides and check everything; write nothing.
+
+    Paths given here (``store``, ``output``, a ``model`` folder) are relative to the working
+    directory; paths in the recipe are relative to the recipe's file.
+
+    Example:
+        >>> plan_training("recipes/tiny-grpo.yaml", model="no/such/model")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.errors.UserError: model .../no/such/model: does not exist (recipe recipes/...)
+    """
+    loaded = load_recipe(recipe, backend=backend)
+    if max_steps is not None:
+        if max_steps < 1:
+            raise UserError(f"--max-steps must be at least 1, not {max_steps}")
+        optim = loaded.recipe.optim.model_copy(update={"steps": max_steps})
+        loaded = _with_recipe(loaded, optim=optim)
+    if model:
+        loaded = _with_recipe(loaded, model=parse_model(model, Path.cwd()).describe())
+    source = parse_model(loaded.recipe.model, loaded.path.parent)
+    store_dir = Path(store) if store is not None else loaded.resolve(loaded.recipe.store)
+    output_dir = Path(output) if output is not None else loaded.resolve(loaded.recipe.output_dir)
+    if store is not None:
+        loaded = _with_recipe(loaded, store=str(store_dir))
+    if output is not None:
+        loaded = _with_recipe(loaded, output_dir=str(output_dir))
+    _check_model(loaded, source)
+    _check_logging(loaded)
+    _check_output(loaded, output_dir, resume)
+    samples = _check_store(loaded, store_dir)
+    return TrainPlan(loaded, source, store_dir, output_dir, resume, samples)
+
+
+def _with_recipe(loaded: LoadedRecipe, **update: Any) -> LoadedRecipe:
+    return replace(loaded, recipe=loaded.recipe.model_copy(update=update))

@@ -1,0 +1,98 @@
+"""PNG curves of a run from its ``metrics.jsonl``: rewards per task, format rate, KL, length.
+
+matplotlib is imported when plotting (Agg backend, no display needed).
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from videorl_kit.train.metrics import MetricsLog
+    >>> run = pathlib.Path(tempfile.mkdtemp())
+    >>> log = MetricsLog(run / "metrics.jsonl")
+    >>> for step in (1, 2):
+    ...     log.append(step, {"rewards/count/mean": step / 4, "count/format": 0.5, "kl": 0.01})
+    >>> sorted(p.name for p in plot_run(run))
+    ['format_rate.png', 'kl.png', 'reward_per_task.png']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from videorl_kit.errors import UserError
+from videorl_kit.train.metrics import (
+    METRICS_FILE,
+    format_key,
+    read_metrics,
+    reward_key,
+    series,
+    task_ids,
+)
+
+PLOTS_DIR = "plots"
+
+MetricKey = str | Callable[[str], str]
+"""A fixed metric name, or a function from a task id to that task's metric name."""
+
+# file name, title, y label, metric
+FIGURES: tuple[tuple[str, str, str, MetricKey], ...] = (
+    ("reward_per_task.png", "Mean reward per task", "reward", reward_key),
+    ("format_rate.png", "Format rate per task", "share in format", format_key),
+    ("kl.png", "KL to the reference model", "KL", "kl"),
+    ("response_length.png", "Mean response length", "tokens", "completions/mean_length"),
+)
+
+
+def _lines(
+    records: list[dict[str, Any]], metric: MetricKey
+) -> list[tuple[str, list[int], list[float]]]:
+    keys = (
+        [(metric, metric)]
+        if isinstance(metric, str)
+        else [(task, metric(task)) for task in task_ids(records)]
+    )
+    lines = []
+    for label, key in keys:
+        steps, values = series(records, key)
+        if steps:
+            lines.append((label, steps, values))
+    return lines
+
+
+def plot_run(run_dir: str | Path) -> list[Path]:
+    """Write the run's curves to ``RUN_DIR/plots/*.png``; return the files written.
+
+    A figure whose metrics were never logged (no KL without a reference model) is left out.
+    Raises :class:`UserError` when the folder has no ``metrics.jsonl`` or it is empty.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    run = Path(run_dir)
+    path = run / METRICS_FILE
+    if not path.is_file():
+        raise UserError(f"{run}: no {METRICS_FILE} (is it a training run folder?)")
+    records = read_metrics(path)
+    if not records:
+        raise UserError(f"{path}: no logged steps yet")
+    out = run / PLOTS_DIR
+    out.mkdir(exist_ok=True)
+    written = []
+    for name, title, ylabel, metric in FIGURES:
+        lines = _lines(records, metric)
+        if not lines:
+            continue
+        figure, axes = plt.subplots(figsize=(7, 4))
+        for label, steps, values in lines:
+            axes.plot(steps, values, marker="o" if len(steps) < 30 else None, label=label)
+        axes.set(title=f"{title} ({run.name})", xlabel="step", ylabel=ylabel)
+        axes.grid(alpha=0.3)
+        if len(lines) > 1:
+            axes.legend(fontsize="small")
+        figure.tight_layout()
+        figure.savefig(out / name, dpi=100)
+        plt.close(figure)
+        written.append(out / name)
+    return written
