@@ -134,6 +134,26 @@ def _train(recipe: Path, source: Any = None) -> list[dict[str, Any]]:
     return [r for r in read_metrics(plan.output_dir / "metrics.jsonl") if "loss" in r]
 
 
+def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[str, float]:
+    """Median seconds to read one step's rows (2 prompts x 4 completions, as TRL reads them)
+    through the training dataset, per frame source; sources interleaved in every repeat."""
+    from videorl_kit.adapters.trl.dataset import build_train_dataset
+    from videorl_kit.train.plan import plan_training
+
+    plan = plan_training(recipe)
+    datasets = {label: build_train_dataset(plan, source) for label, source in sources.items()}
+    n = len(next(iter(datasets.values())))
+    times: dict[str, list[float]] = {label: [] for label in sources}
+    for repeat in range(repeats):
+        first, second = (2 * repeat) % n, (2 * repeat + 1) % n
+        indices = [first] * 4 + [second] * 4
+        for label, dataset in datasets.items():
+            started = time.perf_counter()
+            dataset[indices]
+            times[label].append(time.perf_counter() - started)
+    return {label: statistics.median(values) for label, values in times.items()}
+
+
 def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     from videorl_kit.store import build_cache
     from videorl_kit.train.tiny_model import build_tiny_model
@@ -161,23 +181,29 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     source = DecodingSource(store)
     source.check_equal_to_cache()
     times = {}
-    for label in ("cache", "decode", "cache_again"):  # interleaved: load hits both alike
+    for label in ("cache", "decode", "cache_again", "data"):  # interleaved: load hits both alike
         recipe = work / f"speed-{label}.yaml"
         recipe.write_text(SPEED_RECIPE.format(
             model=model, tasks=", ".join(str(s) for s in specs), store=store,
             steps=steps, output=work / f"run-{label}",
         ))  # fmt: skip
+        if label == "data":
+            break
         records = _train(recipe, source if label == "decode" else None)
         times[label] = [r["step_time"] for r in records[1:]]
         figures[f"{label}_rewards"] = [r.get("reward") for r in records]
+    figures["decodes_in_decode_run"] = source.decodes
+    figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
     cache_times = times["cache"] + times["cache_again"]
     figures["seconds_per_step_cache"] = statistics.mean(cache_times)
     figures["seconds_per_step_decode"] = statistics.mean(times["decode"])
     figures["decode_over_cache"] = (
         figures["seconds_per_step_decode"] / figures["seconds_per_step_cache"]
     )
-    figures["decodes_in_decode_run"] = source.decodes
-    figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
+    data = data_seconds(work / "speed-data.yaml", {"cache": None, "decode": source}, 10)
+    figures["data_seconds_per_step_cache"] = data["cache"]
+    figures["data_seconds_per_step_decode"] = data["decode"]
+    figures["data_decode_over_cache"] = data["decode"] / data["cache"]
     return figures
 
 
@@ -325,7 +351,10 @@ def main() -> None:
                 f"(a) seconds per GRPO step, frames from the cache: "
                 f"{speed['seconds_per_step_cache']:.2f}; decoded every step: "
                 f"{speed['seconds_per_step_decode']:.2f}; decode / cache = "
-                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']})"
+                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']})\n"
+                f"    reading one step's rows: cache {speed['data_seconds_per_step_cache']:.3f} s, "
+                f"decoding {speed['data_seconds_per_step_decode']:.3f} s "
+                f"({speed['data_decode_over_cache']:.1f}x)"
             )
         if args.part in ("learning", "both"):
             figures["learning"] = learn = bench_learning(
