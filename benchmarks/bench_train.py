@@ -30,6 +30,7 @@ import dataclasses
 import json
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,13 +96,11 @@ class DecodingSource:
 
         frames = FrameStore.open(store)
         self.meta = {key: frames.get(key) for key in frames.keys()}  # noqa: SIM118
-        self.decodes = 0
 
     def decode(self, key: str) -> Any:
         from videorl_kit.media.decode import decode_image, decode_video
 
         cached = self.meta[key]
-        self.decodes += 1
         if cached.modality == "image":
             image = decode_image(cached.source_uri, cached.budget)
             return dataclasses.replace(cached, frames=image.frames)
@@ -119,7 +118,6 @@ class DecodingSource:
             again = self.decode(key)
             if not np.array_equal(again.frames, cached.frames):
                 raise SystemExit(f"decoded frames differ from the cache for {cached.source_uri}")
-        self.decodes = 0
 
 
 def _train(recipe: Path, source: Any = None) -> list[dict[str, Any]]:
@@ -154,6 +152,28 @@ def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[st
     return {label: statistics.median(values) for label, values in times.items()}
 
 
+def _train_in_subprocess(recipe: Path, *, decode: bool) -> list[dict[str, Any]]:
+    """Run :func:`_train` on ``recipe`` in a fresh Python process; return its step records."""
+    command = [sys.executable, __file__, "--single-run", str(recipe)]
+    done = subprocess.run(
+        [*command, "--decode"] if decode else command,
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"training run {recipe.name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def single_run(recipe: Path, decode: bool) -> None:
+    """``--single-run``: train ``recipe`` (frames decoded again if ``decode``), print records."""
+    from videorl_kit.train.recipe import load_recipe
+
+    loaded = load_recipe(recipe)
+    source = DecodingSource(loaded.resolve(loaded.recipe.store))
+    records = _train(recipe, source if decode else None)
+    print(json.dumps(records))
+
+
 def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     from videorl_kit.store import build_cache
     from videorl_kit.train.tiny_model import build_tiny_model
@@ -180,22 +200,24 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     figures: dict[str, Any] = {"budget": budget, "steps": steps}
     source = DecodingSource(store)
     source.check_equal_to_cache()
-    times = {}
-    for label in ("cache", "decode", "cache_again", "data"):  # interleaved: load hits both alike
+    # each run in a fresh process (step times drift upward across runs in one process), both
+    # sources twice, interleaved, so that background load hits both alike
+    times: dict[str, list[float]] = {"cache": [], "decode": []}
+    for label in ("cache", "decode", "cache-2", "decode-2", "data"):
         recipe = work / f"speed-{label}.yaml"
         recipe.write_text(SPEED_RECIPE.format(
             model=model, tasks=", ".join(str(s) for s in specs), store=store,
             steps=steps, output=work / f"run-{label}",
         ))  # fmt: skip
         if label == "data":
-            break
-        records = _train(recipe, source if label == "decode" else None)
-        times[label] = [r["step_time"] for r in records[1:]]
-        figures[f"{label}_rewards"] = [r.get("reward") for r in records]
-    figures["decodes_in_decode_run"] = source.decodes
+            continue
+        kind = label.split("-")[0]
+        records = _train_in_subprocess(recipe, decode=kind == "decode")
+        times[kind] += [r["step_time"] for r in records[1:]]
+        figures[f"{label}_seconds_per_step"] = statistics.mean(r["step_time"] for r in records[1:])
+        figures.setdefault(f"{kind}_rewards", [r.get("reward") for r in records])
     figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
-    cache_times = times["cache"] + times["cache_again"]
-    figures["seconds_per_step_cache"] = statistics.mean(cache_times)
+    figures["seconds_per_step_cache"] = statistics.mean(times["cache"])
     figures["seconds_per_step_decode"] = statistics.mean(times["decode"])
     figures["decode_over_cache"] = (
         figures["seconds_per_step_decode"] / figures["seconds_per_step_cache"]
@@ -341,7 +363,12 @@ def main() -> None:
     parser.add_argument("--warmup-steps", type=int, default=150)
     parser.add_argument("--learning-lr", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--single-run", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--decode", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.single_run:
+        single_run(args.single_run, args.decode)
+        return
     figures: dict[str, Any] = {"machine": f"{platform.platform()}, {platform.processor()}"}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
