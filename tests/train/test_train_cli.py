@@ -1,5 +1,6 @@
 """`videorl-kit train` and `plot` from the command line: bad input is one line, exit 1, nothing
-written; a dry run writes the run's inputs; plots come from metrics.jsonl."""
+written; a dry run writes the run's inputs; a real run ends with a table per task and its
+plots come from metrics.jsonl."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from tests.train import world
 from videorl_kit.cli import app
+from videorl_kit.train.metrics import read_metrics
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -151,3 +153,23 @@ def test_a_sample_whose_frames_are_gone_is_named(train_world: Path, tmp_path: Pa
     message = refused([str(recipe)], tmp_path / "run")
     assert f"has no cached frames ({key}); build it with `videorl-kit build-cache" in message
     assert ": sample " in message
+
+
+def test_train_prints_a_table_per_task_then_plot_draws_the_run(
+    recipe: Path, tmp_path: Path
+) -> None:
+    """Two real GRPO steps from the command line: progress bar, per-task table, run folder."""
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["train", str(recipe), "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert "GRPO step 2/2" in result.stderr and "ETA" in result.stderr
+    table = result.stdout[result.stdout.index("Rewards per task") :]
+    assert {r["step"] for r in read_metrics(run / "metrics.jsonl")} == {1, 2}
+    for task in ("count", "multiple-choice", "boolean", "image-count", "parity", "routing"):
+        assert f" {task} " in table, table
+    assert f"run: {run}" in result.stdout and f"plot it: videorl-kit plot {run}" in result.stdout
+    plotted = runner.invoke(app, ["plot", str(run)])
+    assert plotted.exit_code == 0, plotted.output
+    assert sorted(Path(line).name for line in plotted.stdout.split()) == [
+        "format_rate.png", "kl.png", "response_length.png", "reward_per_task.png",
+    ]  # fmt: skip
