@@ -59,7 +59,7 @@ seed: 0
 LEARNING_SPEC = """\
 include: {parent}
 id: bench-learn
-data: {{path: {data}, media_root: {media}}}
+data: {{path: {data}, media_root: {media}, allow_absolute_paths: true}}
 budget:
   video: {{fps: 2.0, min_frames: 2, max_frames: 2, min_pixels: 784, max_pixels: 3136, patch: 28}}
 """
@@ -298,7 +298,9 @@ def plot_learning(records: list[dict[str, Any]], title: str, path: Path) -> None
     plt.close(figure)
 
 
-def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict[str, Any]:
+def bench_learning(
+    work: Path, steps: int, warmup_steps: int, lr: float, curve: Path = CURVE
+) -> dict[str, Any]:
     from videorl_kit.store import build_cache
     from videorl_kit.train.plan import plan_training
     from videorl_kit.train.tiny_model import build_tiny_model
@@ -325,7 +327,7 @@ def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict
     formats = [r.get("bench-learn/format") for r in records]
     accuracy = [r.get("bench-learn/accuracy") for r in records]
     title = f"Tiny Qwen2.5-VL, GRPO on synth-boolean after {warmup_steps} warm-up steps"
-    plot_learning(records, title, CURVE)
+    plot_learning(records, title, curve)
     head, tail = rewards[:20], rewards[-20:]
 
     def mean(values: list[Any]) -> float:
@@ -344,7 +346,7 @@ def bench_learning(work: Path, steps: int, warmup_steps: int, lr: float) -> dict
         "format_last_20": mean(formats[-20:]),
         "accuracy_first_20": mean(accuracy[:20]),
         "accuracy_last_20": mean(accuracy[-20:]),
-        "curve": str(CURVE.relative_to(REPO)),
+        "curve": str(curve),
         "reward_per_step": rewards,
         "format_per_step": formats,
     }
@@ -364,6 +366,7 @@ def main() -> None:
     parser.add_argument("--warmup-steps", type=int, default=150)
     parser.add_argument("--learning-lr", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--curve", type=Path, default=CURVE, help="learning curve PNG")
     parser.add_argument("--single-run", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--decode", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -386,7 +389,7 @@ def main() -> None:
             )
         if args.part in ("learning", "both"):
             figures["learning"] = learn = bench_learning(
-                work, args.learning_steps, args.warmup_steps, args.learning_lr
+                work, args.learning_steps, args.warmup_steps, args.learning_lr, args.curve
             )
             print(
                 f"(b) mean reward, first 20 steps {learn['reward_first_20']:.3f} -> last 20 "
