@@ -7,8 +7,11 @@ Two parts, on the synthetic data (``videorl-kit synth``; no download):
     once with each row's frames read from the Lance cache (what ``videorl-kit train`` does),
     once with each row's media decoded, sampled and resized again from the source files
     every time the trainer reads it (``decode_video`` / ``decode_image`` under the same
-    budgets; checked equal to the cached frames first). The figure is the ratio of the mean
-    TRL ``step_time`` after the first step. EasyVideoR1 reports 1.47x per step from its cache
+    budgets; checked equal to the cached frames first). The figure is the ratio of the median
+    wall-clock seconds per optimiser step after the first (one step's end to the next: the
+    batch's frames are read, then TRL generates, scores and updates; TRL's own ``step_time``
+    leaves the reading out, so it is printed beside as the model's share). Each run is its
+    own process, both sources twice, interleaved. EasyVideoR1 reports 1.47x per step from its cache
     on 32 GPUs with Qwen3-VL-8B; there decoding happens three times a step (dataset,
     rollout, actor), here once (TRL reuses a batch's images for its forward passes).
 (b) **Learning check.** The tiny model, warmed up by a short supervised pass on gold answers
@@ -34,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -120,16 +124,28 @@ class DecodingSource:
                 raise SystemExit(f"decoded frames differ from the cache for {cached.source_uri}")
 
 
-def _train(recipe: Path, source: Any = None) -> list[dict[str, Any]]:
-    """Run a recipe through the kit's TRL backend; ``source`` replaces where frames come from."""
+def _train(recipe: Path, source: Any = None) -> tuple[list[dict[str, Any]], list[float]]:
+    """Run a recipe through the kit's TRL backend; ``source`` replaces where frames come from.
+
+    Returns the step records and the wall-clock seconds of every step after the first.
+    """
+    from transformers import TrainerCallback
+
     from videorl_kit.adapters.trl import TrlBackend
     from videorl_kit.train.metrics import read_metrics
     from videorl_kit.train.plan import plan_training
     from videorl_kit.train.run import run_training
 
+    ends: list[float] = []
+
+    class StepClock(TrainerCallback):
+        def on_step_end(self, *args: Any, **kwargs: Any) -> None:
+            ends.append(time.perf_counter())
+
     plan = plan_training(recipe)
-    run_training(plan, TrlBackend(frame_source=source))
-    return [r for r in read_metrics(plan.output_dir / "metrics.jsonl") if "loss" in r]
+    run_training(plan, TrlBackend(frame_source=source, callbacks=[StepClock()]))
+    records = [r for r in read_metrics(plan.output_dir / "metrics.jsonl") if "loss" in r]
+    return records, [later - earlier for earlier, later in pairwise(ends)]
 
 
 def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[str, float]:
@@ -152,8 +168,8 @@ def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[st
     return {label: statistics.median(values) for label, values in times.items()}
 
 
-def _train_in_subprocess(recipe: Path, *, decode: bool) -> list[dict[str, Any]]:
-    """Run :func:`_train` on ``recipe`` in a fresh Python process; return its step records."""
+def _train_in_subprocess(recipe: Path, *, decode: bool) -> tuple[list[dict[str, Any]], list[float]]:
+    """Run :func:`_train` on ``recipe`` in a fresh Python process; return what it returns."""
     command = [sys.executable, __file__, "--single-run", str(recipe)]
     done = subprocess.run(
         [*command, "--decode"] if decode else command,
@@ -161,17 +177,18 @@ def _train_in_subprocess(recipe: Path, *, decode: bool) -> list[dict[str, Any]]:
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"training run {recipe.name} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    records, walls = json.loads(done.stdout.strip().splitlines()[-1])
+    return records, walls
 
 
 def single_run(recipe: Path, decode: bool) -> None:
-    """``--single-run``: train ``recipe`` (frames decoded again if ``decode``), print records."""
+    """``--single-run``: train ``recipe`` (frames decoded again if ``decode``), print what
+    :func:`_train` returns as JSON."""
     from videorl_kit.train.recipe import load_recipe
 
     loaded = load_recipe(recipe)
     source = DecodingSource(loaded.resolve(loaded.recipe.store))
-    records = _train(recipe, source if decode else None)
-    print(json.dumps(records))
+    print(json.dumps(_train(recipe, source if decode else None)))
 
 
 def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
@@ -203,7 +220,8 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     source.check_equal_to_cache()
     # each run in a fresh process (step times drift upward across runs in one process), both
     # sources twice, interleaved, so that background load hits both alike
-    times: dict[str, list[float]] = {"cache": [], "decode": []}
+    walls: dict[str, list[float]] = {"cache": [], "decode": []}
+    model_times: dict[str, list[float]] = {"cache": [], "decode": []}
     for label in ("cache", "decode", "cache-2", "decode-2", "data"):
         recipe = work / f"speed-{label}.yaml"
         recipe.write_text(SPEED_RECIPE.format(
@@ -213,13 +231,15 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
         if label == "data":
             continue
         kind = label.split("-")[0]
-        records = _train_in_subprocess(recipe, decode=kind == "decode")
-        times[kind] += [r["step_time"] for r in records[1:]]
-        figures[f"{label}_seconds_per_step"] = statistics.mean(r["step_time"] for r in records[1:])
+        records, run_walls = _train_in_subprocess(recipe, decode=kind == "decode")
+        walls[kind] += run_walls
+        model_times[kind] += [r["step_time"] for r in records[1:]]
+        figures[f"{label}_wall_seconds_per_step"] = run_walls
         figures.setdefault(f"{kind}_rewards", [r.get("reward") for r in records])
     figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
-    figures["seconds_per_step_cache"] = statistics.mean(times["cache"])
-    figures["seconds_per_step_decode"] = statistics.mean(times["decode"])
+    for kind in ("cache", "decode"):
+        figures[f"seconds_per_step_{kind}"] = statistics.median(walls[kind])
+        figures[f"trl_step_time_{kind}"] = statistics.median(model_times[kind])
     figures["decode_over_cache"] = (
         figures["seconds_per_step_decode"] / figures["seconds_per_step_cache"]
     )
@@ -237,6 +257,7 @@ def warm_up(model_dir: Path, plan: Any, out: Path, steps: int, lr: float) -> Pat
     """A short supervised pass on gold answers (prompts exactly as GRPO will see them)."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
+    from trl.data_utils import prepare_multimodal_messages
 
     from videorl_kit.adapters.trl.dataset import build_train_dataset, keep_cached_sizes
 
@@ -250,8 +271,6 @@ def warm_up(model_dir: Path, plan: Any, out: Path, steps: int, lr: float) -> Pat
     order = torch.randperm(len(dataset)).tolist()
     for step in range(steps):
         row = dataset[order[step % len(order)]]
-        from trl.data_utils import prepare_multimodal_messages
-
         messages = prepare_multimodal_messages(row["prompt"], images=row["images"])
         prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         answer = f"<answer>{row['answer']}</answer><|im_end|>"
@@ -321,7 +340,7 @@ def bench_learning(
     warm = warm_up(base, plan_training(recipe), work / "warm", warmup_steps, lr=1e-3)
     recipe.write_text(recipe.read_text().replace(f"model: {base}", f"model: {warm}"))
     started = time.perf_counter()
-    records = _train(recipe)
+    records, _ = _train(recipe)
     seconds = time.perf_counter() - started
     rewards = [r["reward"] for r in records]
     formats = [r.get("bench-learn/format") for r in records]
@@ -379,10 +398,12 @@ def main() -> None:
         if args.part in ("speed", "both"):
             figures["speed"] = speed = bench_speed(work, args.steps, args.budget)
             print(
-                f"(a) seconds per GRPO step, frames from the cache: "
+                f"(a) median wall seconds per GRPO step, frames from the cache: "
                 f"{speed['seconds_per_step_cache']:.2f}; decoded every step: "
                 f"{speed['seconds_per_step_decode']:.2f}; decode / cache = "
-                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']})\n"
+                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']}; "
+                f"TRL step_time, without the reading: {speed['trl_step_time_cache']:.2f} vs "
+                f"{speed['trl_step_time_decode']:.2f})\n"
                 f"    reading one step's rows: cache {speed['data_seconds_per_step_cache']:.3f} s, "
                 f"decoding {speed['data_seconds_per_step_decode']:.3f} s "
                 f"({speed['data_decode_over_cache']:.1f}x)"

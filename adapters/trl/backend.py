@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +62,15 @@ class TrlBackend:
     """TRL 1.16 in this process (CPU, or GPUs through ``accelerate launch``).
 
     ``frame_source`` replaces where a row's frames come from (default: the run's frame
-    store); the training benchmark passes a decoder to time decoding every step.
+    store); ``callbacks`` are TRL ``TrainerCallback``s added to the kit's own. The training
+    benchmark passes a decoder and a wall-clock timer to time decoding every step.
     """
 
     name = "trl"
 
-    def __init__(self, frame_source: FrameSource | None = None):
+    def __init__(self, frame_source: FrameSource | None = None, callbacks: Sequence[Any] = ()):
         self.frame_source = frame_source
+        self.callbacks = list(callbacks)
 
     def check(self, plan: TrainPlan) -> None:
         """Refuse what this backend cannot run, before anything is written."""
@@ -128,7 +131,7 @@ class TrlBackend:
             args=config_class(trainer_name)(**kwargs),
             train_dataset=build_train_dataset(plan, self.frame_source),
             processing_class=processor,
-            callbacks=[MetricsCallback(log), RichProgressCallback()],
+            callbacks=[MetricsCallback(log), RichProgressCallback(), *self.callbacks],
         )
         trainer.remove_callback(PrinterCallback)  # the progress bar replaces printed dicts
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
