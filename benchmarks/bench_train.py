@@ -11,8 +11,8 @@ Two parts, on the synthetic data (``videorl-kit synth``; no download):
     wall-clock seconds per optimiser step after the first (one step's end to the next: the
     batch's frames are read, then TRL generates, scores and updates; TRL's own ``step_time``
     leaves the reading out, so it is printed beside as the model's share). Each run is its
-    own process, both sources twice, interleaved. EasyVideoR1 reports 1.47x per step from its cache
-    on 32 GPUs with Qwen3-VL-8B; there decoding happens three times a step (dataset,
+    own process, both sources twice, interleaved. EasyVideoR1 reports 1.47x per step from its
+    cache on 32 GPUs with Qwen3-VL-8B; there decoding happens three times a step (dataset,
     rollout, actor), here once (TRL reuses a batch's images for its forward passes).
 (b) **Learning check.** The tiny model, warmed up by a short supervised pass on gold answers
     (teacher forcing on ``<answer>gold</answer>``, so its completions start in format), is
