@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.rewards.router import reward_function_for
 
 #: Minimum responses per second, by problem type (None: no throughput target).

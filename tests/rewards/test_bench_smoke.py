@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_rewards.py"
 

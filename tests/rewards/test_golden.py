@@ -35,8 +35,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.rewards.registry import default_verifier_name
+from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.verifiers import default_verifier_name
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
 GOLDEN_DIR = Path(__file__).parent / "golden"

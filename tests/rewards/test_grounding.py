@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from videorl_kit.rewards.base import NoParams
+from videorl_kit.core.verifiers import NoParams
 from videorl_kit.rewards.grounding import (
     BoxIouVerifier,
     GroundingError,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from videorl_kit.problem_types import ProblemType
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
-from videorl_kit.rewards.registry import (
+from videorl_kit.core.problem_types import ProblemType
+from videorl_kit.core.verifiers import (
     ENTRY_POINT_GROUP,
+    NoParams,
     UnknownVerifierError,
     VerifierLoadError,
     VerifierParamsError,
@@ -22,6 +22,7 @@ from videorl_kit.rewards.registry import (
     register_verifier,
     verifier_infos,
 )
+from videorl_kit.rewards.base import VerifyOutcome
 
 #: The built-in verifiers and their current versions (issue 10 bumped every verifier whose
 #: reading of answers changed, issue 11 code_exec; wer kept its version).
@@ -153,8 +154,9 @@ def _write_plugin(root: Path, dist: str, module: str, body: str, entry: str) -> 
 
 
 PLUGIN = """
-    from videorl_kit.rewards.base import NoParams, VerifyOutcome
-    from videorl_kit.rewards.registry import register_verifier
+    from videorl_kit.core.verifiers import NoParams
+    from videorl_kit.rewards.base import VerifyOutcome
+    from videorl_kit.core.verifiers import register_verifier
 
 
     @register_verifier(name="plugin_length", version=3, problem_types=["open_ended"])

@@ -8,9 +8,10 @@ sees the answer text.
 Shape of a verifier:
 
 * a class whose ``__init__`` takes one argument, an instance of its pydantic *params model*
-  (``extra="forbid"``; use :class:`NoParams` when there is nothing to configure);
+  (``extra="forbid"``; use :class:`~videorl_kit.core.verifiers.NoParams` when there is
+  nothing to configure);
 * a method ``score(answer_text, gold, options) -> VerifyOutcome``;
-* registered with :func:`videorl_kit.rewards.registry.register_verifier`.
+* registered with :func:`videorl_kit.core.verifiers.register_verifier`.
 
 Rules for ``score``:
 
@@ -26,7 +27,7 @@ Rules for ``score``:
 Example:
     >>> from pydantic import BaseModel, ConfigDict
     >>> from videorl_kit.rewards.base import VerifyOutcome
-    >>> from videorl_kit.rewards.registry import register_verifier
+    >>> from videorl_kit.core.verifiers import register_verifier
     >>> class ExactParams(BaseModel):
     ...     model_config = ConfigDict(extra="forbid", frozen=True)
     ...     case_sensitive: bool = False
@@ -55,8 +56,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 Status = Literal["ok", "unverifiable", "error"]
 """``ok``: the answer was graded. ``unverifiable``: the ground truth could not be read.
 ``error``: the verifier (or the extraction) failed on this input: a bug, never a verdict."""
@@ -66,17 +65,6 @@ STATUS_UNVERIFIABLE: Status = "unverifiable"
 STATUS_ERROR: Status = "error"
 #: Statuses without a training signal: trainers mask them (never read them as "wrong").
 MASKED_STATUSES: frozenset[str] = frozenset({STATUS_UNVERIFIABLE, STATUS_ERROR})
-
-
-class NoParams(BaseModel):
-    """Params model of a verifier without parameters (any key is an error).
-
-    Example:
-        >>> NoParams().model_dump()
-        {}
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def clamp01(value: float) -> float:

@@ -36,9 +36,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import (
     asserted_answer,
     clean_gold,

@@ -20,7 +20,12 @@ from typing import Annotated, Any
 
 import typer
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import canonical_problem_type
+from videorl_kit.rewards.router import reward_function_for
+from videorl_kit.rewards.task import TaskReward
+from videorl_kit.spec import SpecError, load_spec
+from videorl_kit.spec.data import iter_samples
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 SpecOption = Annotated[
@@ -46,7 +51,6 @@ def _error_row(line_no: int, message: str) -> dict[str, Any]:
 
 
 def _load_spec(spec_path: Path) -> Any:
-    from videorl_kit.spec import SpecError, load_spec
 
     try:
         return load_spec(spec_path)
@@ -57,7 +61,6 @@ def _load_spec(spec_path: Path) -> Any:
 
 
 def _task_reward(spec: Any, spec_path: Path) -> Any:
-    from videorl_kit.rewards.task import TaskReward
 
     try:
         return TaskReward.from_spec(spec)
@@ -75,8 +78,6 @@ class _Scorer:
         self._samples: dict[str, Any] | None = None
 
     def _function_for(self, problem_type: Any) -> Any:
-        from videorl_kit.problem_types import canonical_problem_type
-        from videorl_kit.rewards.router import reward_function_for
 
         if self.task is not None:
             return self.task.function_for(problem_type)
@@ -87,7 +88,6 @@ class _Scorer:
 
     def _sample(self, sample_id: str) -> Any:
         """The spec's sample with this id (its data are read on first use)."""
-        from videorl_kit.spec.data import iter_samples
 
         if self._samples is None:
             self._samples = {}
@@ -320,8 +320,6 @@ def explain(
 
       videorl-kit reward explain --line rollouts.jsonl:7
     """
-    from videorl_kit.problem_types import canonical_problem_type
-    from videorl_kit.rewards.router import reward_function_for
 
     item: dict[str, Any] = _read_line(line) if line else {}
     problem_type = problem_type or item.get("problem_type")

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from videorl_kit.core.reward_rules import FORMAT_RULES
 from videorl_kit.rewards.extract import Extraction, Tag, extract_answer, well_formed_extraction
-
-FORMAT_RULES: tuple[str, ...] = ("answer_tag", "none")
 
 #: (kind, closing) of each tag, flattened, of the two allowed shapes.
 _WITH_THINK = ("think", False, "think", True, "answer", False, "answer", True)

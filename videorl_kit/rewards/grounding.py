@@ -49,10 +49,10 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from videorl_kit.errors import VideoRLKitError
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.verifiers import NoParams, register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import matching_braces
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Longest answer text parsed as grounding JSON (longer answers score 0).

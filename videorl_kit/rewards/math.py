@@ -44,13 +44,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
 from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
 from videorl_kit.rewards.math_intervals import inequality_as_interval
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Deepest bracket nesting an answer may have.

@@ -22,19 +22,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.reward_rules import ANSWER_SOURCES, FORMAT_RULES, RewardWeights
+from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
-from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
-from videorl_kit.rewards.registry import default_verifier_name, get_verifier
+from videorl_kit.rewards.format import check_format, extract_with_format
 from videorl_kit.rewards.result import RewardResult, checked_result, error_details
 
 VerifierArg = str | Sequence[Any] | None
-#: What is graded: ``auto`` (the ``<answer>`` block, else the final statement, else the text
-#: outside ``<think>``) or ``answer_tag`` (only the ``<answer>`` block, no fallback).
-ANSWER_SOURCES: tuple[str, ...] = ("auto", "answer_tag")
 
 
 def _as_text(value: Any) -> str:
@@ -75,12 +73,12 @@ def _as_options(options: Any) -> list[str] | None:
 def _check_weights(weights: Sequence[float]) -> tuple[float, float]:
     if len(weights) != 2:
         raise ValueError(f"weights must be (accuracy, format), got {weights!r}")
-    w_acc, w_fmt = float(weights[0]), float(weights[1])
-    if not (math.isfinite(w_acc) and math.isfinite(w_fmt)) or w_acc < 0 or w_fmt < 0:
-        raise ValueError(f"weights must be finite and >= 0, got {weights!r}")
-    if w_acc + w_fmt <= 0 or w_acc + w_fmt > 1 + 1e-9:
-        raise ValueError(f"weights must sum to a value in (0, 1], got {w_acc + w_fmt:g}")
-    return w_acc, w_fmt
+    try:
+        checked = RewardWeights(accuracy=weights[0], format=weights[1])
+    except ValidationError as exc:
+        problems = "; ".join(error["msg"] for error in exc.errors())
+        raise ValueError(f"weights {tuple(weights)!r}: {problems}") from None
+    return checked.accuracy, checked.format
 
 
 class RewardFunction:

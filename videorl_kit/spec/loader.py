@@ -23,8 +23,15 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.verifiers import (
+    UnknownVerifierError,
+    available_verifiers,
+    default_verifier_name,
+    get_verifier,
+)
+from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.prompt import template_problem
 from videorl_kit.spec.yaml_source import (
@@ -97,9 +104,13 @@ def load_specs(paths: list[str | Path]) -> list[TaskSpec]:
     return specs
 
 
-def _default_verifier(problem_type: ProblemType) -> VerifierRef:
-    from videorl_kit.rewards.registry import default_verifier_name, get_verifier
+def default_verifier_ref(problem_type: ProblemType | str) -> VerifierRef:
+    """The verifier a spec of ``problem_type`` uses when it names none, at its newest version.
 
+    Example:
+        >>> default_verifier_ref("multiple choice").model_dump()
+        {'name': 'choice', 'version': 2, 'params': {}}
+    """
     info = get_verifier(default_verifier_name(problem_type))
     return VerifierRef(name=info.name, version=info.version, params={})
 
@@ -107,7 +118,6 @@ def _default_verifier(problem_type: ProblemType) -> VerifierRef:
 def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
     """``spec`` with its default verifier filled in (one-type specs) and every verifier that
     leaves its version out pinned to the newest, so the resolved spec records it."""
-    from videorl_kit.rewards.registry import get_verifier
 
     def pinned(ref: VerifierRef) -> VerifierRef:
         if ref.version is not None:
@@ -117,7 +127,7 @@ def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
     update: dict[str, Any] = {}
     if spec.verifier is None:
         if isinstance(spec.problem_type, ProblemType):
-            update["verifier"] = _default_verifier(spec.problem_type)
+            update["verifier"] = default_verifier_ref(spec.problem_type)
     elif spec.verifier.version is None:
         update["verifier"] = pinned(spec.verifier)
     if any(ref.version is None for ref in spec.verifiers.values()):
@@ -224,8 +234,6 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
 def _verifier_ref_issues(
     doc: YamlDocument, at: tuple[Any, ...], verifier: Any, problem_type: Any
 ) -> list[SpecIssue]:
-    from videorl_kit.rewards.registry import UnknownVerifierError, available_verifiers, get_verifier
-
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
     name, version = verifier["name"], verifier.get("version")
@@ -304,7 +312,7 @@ def discover_spec_paths(paths: list[str | Path]) -> list[Path | str]:
     """
     found: list[Path | str] = []
     for entry in paths:
-        if str(entry).startswith("hf://"):
+        if str(entry).startswith(HF_SCHEME):
             found.append(str(entry))
             continue
         path = Path(entry)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import StrictUndefined, TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 if TYPE_CHECKING:
     from videorl_kit.spec.data import Sample

@@ -25,13 +25,14 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.hf.refs import HF_SCHEME, format_hf_uri
+from videorl_kit.hf.resolve import resolve_hf_uri
 
 FieldPath = tuple[str | int, ...]
 Origin = tuple[str, int]
 
 #: Scheme prefix for includes that come from the Hugging Face Hub.
-HUB_SCHEME = "hf://"
 
 
 @dataclass
@@ -229,8 +230,6 @@ HubResolver = Callable[[str], tuple[Path, dict[str, str]]]
 
 
 def _default_hub_resolver(uri: str) -> tuple[Path, dict[str, str]]:
-    from videorl_kit.hub import resolve_hf_uri
-
     resolved = resolve_hf_uri(uri)
     return Path(resolved.local_path), resolved.provenance()
 
@@ -251,11 +250,11 @@ def load_yaml_with_includes(
     def fetch(uri: str) -> Path:
         local, record = resolver(uri)
         hub_files.append(record)
-        pinned[uri] = f"{HUB_SCHEME}{record['repo']}@{record['revision']}/{record['path']}"
+        pinned[uri] = format_hf_uri(record["repo"], record["revision"], record["path"])
         return local
 
     def identity(file: Path, shown: str) -> str:
-        return shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
+        return shown if shown.startswith(HF_SCHEME) else str(file.resolve())
 
     def load(file: Path, shown: str, stack: tuple[str, ...]) -> tuple[dict, dict]:
         key = identity(file, shown)
@@ -287,12 +286,12 @@ def load_yaml_with_includes(
         return deep_merge(merged, merged_origins, data, local_origins)
 
     def _locate(entry: str, file: Path, shown: str, line: int) -> tuple[Path, str]:
-        if entry.startswith(HUB_SCHEME):
+        if entry.startswith(HF_SCHEME):
             try:
                 return fetch(entry), entry
             except Exception as exc:  # network, auth, missing file: report at the include line
                 raise _fail(shown, line, "include", f"cannot fetch {entry}: {exc}") from None
-        if shown.startswith(HUB_SCHEME):
+        if shown.startswith(HF_SCHEME):
             # a relative include inside a Hub file stays within the same repo and commit
             return _locate(f"{pinned[shown].rsplit('/', 1)[0]}/{entry}", file, shown, line)
         child = Path(entry) if Path(entry).is_absolute() else file.parent / entry
@@ -302,7 +301,7 @@ def load_yaml_with_includes(
             )
         return child, _display(child)
 
-    if str(path).startswith(HUB_SCHEME):
+    if str(path).startswith(HF_SCHEME):
         root_shown = str(path)
         try:
             root = fetch(root_shown)
@@ -316,6 +315,6 @@ def load_yaml_with_includes(
 
 
 def _short(name: str) -> str:
-    if name.startswith(HUB_SCHEME):
+    if name.startswith(HF_SCHEME):
         return name
     return _display(Path(name))

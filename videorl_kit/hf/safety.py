@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import yaml
 
-from videorl_kit.hub.errors import HubError
+from videorl_kit.hf.errors import HubError
 
 #: Tags a spec may use: plain JSON-like data (timestamps appear implicitly for dates).
 SAFE_TAGS = frozenset(
@@ -42,7 +42,7 @@ def check_plain_yaml(text: str, where: str, *, allow_aliases: bool = True) -> No
         >>> check_plain_yaml("a: &x [1]\\nb: *x\\n", "s.yaml", allow_aliases=False)
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: s.yaml:2: YAML aliases are not allowed in published specs
+        videorl_kit.hf.errors.HubError: s.yaml:2: YAML aliases are not allowed in published specs
     """
     problems: list[str] = []
     try:
