@@ -8,8 +8,10 @@ source tree, made of symbolic links, that puts it there, as an installed kit has
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,19 @@ def test_kit_imports_sit_at_module_top() -> None:
         for line in _late_kit_imports(path)
     ]
     assert not late, "import these at the top of the module:\n" + "\n".join(late)
+
+
+def test_the_readme_states_the_layout_and_layers_of_the_code() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Where things live", 1)[1]
+    listed = set(re.findall(r"^  (\w+)/", section.split("```")[1], re.M))
+    packages = {
+        p.name
+        for p in (REPO / "videorl_kit").iterdir()
+        if (p / "__init__.py").is_file() and p.name != "adapters"
+    }
+    assert listed == packages
+    stated = section.split("layer by layer: ", 1)[1].split(" (`|`", 1)[0]
+    contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    layers = contract["tool"]["importlinter"]["contracts"][0]["layers"]
+    assert " ".join(stated.replace("`", "").split()) == " → ".join(layers)
