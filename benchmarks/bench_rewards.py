@@ -35,6 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.rewards.router import reward_function_for
@@ -55,6 +56,7 @@ RATE_TARGETS: dict[ProblemType, float | None] = {
     ProblemType.CRITIC: None,
     ProblemType.CODE: None,
 }
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "rewards" / "golden"
 #: Worst time for one response on adversarial input, seconds (code is exempt).
 WORST_CASE_TARGET_S = 0.050
 
@@ -101,7 +103,13 @@ class GroupRandom(random.Random):
 
 
 def generate(problem_type: ProblemType, n: int, group_size: int, seed: str) -> list[Sample]:
-    """``n`` responses of ``problem_type`` in groups of ``group_size`` sharing a ground truth."""
+    """``n`` responses of ``problem_type`` in groups of ``group_size`` sharing a ground truth.
+
+    A type without a generator here (one added since, docs/extending.md) is timed on its
+    golden cases, repeated to ``n`` responses.
+    """
+    if problem_type not in GENERATORS:
+        return golden_samples(problem_type, n)
     samples: list[Sample] = []
     group = 0
     while len(samples) < n:
@@ -111,6 +119,17 @@ def generate(problem_type: ProblemType, n: int, group_size: int, seed: str) -> l
             samples.append(GENERATORS[problem_type](rng))
         group += 1
     return samples
+
+
+def golden_samples(problem_type: ProblemType, n: int) -> list[Sample]:
+    """The cases of ``tests/rewards/golden/<problem_type>.jsonl``, repeated to ``n``."""
+    cases = [
+        json.loads(line)
+        for line in (GOLDEN_DIR / f"{problem_type.value}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    samples = [(c["response"], c["answer"], c.get("options")) for c in cases]
+    return [samples[i % len(samples)] for i in range(n)]
 
 
 def _wrap(rng: random.Random, answer: str, wrong: str) -> str:
@@ -426,7 +445,7 @@ def measure_type(
         if elapsed > worst:
             worst, worst_name = elapsed, name
     rate = n / seconds if seconds > 0 else float("inf")
-    target = RATE_TARGETS[problem_type]
+    target = RATE_TARGETS.get(problem_type)
     worst_target = None if problem_type is ProblemType.CODE else WORST_CASE_TARGET_S
     return TypeReport(
         problem_type=problem_type.value,

@@ -45,6 +45,13 @@ BLIND_FILE = GOLDEN_DIR / "heldout_blind.jsonl"
 FAMILIES_FILE = GOLDEN_DIR / "families_issue10.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
 MIN_CASES_PER_TYPE = 20
+#: The types the held-out files were written for (all 13 of issue 3; a type added later brings
+#: its own case file, ``<problem_type>.jsonl``).
+HELDOUT_TYPES = {
+    "multiple_choice", "numerical", "regression", "boolean", "temporal_grounding",
+    "spatial_grounding", "spatiotemporal_grounding", "tracking", "ocr", "open_ended", "math",
+    "code", "critic",
+}  # fmt: skip
 MIN_CASES_TOTAL = 400
 
 
@@ -214,7 +221,7 @@ def test_issue10_families_cover_every_family_with_near_misses() -> None:
 def test_heldout_agreement_is_at_least_97_percent(path: Path, min_cases: int) -> None:
     cases = load_cases(path)
     per_type = Counter(case.problem_type for case in cases)
-    assert set(per_type) == {t.value for t in ProblemType}, f"types covered: {sorted(per_type)}"
+    assert set(per_type) == HELDOUT_TYPES, f"types covered: {sorted(per_type)}"
     assert len(cases) >= min_cases
     assert len({case.id for case in cases}) == len(cases), "duplicate ids"
     disagreements = []
