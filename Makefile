@@ -76,6 +76,7 @@ bench: install
 	$(PY) benchmarks/bench_rewards.py
 	$(PY) benchmarks/bench_sandbox.py
 	$(PY) benchmarks/bench_cache.py
+	$(PY) benchmarks/bench_spec.py
 	$(PY) benchmarks/bench_eval.py
 	$(PY) benchmarks/bench_train.py
 

@@ -124,7 +124,8 @@ def write_spec(folder: Path, task_id: str, videos: list[Path], budget: dict[str,
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     spec = {
         "id": task_id, "version": 1, "problem_type": "numerical",
-        "data": {"path": data.name}, "budget": {"video": budget},
+        "data": {"path": data.name, "allow_absolute_paths": True},  # videos elsewhere on disk
+        "budget": {"video": budget},
         "prompt": {"template": "{{ question }}"},
     }  # fmt: skip
     path = folder / f"{task_id}.yaml"

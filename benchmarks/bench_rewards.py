@@ -21,6 +21,11 @@ Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the Io
 response and is reported separately with fewer samples (``--code-n``).
 
 The script prints a table with PASS/FAIL per target; ``--strict`` makes it exit 1 on a FAIL.
+
+``--baseline DIR`` compares this checkout with another one (a worktree of main, say) side by
+side in one run: for each type, this script runs in a child process once with each checkout
+on ``PYTHONPATH``, alternating ``--rounds`` times; the best figures of each are printed with
+their ratio (this checkout / baseline; above 1 is faster).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import json
 import os
 import platform
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -375,6 +381,13 @@ def adversarial_inputs(size: int) -> Iterator[tuple[str, str]]:
     yield "latex", fill("\\frac{1}{")
     yield "unicode", fill("é答")
     yield "special_tokens", fill("<|video_pad|>")
+    yield "full_width", "<answer>" + fill("Ｂ１") + "</answer>"
+    yield "superscripts", "<answer>" + fill("2³ ") + "</answer>"
+    yield "vulgar_fractions", "<answer>" + fill("3½ ") + "</answer>"
+    yield "rejections", "<answer>" + fill("not (A); ") + "</answer>"
+    yield "corrections", "<answer>" + fill("A? No, ") + "</answer>"
+    yield "quantity_words", "<answer>" + fill("a pair of a score of ") + "</answer>"
+    yield "opposites", "<answer>" + fill("opens closes left right ") + "</answer>"
 
 
 # ------------------------------------------------------------------------------ measuring
@@ -486,6 +499,49 @@ def render_table(reports: list[TypeReport], pinning: str) -> str:
     return "\n".join(lines)
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _child_reports(checkout: Path, args: list[str]) -> dict[str, dict]:
+    """Run this script with ``checkout`` first on ``PYTHONPATH``; its reports by type."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    out = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {r["problem_type"]: r for r in json.loads(out)["reports"]}
+
+
+def compare(baseline: Path, types: list[ProblemType], args: list[str], rounds: int) -> str:
+    """This checkout against ``baseline``, side by side: best of ``rounds`` alternated runs
+    (the highest rate and the lowest worst-case time of each)."""
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for ptype in types:
+        for _ in range(max(1, rounds)):
+            for name, checkout in (("change", CHECKOUT), ("baseline", baseline)):
+                report = _child_reports(checkout, [*args, "--types", ptype.value])[ptype.value]
+                runs.setdefault((name, ptype.value), []).append(report)
+    header = (
+        f"{'problem type':<26} {'change/s':>10} {'baseline/s':>11} {'ratio':>6} "
+        f"{'worst ms':>9} {'baseline':>9}"
+    )
+    lines = [f"this checkout against {baseline} (best of {rounds} alternated runs)", header]
+    for ptype in types:
+        new, old = runs[("change", ptype.value)], runs[("baseline", ptype.value)]
+        new_rate = max(r["rate_per_s"] for r in new)
+        old_rate = max(r["rate_per_s"] for r in old)
+        lines.append(
+            f"{ptype.value:<26} {new_rate:>10,.0f} {old_rate:>11,.0f} "
+            f"{new_rate / old_rate if old_rate else float('nan'):>6.2f} "
+            f"{min(r['worst_s'] for r in new) * 1e3:>9.2f} "
+            f"{min(r['worst_s'] for r in old) * 1e3:>9.2f}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns the exit code (1 only with ``--strict`` and a FAIL)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -509,8 +565,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout to compare with, side by side"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="alternated runs with --baseline")
     args = parser.parse_args(argv)
     types = [ProblemType(t) for t in args.types] if args.types else list(ProblemType)
+    if args.baseline is not None:
+        child_args = ["--n", str(args.n), "--code-n", str(args.code_n), "--seed", str(args.seed)]
+        child_args += ["--adversarial-bytes", str(args.adversarial_bytes)]
+        child_args += ["--repeat", str(args.repeat), "--group-size", str(args.group_size)]
+        print(compare(args.baseline.resolve(), types, child_args, args.rounds))
+        return 0
     reports = []
     with one_core() as pinned:
         pinning = f"{pinned}; group size {max(1, args.group_size)}; best of {args.repeat}"

@@ -30,6 +30,7 @@ import dataclasses
 import json
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -95,13 +96,11 @@ class DecodingSource:
 
         frames = FrameStore.open(store)
         self.meta = {key: frames.get(key) for key in frames.keys()}  # noqa: SIM118
-        self.decodes = 0
 
     def decode(self, key: str) -> Any:
         from videorl_kit.media.decode import decode_image, decode_video
 
         cached = self.meta[key]
-        self.decodes += 1
         if cached.modality == "image":
             image = decode_image(cached.source_uri, cached.budget)
             return dataclasses.replace(cached, frames=image.frames)
@@ -119,7 +118,6 @@ class DecodingSource:
             again = self.decode(key)
             if not np.array_equal(again.frames, cached.frames):
                 raise SystemExit(f"decoded frames differ from the cache for {cached.source_uri}")
-        self.decodes = 0
 
 
 def _train(recipe: Path, source: Any = None) -> list[dict[str, Any]]:
@@ -132,6 +130,48 @@ def _train(recipe: Path, source: Any = None) -> list[dict[str, Any]]:
     plan = plan_training(recipe)
     run_training(plan, TrlBackend(frame_source=source))
     return [r for r in read_metrics(plan.output_dir / "metrics.jsonl") if "loss" in r]
+
+
+def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[str, float]:
+    """Median seconds to read one step's rows (2 prompts x 4 completions, as TRL reads them)
+    through the training dataset, per frame source; sources interleaved in every repeat."""
+    from videorl_kit.adapters.trl.dataset import build_train_dataset
+    from videorl_kit.train.plan import plan_training
+
+    plan = plan_training(recipe)
+    datasets = {label: build_train_dataset(plan, source) for label, source in sources.items()}
+    n = len(next(iter(datasets.values())))
+    times: dict[str, list[float]] = {label: [] for label in sources}
+    for repeat in range(repeats):
+        first, second = (2 * repeat) % n, (2 * repeat + 1) % n
+        indices = [first] * 4 + [second] * 4
+        for label, dataset in datasets.items():
+            started = time.perf_counter()
+            dataset[indices]
+            times[label].append(time.perf_counter() - started)
+    return {label: statistics.median(values) for label, values in times.items()}
+
+
+def _train_in_subprocess(recipe: Path, *, decode: bool) -> list[dict[str, Any]]:
+    """Run :func:`_train` on ``recipe`` in a fresh Python process; return its step records."""
+    command = [sys.executable, __file__, "--single-run", str(recipe)]
+    done = subprocess.run(
+        [*command, "--decode"] if decode else command,
+        capture_output=True, text=True, check=False, cwd=REPO,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"training run {recipe.name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def single_run(recipe: Path, decode: bool) -> None:
+    """``--single-run``: train ``recipe`` (frames decoded again if ``decode``), print records."""
+    from videorl_kit.train.recipe import load_recipe
+
+    loaded = load_recipe(recipe)
+    source = DecodingSource(loaded.resolve(loaded.recipe.store))
+    records = _train(recipe, source if decode else None)
+    print(json.dumps(records))
 
 
 def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
@@ -151,7 +191,8 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
         data = name.split("-", 1)[1].replace("-", "_")
         spec.write_text(
             f"include: {folder / (name + '.yaml')}\n"
-            f"data: {{path: {synth / (data + '.jsonl')}, media_root: {synth}}}\n"
+            f"data: {{path: {synth / (data + '.jsonl')}, media_root: {synth}, "
+            "allow_absolute_paths: true}\n"  # this run's data and the shipped base live elsewhere
         )
         specs.append(spec)
     store = work / "store"
@@ -160,24 +201,32 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     figures: dict[str, Any] = {"budget": budget, "steps": steps}
     source = DecodingSource(store)
     source.check_equal_to_cache()
-    times = {}
-    for label in ("cache", "decode", "cache_again"):  # interleaved: load hits both alike
+    # each run in a fresh process (step times drift upward across runs in one process), both
+    # sources twice, interleaved, so that background load hits both alike
+    times: dict[str, list[float]] = {"cache": [], "decode": []}
+    for label in ("cache", "decode", "cache-2", "decode-2", "data"):
         recipe = work / f"speed-{label}.yaml"
         recipe.write_text(SPEED_RECIPE.format(
             model=model, tasks=", ".join(str(s) for s in specs), store=store,
             steps=steps, output=work / f"run-{label}",
         ))  # fmt: skip
-        records = _train(recipe, source if label == "decode" else None)
-        times[label] = [r["step_time"] for r in records[1:]]
-        figures[f"{label}_rewards"] = [r.get("reward") for r in records]
-    cache_times = times["cache"] + times["cache_again"]
-    figures["seconds_per_step_cache"] = statistics.mean(cache_times)
+        if label == "data":
+            continue
+        kind = label.split("-")[0]
+        records = _train_in_subprocess(recipe, decode=kind == "decode")
+        times[kind] += [r["step_time"] for r in records[1:]]
+        figures[f"{label}_seconds_per_step"] = statistics.mean(r["step_time"] for r in records[1:])
+        figures.setdefault(f"{kind}_rewards", [r.get("reward") for r in records])
+    figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
+    figures["seconds_per_step_cache"] = statistics.mean(times["cache"])
     figures["seconds_per_step_decode"] = statistics.mean(times["decode"])
     figures["decode_over_cache"] = (
         figures["seconds_per_step_decode"] / figures["seconds_per_step_cache"]
     )
-    figures["decodes_in_decode_run"] = source.decodes
-    figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
+    data = data_seconds(work / "speed-data.yaml", {"cache": None, "decode": source}, 10)
+    figures["data_seconds_per_step_cache"] = data["cache"]
+    figures["data_seconds_per_step_decode"] = data["decode"]
+    figures["data_decode_over_cache"] = data["decode"] / data["cache"]
     return figures
 
 
@@ -315,7 +364,12 @@ def main() -> None:
     parser.add_argument("--warmup-steps", type=int, default=150)
     parser.add_argument("--learning-lr", type=float, default=1e-4, help="GRPO learning rate")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--single-run", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--decode", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.single_run:
+        single_run(args.single_run, args.decode)
+        return
     figures: dict[str, Any] = {"machine": f"{platform.platform()}, {platform.processor()}"}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -325,7 +379,10 @@ def main() -> None:
                 f"(a) seconds per GRPO step, frames from the cache: "
                 f"{speed['seconds_per_step_cache']:.2f}; decoded every step: "
                 f"{speed['seconds_per_step_decode']:.2f}; decode / cache = "
-                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']})"
+                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']})\n"
+                f"    reading one step's rows: cache {speed['data_seconds_per_step_cache']:.3f} s, "
+                f"decoding {speed['data_seconds_per_step_decode']:.3f} s "
+                f"({speed['data_decode_over_cache']:.1f}x)"
             )
         if args.part in ("learning", "both"):
             figures["learning"] = learn = bench_learning(

@@ -11,6 +11,8 @@ commands (Lance, PyAV, a training backend) when the command runs, so that
 
 from __future__ import annotations
 
+import io
+import sys
 from typing import TYPE_CHECKING
 
 import typer
@@ -85,6 +87,9 @@ def main() -> None:
     Example:
         $ videorl-kit validate task_specs/*.yaml
     """
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate is escaped, never a crash
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         app()  # standalone mode: Click handles --help, usage errors and typer.Exit
     except UserError as exc:

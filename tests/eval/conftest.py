@@ -28,6 +28,7 @@ def synth_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     specs.mkdir()
     for name in ["_base_video.yaml", *SYNTH_SPECS]:
         shutil.copy(ROOT / "task_specs" / name, specs / name)
+    (root / "pyproject.toml").touch()  # marks the project root, so ../data stays inside it
     return root
 
 

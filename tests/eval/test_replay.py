@@ -126,7 +126,9 @@ def test_ids_shared_by_two_tasks_need_a_task_field(synth_tree, tmp_path):
     b = tmp_path / "synth-count-copy.yaml"
     b.write_text(a.read_text().replace("id: synth-count", "id: synth-count-copy")
                  .replace("_base_video.yaml", str(synth_tree / "task_specs" / "_base_video.yaml"))
-                 .replace("../data/synth", str(synth_tree / "data" / "synth")))  # fmt: skip
+                 .replace("../data/synth", str(synth_tree / "data" / "synth"))
+                 .replace("data:\n", "data:\n  allow_absolute_paths: true\n"
+                          f"  media_root: {synth_tree / 'data' / 'synth'}\n"))  # fmt: skip
     tasks = load_tasks([a, b])
     shared = tasks[0].samples[0].sample_id
     assert shared in {s.sample_id for s in tasks[1].samples}

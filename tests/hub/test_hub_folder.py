@@ -226,7 +226,7 @@ def test_a_per_row_spec_publishes_with_every_type_pinned(tmp_path: Path) -> None
     assert published["problem_type"] == "from_row" and published["verifier"] is None
     assert set(published["verifiers"]) == {t.value for t in ProblemType}
     assert published["verifiers"]["numerical"]["params"] == {"abs_tol": 0.5}
-    assert published["verifiers"]["ocr"] == {"name": "wer", "version": 1, "params": {}}
+    assert published["verifiers"]["ocr"] == {"name": "wer", "version": 2, "params": {}}
     reloaded = load_spec(out / "specs" / "mixed.yaml")
     assert reloaded.routes_per_row and len(reloaded.verifiers) == len(ProblemType)
     (entry,) = Manifest.model_validate_json((out / MANIFEST_NAME).read_text()).specs

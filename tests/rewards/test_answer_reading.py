@@ -16,11 +16,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from videorl_kit.rewards.contrasts import contrast
 from videorl_kit.rewards.grounding import python_literal
 from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.numeric import _answer_number, find_numbers, read_single_number
 from videorl_kit.rewards.router import reward_function_for
-from videorl_kit.rewards.text import MAX_FOLD_CHARS, asserted_answer, fold_compat, refine_answer
+from videorl_kit.rewards.text import (
+    MAX_FOLD_CHARS,
+    asserted_answer,
+    clauses,
+    fold_compat,
+    stated_answer,
+)
 
 CHOICE = reward_function_for("multiple_choice")
 NUMERIC = reward_function_for("numerical")
@@ -150,7 +157,8 @@ def test_superscript_powers_and_bounds_on_huge_powers() -> None:
 
 NEAR_WORDS = st.sampled_from(
     ["about", "not", "no", "never", "but", "so", "dozen", "half", "twelve", "percent", "items",
-     "m", "answer", "roughly", "x", "is", "couple", "instead"]
+     "m", "answer", "roughly", "x", "is", "couple", "instead", "pair", "score", "single", "nor",
+     "a pair of", "a score of", "it is not"]
 )  # fmt: skip
 
 
@@ -165,7 +173,7 @@ def test_numeric_fast_paths_read_what_the_plain_path_reads(
 ) -> None:
     text = " ".join(w for w in (before, form.format(value), after) if w)
     fast_value, fast_percent, _ = _answer_number(text)
-    asserted = asserted_answer(refine_answer(text))
+    asserted = stated_answer(text)
     number = read_single_number(asserted).number if asserted else None
     if number is None:
         assert fast_value is None, text
@@ -187,13 +195,24 @@ def test_numeric_fast_paths_read_what_the_plain_path_reads(
         ("two and a half", Fraction(5, 2)),
         ("one half", Fraction(1, 2)),
         ("half", Fraction(1, 2)),
+        ("a pair of shoes", 2),
+        ("a trio of birds", 3),
+        ("a quartet", 4),
+        ("a single car", 1),
+        ("twice", 2),
+        ("a score of years", 20),
+        ("four score and seven", 87),
+        ("a baker's dozen", 13),
     ],
 )
 def test_quantity_words(words: str, value: Fraction | int) -> None:
     assert [n.value for n in find_numbers(words)] == [value]
 
 
-@pytest.mark.parametrize("words", ["a few", "dozens", "the couple", "a lot", "several"])
+@pytest.mark.parametrize(
+    "words",
+    ["a few", "dozens", "the couple", "a lot", "several", "the score", "pairs", "once the door"],
+)
 def test_vague_quantities_are_no_numbers(words: str) -> None:
     assert find_numbers(words) == []
 
@@ -293,3 +312,224 @@ def test_double_inequalities_equal_their_interval(low: int, width: int, op1: str
 )
 def test_other_relations_are_left_alone(text: str) -> None:
     assert inequality_as_interval(text) is None
+
+
+# ------------------------------------------------------------------ round 2: one fold for every verifier
+
+
+class _Echo:
+    """A verifier that reports the text it was given (to see what the router hands over)."""
+
+    def __init__(self, params: object) -> None:
+        self.params = params
+
+    def score(self, answer_text: str, gold: str, options: list[str] | None = None):
+        from videorl_kit.rewards.base import VerifyOutcome
+
+        return VerifyOutcome.ok(1.0, seen=[answer_text, gold, options])
+
+
+def test_the_router_folds_answer_gold_and_options_unless_the_verifier_reads_raw_text() -> None:
+    from videorl_kit.core.verifiers import register_verifier
+
+    register_verifier(name="test_echo_folded", version=1, problem_types=["open_ended"])(_Echo)
+
+    class _RawEcho(_Echo):
+        pass
+
+    register_verifier(name="test_echo_raw", version=1, problem_types=["open_ended"], raw_text=True)(
+        _RawEcho
+    )
+    args = ("<answer>Ｘ３½ 10²</answer>", "ＧＯＬＤ", ["Ａ． ｏｎｅ", "B. two"])
+    folded = reward_function_for("open_ended", "test_echo_folded")(*args)
+    assert folded.details["seen"] == ["X3 1/2 10^2", "GOLD", ["A. one", "B. two"]]
+    raw = reward_function_for("open_ended", "test_echo_raw")(*args)
+    assert raw.details["seen"] == ["Ｘ３½ 10²", "ＧＯＬＤ", ["Ａ． ｏｎｅ", "B. two"]]
+
+
+VULGAR = {"¼": Fraction(1, 4), "½": Fraction(1, 2), "¾": Fraction(3, 4), "⅓": Fraction(1, 3)}
+
+
+@given(st.integers(0, 10**6), st.sampled_from(sorted(VULGAR)), st.booleans())
+def test_vulgar_fractions_and_mixed_numbers_read_as_their_value(
+    whole: int, fraction: str, spaced: bool
+) -> None:
+    value = whole + VULGAR[fraction]
+    text = f"{whole}{' ' if spaced else ''}{fraction}".translate(FULL_WIDTH if spaced else {})
+    number = read_single_number(fold_compat(text)).number
+    assert number is not None and number.value == value, text
+    assert NUMERIC(f"<answer>{text}</answer>", str(float(value))).accuracy == 1.0, text
+
+
+def test_mixed_numbers_need_a_proper_fraction() -> None:
+    assert [n.value for n in find_numbers("3 1/2 cups")] == [Fraction(7, 2)]
+    assert [n.value for n in find_numbers("3 5/4")] == [3, Fraction(5, 4)]
+    assert find_numbers("2 1/0") == [find_numbers("2")[0]]
+
+
+# ------------------------------------------------------------------ round 2: rejections and corrections
+
+
+@given(
+    LETTERS,
+    LETTERS,
+    st.sampled_from(
+        [
+            "not ({r}); it is ({a})",
+            "Definitely not [{r}]. It's [{a}].",
+            "{r} is wrong. Final: {a}",
+            "The answer is not {r}. Nor is it Z. It is {a}.",
+            "{r}? No, {a}.",
+            "It can't be {r}; it must be {a}.",
+            "I first thought {r}, but it is actually {a}.",
+            "{r}. Actually, {a}.",
+        ]
+    ),
+)
+def test_a_rejected_or_corrected_option_never_counts(a: str, r: str, form: str) -> None:
+    response = f"<answer>{form.format(a=a, r=r)}</answer>"
+    assert CHOICE(response, a).accuracy == 1.0, response
+    if r != a:
+        assert CHOICE(response, r).accuracy == 0.0, response
+
+
+def test_clauses_keep_short_bracketed_items() -> None:
+    assert clauses("not (B); it is [C]") == ["not (B)", " it is [C]"]
+    assert clauses("C (not D) here") == ["C ", "not D", " here"]
+
+
+SWIM = ["A. The girl jumps into the pool", "B. The boy swims a lap", "C. The boy dives"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "letter"),
+    [
+        ("she jumps into the pool", "A"),
+        ("he swims a lap", "B"),
+        ("the boy swims a lap in the big pool", "B"),
+        ("the boy", None),  # fits B and C
+        ("he does not dive", None),  # negated
+        ("the girl jumps and the boy dives", None),  # states two options
+    ],
+)
+def test_option_text_named_by_paraphrase_or_sentence(answer: str, letter: str | None) -> None:
+    for gold in "ABC":
+        expected = 1.0 if gold == letter else 0.0
+        assert CHOICE(f"<answer>{answer}</answer>", gold, SWIM).accuracy == expected, answer
+
+
+# ------------------------------------------------------------------ round 2: critic, boolean
+
+
+CRITIC = reward_function_for("critic")
+
+
+@given(
+    st.sampled_from(["1", "2"]),
+    st.sampled_from(["is better", "wins", "is preferable", "outperforms the other"]),
+    st.sampled_from(["more concise", "more detailed", "clearer", "less verbose"]),
+    st.sampled_from(["{v}, though {c}", "{c}, but {v}", "{v}; {c}"]),
+)
+def test_an_overall_verdict_outweighs_a_conceded_quality(
+    side: str, verdict: str, quality: str, form: str
+) -> None:
+    other = "2" if side == "1" else "1"
+    text = form.format(v=f"Response {side} {verdict}", c=f"Response {other} is {quality}")
+    assert CRITIC(f"<answer>{text}</answer>", f"Response {side}").accuracy == 1.0, text
+    assert CRITIC(f"<answer>{text}</answer>", f"Response {other}").accuracy == 0.0, text
+
+
+BOOLEAN = reward_function_for("boolean")
+
+
+@given(
+    st.sampled_from(["", "Certainly ", "Absolutely ", "Of course ", "Definitely ", "Surely "]),
+    st.sampled_from(["not", "not at all", "not really", "not a chance"]),
+    st.sampled_from([",", ";", ".", " -", ":", "!"]),
+    st.sampled_from(["the door stays closed.", "nobody is there.", "it is empty."]),
+)
+def test_a_not_verdict_before_its_reason_is_no(
+    intensifier: str, verdict: str, mark: str, reason: str
+) -> None:
+    text = f"{intensifier}{verdict}{mark} {reason}".capitalize()
+    assert BOOLEAN(f"<answer>{text}</answer>", "no").accuracy == 1.0, text
+    assert BOOLEAN(f"<answer>{text}</answer>", "yes").accuracy == 0.0, text
+
+
+# ------------------------------------------------------------------ round 2: open-ended
+
+
+ROUGE = reward_function_for("open_ended")
+NOUNS = st.sampled_from(["dog", "car", "lion", "door", "cat", "umbrella"])
+
+
+@given(
+    NOUNS,
+    st.sampled_from(["", "small ", "brown ", "big black ", "fluffy ", "wooden "]),
+    st.sampled_from(["It is a {x}.", "The animal is a {x}.", "I see a {x}.", "a {x}"]),
+)
+def test_a_short_gold_stated_as_a_whole_phrase_counts(
+    noun: str, adjectives: str, form: str
+) -> None:
+    text = form.format(x=adjectives + noun)
+    assert ROUGE(f"<answer>{text}</answer>", noun).accuracy == 1.0, text
+
+
+@given(NOUNS, st.sampled_from(["police", "soccer", "kitchen", "garden", "small"]))
+def test_a_modifier_before_the_gold_keeps_what_it_is(noun: str, modifier: str) -> None:
+    text = f"It is a {modifier} {noun}."  # compounds are right-headed: a police car is a car
+    assert ROUGE(f"<answer>{text}</answer>", noun).accuracy == 1.0, text
+
+
+@given(
+    st.sampled_from(["hot dog", "sea lion", "teddy bear", "guinea pig", "snow man", "cat fish"])
+    | st.builds("{} {}".format, st.sampled_from(["toy", "stuffed", "fake", "robot"]), NOUNS),
+    st.sampled_from(["a {x}", "It is a {x}.", "I see a {x}."]),
+)
+def test_a_compound_naming_another_thing_or_a_likeness_is_not_the_gold(
+    compound: str, form: str
+) -> None:
+    text = form.format(x=compound)
+    gold = compound.split()[-1]
+    assert ROUGE(f"<answer>{text}</answer>", gold).accuracy == 0.0, text
+
+
+@given(NOUNS, st.sampled_from(["toy", "food", "house", "owner", "door", "park"]))
+def test_the_gold_before_another_noun_only_describes_it(noun: str, head: str) -> None:
+    text = f"It is a {noun} {head}."  # a cat toy is a toy
+    assert ROUGE(f"<answer>{text}</answer>", noun).accuracy == 0.0, text
+
+
+@given(
+    st.sampled_from(
+        [
+            ("opens", "closes"),
+            ("enters", "leaves"),
+            ("stands up", "sits down"),
+            ("turns left", "turns right"),
+            ("walks toward", "walks away from"),
+            ("starts", "stops"),
+        ]
+    ),
+    st.booleans(),
+)
+def test_a_near_copy_with_an_opposite_action_scores_zero(pair: tuple[str, str], flip: bool) -> None:
+    said, meant = pair[::-1] if flip else pair
+    gold = f"The man in the grey coat {meant} the old wooden door."
+    answer = f"The man in the grey coat {said} the old wooden door."
+    assert ROUGE(f"<answer>{answer}</answer>", gold).accuracy == 0.0, answer
+    both = f"The man in the grey coat {meant} and then {said} the old wooden door."
+    assert ROUGE(f"<answer>{both}</answer>", gold).accuracy > 0.5, both  # both sides: no swap
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["the", "man", "woman", "opens", "closes", "left", "right", "up", "down", "door"]
+        )
+    )
+)
+def test_contrast_is_symmetric_and_never_fires_on_the_same_words(words: list[str]) -> None:
+    assert contrast(words, words) is None
+    other = [{"opens": "closes", "closes": "opens"}.get(w, w) for w in words]
+    assert (contrast(words, other) is None) == (contrast(other, words) is None)

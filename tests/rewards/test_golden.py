@@ -22,6 +22,14 @@ both responses, booleans, powers / grouped thousands / quantity words / tiny dif
 short answers in a sentence, inequalities vs intervals, an unclosed ``<think>``), several
 variants each plus near misses that must stay 0, graded by hand (the implementation before
 issue 10 agrees on 99 of the 218). Every one of them must agree.
+
+``families_issue10_round2.jsonl`` holds the families a second, blind outside set still found
+misjudged after that (compatibility forms in every type, vulgar fractions, rejections then
+commitments in several shapes, corrections, ties and verdicts in critic answers, "certainly
+not, <reason>", quantity words such as "a pair of" and "a score of", compounds containing a
+short gold, near-copies of a long gold with an opposite action), in wordings of my own, with
+near misses and converses that must keep their score (main before this round agrees on 71 of
+the 164). Every one of them must agree too.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ GOLDEN_DIR = Path(__file__).parent / "golden"
 HELDOUT_FILE = GOLDEN_DIR / "heldout_adversarial.jsonl"
 BLIND_FILE = GOLDEN_DIR / "heldout_blind.jsonl"
 FAMILIES_FILE = GOLDEN_DIR / "families_issue10.jsonl"
+FAMILIES_ROUND2_FILE = GOLDEN_DIR / "families_issue10_round2.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
 MIN_CASES_PER_TYPE = 20
 #: The types the held-out files were written for (all 13 of issue 3; a type added later brings
@@ -107,7 +116,7 @@ def load_cases(path: Path) -> list[GoldenCase]:
 
 def golden_files() -> list[Path]:
     """The per-problem-type files (``<problem_type>.jsonl``)."""
-    mixed = (HELDOUT_FILE, BLIND_FILE, FAMILIES_FILE)
+    mixed = (HELDOUT_FILE, BLIND_FILE, FAMILIES_FILE, FAMILIES_ROUND2_FILE)
     return sorted(p for p in GOLDEN_DIR.glob("*.jsonl") if p not in mixed)
 
 
@@ -149,7 +158,7 @@ def _all_cases() -> list[tuple[str, GoldenCase]]:
 
 
 ALL_CASES = _all_cases()
-FAMILY_CASES = load_cases(FAMILIES_FILE)
+FAMILY_CASES = load_cases(FAMILIES_FILE) + load_cases(FAMILIES_ROUND2_FILE)
 
 
 # ------------------------------------------------------------------------------ the data itself
@@ -208,12 +217,22 @@ def test_issue10_family_case(case: GoldenCase) -> None:
     assert not problems, f"{case.id} ({case.reason}): " + "; ".join(problems)
 
 
-def test_issue10_families_cover_every_family_with_near_misses() -> None:
-    families = Counter(case.id.rsplit("-", 1)[0] for case in FAMILY_CASES)
-    expected = {"width", "pylit", "reject", "tie", "bool", "num", "oe", "math", "think"}
-    assert {f.removeprefix("fam-") for f in families} == expected
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        (FAMILIES_FILE, {"width", "pylit", "reject", "tie", "bool", "num", "oe", "math", "think"}),
+        (FAMILIES_ROUND2_FILE, {"width", "reject", "tie", "bool", "num", "oe"}),
+    ],
+    ids=["round1", "round2"],
+)
+def test_issue10_families_cover_every_family_with_near_misses(
+    path: Path, expected: set[str]
+) -> None:
+    cases = load_cases(path)
+    families = Counter(case.id.rsplit("-", 1)[0] for case in cases)
+    assert {f.split("-", 1)[1] for f in families} == expected
     assert min(families.values()) >= 9, families
-    zeros = Counter(c.id.rsplit("-", 1)[0] for c in FAMILY_CASES if c.expected_accuracy == 0.0)
+    zeros = Counter(c.id.rsplit("-", 1)[0] for c in cases if c.expected_accuracy == 0.0)
     assert set(zeros) == set(families), "every family needs near misses that must stay 0"
 
 

@@ -421,6 +421,12 @@ ADVERSARIAL = {
     "powers": "<answer>" + "9^999 " * (MEGABYTE // 6) + "</answer>",
     "inequalities": "<answer>" + "x<" * (MEGABYTE // 2) + "</answer>",
     "unclosed think, answers": "<think>" + "<answer>B</answer>" * 200 + "x" * MEGABYTE,
+    "superscript runs": "<answer>" + "2³ " * (MEGABYTE // 3) + "</answer>",
+    "vulgar fractions": "<answer>" + "3½ " * (MEGABYTE // 3) + "</answer>",
+    "bracketed rejections": "<answer>" + "not (A); " * (MEGABYTE // 9) + "</answer>",
+    "corrections": "<answer>" + "A? No, " * (MEGABYTE // 7) + "</answer>",
+    "pairs and scores": "<answer>" + "a pair of a score of " * (MEGABYTE // 21) + "</answer>",
+    "opposites": "<answer>" + "opens closes left right " * (MEGABYTE // 24) + "</answer>",
 }
 
 

@@ -35,7 +35,7 @@ CURRENT_VERSIONS = {
     "box_iou": 2,
     "spatiotemporal_iou": 2,
     "tracking_iou": 2,
-    "wer": 1,
+    "wer": 2,
     "rouge": 2,
     "math": 2,
     "code_exec": 2,

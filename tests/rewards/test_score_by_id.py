@@ -33,7 +33,7 @@ def test_lines_with_only_id_and_response(tmp_path: Path) -> None:
     assert [r["line"] for r in out] == list(range(1, 11))
     assert [r["overall"] for r in out[:5]] == [1.0] * 5
     assert [r["details"]["verifier"] for r in out[:5]] == [
-        "choice@2", "numeric@2", "wer@1", "rouge@2", "mra@2",
+        "choice@2", "numeric@2", "wer@2", "rouge@2", "mra@2",
     ]  # fmt: skip
     assert [r["problem_type"] for r in out[:2]] == ["multiple_choice", "numerical"]
     assert out[5]["accuracy"] == 0.0 and out[5]["status"] == "ok"

@@ -36,7 +36,7 @@ def test_each_row_is_scored_by_its_own_types_verifier(mixed) -> None:
     results = [task.score_sample(s, r) for s, r in zip(samples, GOOD, strict=True)]
     assert [r.overall for r in results] == [1.0] * 5
     assert [r.details["verifier"] for r in results] == [
-        "choice@2", "numeric@2", "wer@1", "rouge@2", "mra@2",
+        "choice@2", "numeric@2", "wer@2", "rouge@2", "mra@2",
     ]  # fmt: skip
     # a paraphrase of the free-form gold earns ROUGE credit; one fixed "choice" verifier (what
     # a single-type spec applied to every row) gave it 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from videorl_kit.core.verifiers import get_verifier
+from videorl_kit.core.verifiers import UnknownVerifierError, get_verifier
 from videorl_kit.rewards.router import reward_function_from_spec
 from videorl_kit.spec import SpecError, load_spec
 
@@ -37,6 +37,7 @@ def test_a_retired_version_is_a_spec_error_on_its_line(tmp_path: Path) -> None:
     assert "retired" in issue.message and "available versions: 2" in issue.message
 
 
-def test_an_unchanged_verifier_keeps_its_version() -> None:
-    assert get_verifier("wer", 1).version == 1
-    assert get_verifier("wer").version == 1
+def test_wer_1_is_retired_since_answers_are_folded() -> None:
+    assert get_verifier("wer").version == 2
+    with pytest.raises(UnknownVerifierError, match="retired: issue 10 changed how answers"):
+        get_verifier("wer", 1)

@@ -182,7 +182,7 @@ def test_python_tags_are_rejected(write):
     (message,) = messages(
         write("t.yaml", MINIMAL + "extra: !!python/object/apply:os.system ['true']\n")
     )
-    assert "t.yaml:9" in message and "unsupported YAML value" in message
+    assert "t.yaml:9" in message and "unsupported YAML tag" in message
 
 
 def test_data_needs_exactly_one_source(write):

@@ -47,7 +47,11 @@ def synth_dir(tmp_path_factory) -> Path:
 def test_prompt_snapshot(path, synth_dir):
     spec = load_spec(path)
     data = spec.data.model_copy(
-        update={"path": str(synth_dir / Path(spec.data.path).name), "media_root": str(synth_dir)}
+        update={
+            "path": str(synth_dir / Path(spec.data.path).name),
+            "media_root": str(synth_dir),
+            "allow_absolute_paths": True,  # the generated data lives in a temporary folder
+        }
     )
     (sample, *_) = iter_samples(spec.model_copy(update={"data": data}))
     assert sample.skip_reason is None

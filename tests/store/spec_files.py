@@ -45,7 +45,8 @@ def write_spec(
         "id": task_id,
         "version": 1,
         "problem_type": problem_type,
-        "data": {"path": data.name, "media_root": "."},
+        # the media are links into one shared folder, outside the spec's root
+        "data": {"path": data.name, "media_root": ".", "allow_absolute_paths": True},
         "budget": budget,
         "prompt": {"template": template},
     }

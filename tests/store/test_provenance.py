@@ -122,7 +122,8 @@ def test_hub_spec_and_hub_data_revisions_are_recorded(
         "problem_type: numerical\n"
         "data:\n"
         f"  hub: {{repo: {REPO}, revision: main, file: data/rows.jsonl}}\n"
-        "  media_root: .\n",
+        "  media_root: .\n"
+        "  allow_absolute_paths: true\n",  # the media are links into a shared folder
         encoding="utf-8",
     )
     store = tmp_path / "store"

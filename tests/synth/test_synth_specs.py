@@ -36,6 +36,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory, suite) -> Path:
         SPEC_DIR, root / "task_specs", ignore=shutil.ignore_patterns("datasets", "eval")
     )
     shutil.copytree(suite[1], root / "data" / "synth")
+    (root / "pyproject.toml").touch()  # marks the project root, as in the repository
     return root
 
 

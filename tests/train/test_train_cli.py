@@ -133,3 +133,21 @@ def test_logging_backends_when_installed_and_asked_for(recipe: Path, tmp_path: P
         recipe.write_text(text + "logging: {wandb: true}\n")
         message = refused([str(recipe), "--output", str(tmp_path / "other")], tmp_path / "other")
         assert "logging.wandb is on but wandb is not installed (pip install wandb" in message
+
+
+def test_a_sample_whose_frames_are_gone_is_named(train_world: Path, tmp_path: Path) -> None:
+    """A store whose frames row of one sample was deleted: refused before any write."""
+    import shutil
+
+    import lance
+
+    store = tmp_path / "store"
+    shutil.copytree(train_world / "store-qwen2.5-vl", store)
+    frames = lance.dataset(str(store / "frames.lance"))
+    key = frames.to_table(columns=["cache_key"], filter="modality = 'video'").column(0)[0].as_py()
+    frames.delete(f"cache_key = '{key}'")
+    recipe = train_world / f"gone-{tmp_path.name}.yaml"
+    recipe.write_text(world.recipe_text("qwen2.5-vl", store, tmp_path / "run"))
+    message = refused([str(recipe)], tmp_path / "run")
+    assert f"has no cached frames ({key}); build it with `videorl-kit build-cache" in message
+    assert ": sample " in message

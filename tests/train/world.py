@@ -36,7 +36,8 @@ def spec_text(task_id: str, problem_type: str, data: str, patch: int, verifier: 
     """A spec over ``data`` with small budgets for a model of resize factor ``patch``."""
     return (
         f"id: {task_id}\nversion: 1\nproblem_type: {problem_type}\n"
-        f"data: {{path: {data}, media_root: synth}}\n"
+        # synth/ is a link to the world's one shared data folder: allowed to point out
+        f"data: {{path: {data}, media_root: synth, allow_absolute_paths: true}}\n"
         "budget:\n"
         f"  video: {{fps: 2.0, min_frames: 2, max_frames: 2, min_pixels: {patch * patch}, "
         f"max_pixels: {4 * patch * patch}, patch: {patch}}}\n"

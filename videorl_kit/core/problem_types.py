@@ -76,7 +76,7 @@ BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
     ("box_iou", 2): "videorl_kit.rewards.grounding",
     ("spatiotemporal_iou", 2): "videorl_kit.rewards.grounding",
     ("tracking_iou", 2): "videorl_kit.rewards.grounding",
-    ("wer", 1): "videorl_kit.rewards.ocr",
+    ("wer", 2): "videorl_kit.rewards.ocr",
     ("rouge", 2): "videorl_kit.rewards.open_ended",
     ("math", 2): "videorl_kit.rewards.math",
     ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",

@@ -55,7 +55,7 @@ ENTRY_POINT_GROUP = "videorl_kit.verifiers"
 #: (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
 _ISSUE_10 = (
     "choice", "numeric", "mra", "boolean", "temporal_iou", "box_iou", "spatiotemporal_iou",
-    "tracking_iou", "rouge", "math", "preference",
+    "tracking_iou", "wer", "rouge", "math", "preference",
 )  # fmt: skip
 RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
     **{(name, 1): "issue 10 changed how answers are read" for name in _ISSUE_10},
@@ -92,7 +92,9 @@ class VerifierInfo:
     """Registry entry of one verifier version.
 
     ``factory(params_model_instance)`` builds a :class:`~videorl_kit.rewards.base.Verifier`;
-    use :meth:`create` to validate raw params and build in one step.
+    use :meth:`create` to validate raw params and build in one step. ``raw_text``: the router
+    hands the verifier the answer, ground truth and options as written, without folding
+    compatibility forms (code, where a full-width string literal is part of the program).
 
     Example:
         >>> info = get_verifier("choice")
@@ -108,6 +110,7 @@ class VerifierInfo:
     params_model: type[BaseModel]
     description: str
     factory: Callable[[Any], Any]
+    raw_text: bool = False
 
     def validate_params(self, params: Mapping[str, Any] | BaseModel | None = None) -> BaseModel:
         """Validate ``params`` against :attr:`params_model`; raises :class:`VerifierParamsError`.
@@ -156,12 +159,16 @@ def register_verifier(
     problem_types: Iterable[ProblemType | str],
     params_model: type[BaseModel] = NoParams,
     description: str | None = None,
+    raw_text: bool = False,
 ) -> Callable[[_C], _C]:
     """Class decorator registering a verifier under ``(name, version)``.
 
     The class's ``__init__`` takes one instance of ``params_model``. The description defaults to
-    the first line of the class docstring. Registering a different class under a taken
-    ``(name, version)`` raises ``ValueError``; re-registering the same class (re-import) is fine.
+    the first line of the class docstring. The router folds Unicode compatibility forms in the
+    answer, ground truth and options before ``score`` sees them
+    (:func:`~videorl_kit.rewards.text.fold_compat`), unless ``raw_text`` is true. Registering
+    a different class under a taken ``(name, version)`` raises ``ValueError``; re-registering
+    the same class (re-import) is fine.
 
     Example:
         >>> from videorl_kit.rewards.base import VerifyOutcome
@@ -191,6 +198,7 @@ def register_verifier(
             params_model=params_model,
             description=description or _first_doc_line(cls),
             factory=cls,  # type: ignore[arg-type]
+            raw_text=raw_text,
         )
         _add(info)
         cls.__verifier_info__ = info  # type: ignore[attr-defined]

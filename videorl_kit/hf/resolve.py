@@ -22,7 +22,7 @@ from videorl_kit.hf.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api
 from videorl_kit.hf.errors import HubError, HubIntegrityError
 from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, read_manifest, sha256_file
 from videorl_kit.hf.refs import format_hf_uri, parse_hf_uri
-from videorl_kit.hf.safety import check_plain_yaml, read_spec_text
+from videorl_kit.hf.safety import check_plain_yaml, read_spec_path
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -136,7 +136,7 @@ def resolve_hf_uri(
                 f"repo's {MANIFEST_NAME} (file changed after publishing?)"
             )
     if parsed.path.endswith(YAML_SUFFIXES):
-        text = read_spec_text(local.read_bytes(), pinned)
+        text = read_spec_path(local, pinned)
         check_plain_yaml(text, pinned, allow_aliases=False)
     return ResolvedHubFile(
         local_path=local, repo=parsed.repo, revision=sha, path=parsed.path, sha256=digest, uri=uri

@@ -16,18 +16,17 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 
-from videorl_kit.hf.errors import HubError
-
-#: Tags a spec may use: plain JSON-like data (timestamps appear implicitly for dates).
-SAFE_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}"
-    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+from videorl_kit.core.spec_files import (
+    SAFE_YAML_TAGS,
+    UnreadableSpecFile,
+    decode_spec_bytes,
+    read_spec_file,
 )
-
-#: Largest spec file accepted from the Hub; real specs are a few kilobytes.
-MAX_SPEC_BYTES = 1_000_000
+from videorl_kit.hf.errors import HubError
 
 _WHY = "a spec is plain data (code is referenced by registered name, never embedded)"
 
@@ -35,8 +34,9 @@ _WHY = "a spec is plain data (code is referenced by registered name, never embed
 def check_plain_yaml(text: str, where: str, *, allow_aliases: bool = True) -> None:
     """Raise :class:`HubError` naming file and line if ``text`` is not plain-data YAML.
 
-    Rejects YAML syntax errors, every tag outside :data:`SAFE_TAGS` and, with
-    ``allow_aliases=False``, anchors/aliases. Every document in the stream is checked.
+    Rejects YAML syntax errors, every tag outside
+    :data:`~videorl_kit.core.spec_files.SAFE_YAML_TAGS` and, with ``allow_aliases=False``,
+    anchors/aliases. Every document in the stream is checked.
 
     Example:
         >>> check_plain_yaml("a: &x [1]\\nb: *x\\n", "s.yaml", allow_aliases=False)
@@ -53,7 +53,7 @@ def check_plain_yaml(text: str, where: str, *, allow_aliases: bool = True) -> No
             if isinstance(event, yaml.AliasEvent) and not allow_aliases:
                 problems.append(f"{where}:{line}: YAML aliases are not allowed in published specs")
             tag = getattr(event, "tag", None)
-            if tag is not None and tag != "!" and tag not in SAFE_TAGS:
+            if tag is not None and tag != "!" and tag not in SAFE_YAML_TAGS:
                 problems.append(f"{where}:{line}: YAML tag {tag!r} is not allowed: {_WHY}")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -71,9 +71,22 @@ def read_spec_text(data: bytes, where: str) -> str:
         >>> read_spec_text(b"id: a\\n", "specs/a.yaml")
         'id: a\\n'
     """
-    if len(data) > MAX_SPEC_BYTES:
-        raise HubError(f"{where}: {len(data)} bytes is too large for a spec (max {MAX_SPEC_BYTES})")
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HubError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return decode_spec_bytes(data)
+    except UnreadableSpecFile as exc:
+        raise HubError(f"{where}: {exc}") from None
+
+
+def read_spec_path(path: Path, where: str) -> str:
+    """Read a downloaded spec file (a regular file of at most 1 MiB of UTF-8), else HubError.
+
+    Example:
+        >>> read_spec_path(Path("/dev/zero"), "specs/a.yaml")
+        Traceback (most recent call last):
+        ...
+        videorl_kit.hf.errors.HubError: specs/a.yaml: not a regular file (a character device)
+    """
+    try:
+        return read_spec_file(path)
+    except UnreadableSpecFile as exc:
+        raise HubError(f"{where}: {exc}") from None

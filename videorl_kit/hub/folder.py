@@ -29,7 +29,7 @@ from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.hf.errors import HubError
 from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, SpecEntry, hash_tree
 from videorl_kit.hf.refs import COMMIT_SHA_RE, HF_SCHEME, check_repo_id
-from videorl_kit.hf.safety import check_plain_yaml
+from videorl_kit.hf.safety import check_plain_yaml, read_spec_path
 from videorl_kit.hub.card import build_card, dump_yaml
 from videorl_kit.hub.sample import DEFAULT_SAMPLE_ROWS, sample_rows, write_sample_parquet
 from videorl_kit.spec.loader import SpecError, default_verifier_ref, load_spec
@@ -112,11 +112,7 @@ def _load_spec(path: str | Path) -> TaskSpec:
         file = Path(path)
         if not file.is_file():
             raise HubError(f"{shown}: spec file not found")
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HubError(f"{shown}: cannot read spec: {exc}") from None
-        check_plain_yaml(text, shown)
+        check_plain_yaml(read_spec_path(file, shown), shown)
     try:
         return load_spec(path)
     except SpecError as exc:

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from videorl_kit.hf.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
 from videorl_kit.hf.errors import HubError, HubIntegrityError
 from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, SpecEntry, read_manifest, verify_tree
@@ -35,6 +33,7 @@ from videorl_kit.hf.refs import format_hf_uri, normalize_repo_path, parse_repo_r
 from videorl_kit.hf.safety import check_plain_yaml, read_spec_text
 from videorl_kit.spec.loader import SpecError, load_spec
 from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.yaml_source import SpecLoadError, parse_yaml_text
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -102,7 +101,10 @@ def _load_entry(root: Path, entry: SpecEntry, manifest: Manifest, repo: str, sha
     path = root.joinpath(*entry.spec_path.split("/"))
     text = read_spec_text(path.read_bytes(), uri)
     check_plain_yaml(text, uri, allow_aliases=False)
-    data = yaml.safe_load(text)
+    try:
+        data, _ = parse_yaml_text(text, uri)  # bounded nesting, no recursion
+    except SpecLoadError as exc:
+        raise HubError(str(exc)) from None
     if not isinstance(data, dict):
         raise HubError(f"{uri}: a spec must be a YAML mapping")
     if "include" in data:

@@ -34,8 +34,8 @@ Public API (import from the submodules, or lazily from here):
   ``docs/extending.md``.
 
 Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatiotemporal_iou,
-tracking_iou, rouge, math, code_exec, preference (version 2) and wer (version 1); the changelog
-is in docs/verifiers.md.
+tracking_iou, wer, rouge, math, code_exec and preference, all at version 2; the changelog is in
+docs/verifiers.md.
 
 Importing this package is cheap: submodules load on first attribute access.
 """

@@ -3,7 +3,9 @@
 A *verifier* grades the **extracted** final answer of one response against the ground truth.
 Extraction (``<answer>`` block, final statement, hedge detection) and the format reward are done
 once by :mod:`videorl_kit.rewards.extract` and :mod:`videorl_kit.rewards.format`; a verifier only
-sees the answer text.
+sees the answer text, with Unicode compatibility forms already folded in it, the ground truth
+and the options (``Ｂ`` is ``B``, ``３½`` is ``3 1/2``; a verifier registered with
+``raw_text=True`` gets them as written).
 
 Shape of a verifier:
 

@@ -1,15 +1,16 @@
 """Yes/no questions: the ``boolean`` verifier.
 
-The answer (after the final-statement refinement, compatibility forms folded) is read as yes
-or no:
+The answer (after the final-statement refinement) is read as yes or no:
 
 * ``1`` and ``y`` are yes, ``0`` and ``n`` are no (the whole answer);
 * a verdict after the last conclusion word (``so``, ``therefore``, ``thus``, ``hence``, ``which
   means``) decides: ``There is no cat, so yes, it is empty`` is yes;
 * a leading verdict decides, after intensifiers (``absolutely``, ``definitely``, ``certainly``,
   ``of course``, ``no doubt``, ``without a doubt``): ``Yes, it is`` and ``No doubt, yes`` are
-  yes, ``No, that is not true``, ``Absolutely not`` and ``Not at all`` are no, and an
-  intensifier alone (``Absolutely.``, ``Of course.``) is yes; so is a short reply (``It is.``,
+  yes, ``No, that is not true``, ``Absolutely not``, ``Certainly not, the door stays shut``,
+  ``Not at all``, ``By no means`` and ``I don't think so`` are no, and an
+  intensifier alone (``Absolutely.``, ``Of course.``) is yes, and so is one set off before a
+  plain statement (``Certainly, the door is open``); so is a short reply (``It is.``,
   ``Of course it does``; ``It is not.`` is no); so does a leading Chinese
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
@@ -40,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import clean_answer
-from videorl_kit.rewards.text import clean_gold, fold_compat, refine_answer
+from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Only this many leading characters of an answer are read.
 MAX_BOOLEAN_ANSWER_CHARS = 2000
@@ -68,19 +69,40 @@ _INTENSIFIERS_RE = re.compile(
     r"|without\s{1,3}(?:a\s{1,3})?doubt|for\s{1,3}sure)\b){1,3}[\W_]{0,4}",
     re.IGNORECASE,
 )
-#: A lone "not" verdict: "not", "not at all", "not really", "certainly not".
+#: A "not" verdict, alone or before its reason: "not", "not at all", "not really", "certainly
+#: not; the cup is full" ("not the red door" negates a phrase: no verdict).
 _NOT_VERDICT_RE = re.compile(
-    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so|in\s{1,3}the\s{1,3}slightest))?\b[\W_]{0,4}",
+    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so|likely|exactly|a\s{1,3}chance|one\s{1,3}bit"
+    r"|in\s{1,3}the\s{1,3}(?:slightest|least)))?\b\s{0,3}(?:$|[,;:.!?()—–-])",
     re.IGNORECASE,
 )
+#: Set phrases that answer yes or no: "by no means", "I don't think so", "I think so".
+_PHRASE_VERDICT_RE = re.compile(
+    r"(?:(?P<no>by\s{1,3}no\s{1,3}means|in\s{1,3}no\s{1,3}way|under\s{1,3}no\s{1,3}circumstances"
+    r"|i\s{1,3}(?:do\s{1,3}not|don['’]t)\s{1,3}(?:think|believe|suppose)\s{1,3}so"
+    r"|i\s{1,3}(?:think|believe|suppose|guess)\s{1,3}not)"
+    r"|(?P<yes>i\s{1,3}(?:think|believe|suppose|guess)\s{1,3}so))\b\s{0,3}(?:$|[,;:.!?()—–-])",
+    re.IGNORECASE,
+)
+#: An affirming word set off before a plain statement: "Absolutely, the door is open." is yes
+#: ("Clearly, ..." describes; a negated statement after it is no verdict).
+_AFFIRMING_RE = re.compile(
+    r"[\W_]{0,4}(?:absolutely|definitely|certainly|of\s{1,3}course|indeed|sure|undoubtedly"
+    r"|no\s{1,3}doubt|without\s{1,3}(?:a\s{1,3})?doubt|for\s{1,3}sure)\s{0,3}[,;:—–-]",
+    re.IGNORECASE,
+)
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n['’]t\b", re.I)
 #: The last conclusion word before the verdict: "..., so yes".
 _CONCLUSION_RE = re.compile(
     r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion)\b", re.IGNORECASE
 )
-#: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't".
+#: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't",
+#: "it certainly is", "it definitely does not".
+_ADVERB = r"(?:\s{1,3}(?:certainly|definitely|surely|clearly|absolutely|indeed|obviously|really))?"
 _SHORT_REPLY_RE = re.compile(
-    r"(?:it|that|this|there|they|he|she|i|we|you)\s{1,3}"
-    r"(?:is|are|was|were|does|do|did|can|will|has|have)(?P<neg>\s{1,3}not|n['’]t)?[\W_]{0,4}",
+    rf"(?:it|that|this|there|they|he|she|i|we|you){_ADVERB}\s{{1,3}}"
+    rf"(?:is|are|was|were|does|do|did|can|will|has|have){_ADVERB}"
+    rf"(?P<neg>\s{{1,3}}not|n['’]t)?{_ADVERB}[\W_]{{0,4}}",
     re.IGNORECASE,
 )
 #: "no" followed by a word describes ("no cat", "no one"); it is not a verdict.
@@ -105,7 +127,7 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
         >>> parse_boolean("No doubt, yes."), parse_boolean("1")
         (('yes', None), ('yes', None))
     """
-    text = clean_answer(fold_compat(text[:MAX_BOOLEAN_ANSWER_CHARS]))
+    text = clean_answer(text[:MAX_BOOLEAN_ANSWER_CHARS])
     if not text:
         return None, "empty answer"
     whole = _WHOLE_ANSWERS.get(text.casefold())
@@ -134,15 +156,19 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
             return "no", None
         if text.startswith(_CN_YES):
             return "yes", None
+    affirmed = _AFFIRMING_RE.match(text) is not None
     intensifiers = _INTENSIFIERS_RE.match(text)
     if intensifiers:
         text = text[intensifiers.end() :]
         if not text.strip(" \t.!"):
             return "yes", None  # "Absolutely.", "Of course!", "No doubt about it."
-        if _NOT_VERDICT_RE.fullmatch(text):
-            return "no", None  # "absolutely not"
-    elif _NOT_VERDICT_RE.fullmatch(text):
-        return "no", None  # "not at all", "not really"
+        if _NOT_VERDICT_RE.match(text):
+            return "no", None  # "absolutely not", "certainly not, the door stays closed"
+    elif _NOT_VERDICT_RE.match(text):
+        return "no", None  # "not at all", "not really, it is empty"
+    phrase = _PHRASE_VERDICT_RE.match(text)
+    if phrase:  # "by no means", "I don't think so"
+        return ("no" if phrase.group("no") else "yes"), None
     reply = _SHORT_REPLY_RE.fullmatch(text)
     if reply:  # "(of course) it is", "it is not"
         return ("no" if reply.group("neg") else "yes"), None
@@ -166,6 +192,8 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
         return seen.pop(), None
     if len(seen) > 1:
         return None, "both yes and no in the answer"
+    if affirmed and not _NEGATION_RE.search(text):
+        return "yes", None  # "Absolutely, the door is open."
     return None, "no yes/no answer found"
 
 

@@ -5,9 +5,10 @@ What counts as naming option C (case-insensitive, after the final-statement refi
 ``C) Blue``, ``C. Blue``, ``Option C``, ``Choice: C``, ``C because ...``, ``The answer is C``,
 ``\\boxed{C}``; and, when ``options`` are given, the option text itself (``Blue``).
 
-Compatibility forms are folded first (full-width ``Ｂ``, circled ``Ⓑ``), and clauses that only
-reject an option are dropped (``not A; it is B`` and ``B, not A`` name B; ``not B`` alone names
-nothing), as is a leading ``it is`` / ``the answer is`` frame.
+Clauses that only reject an option are dropped (``not A; it is B``, ``B, not A`` and ``A? No,
+B`` name B; ``not B`` alone names nothing; :func:`~videorl_kit.rewards.text.stated_answer`), as
+is a leading ``it is`` / ``the answer is`` frame. An answer that is no option's text may name
+one by its words (:func:`_option_by_words`: ``she jumps into the pool``).
 
 What does not: an English article or pronoun (``A man opens the door``, ``I think ...``) unless the
 rest is that option's text; letters inside words or abbreviations (``e.g.``); letters in the
@@ -40,11 +41,11 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
 from videorl_kit.rewards.text import (
-    asserted_answer,
+    NEGATION_WORDS,
     clean_gold,
-    fold_compat,
     normalize_text,
     refine_answer,
+    stated_answer,
 )
 
 #: Longest answer text compared against option texts (longer text is no option).
@@ -152,10 +153,82 @@ def _option_by_text(text: str, options: tuple[tuple[str, str], ...]) -> tuple[st
     return (hits[0] if len(set(hits)) == 1 else None), len(set(hits))
 
 
+#: Words that carry no content when an answer paraphrases an option ("he swims a lap").
+_FUNCTION_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "he she it they him her them his its their this that these those there here is are was "
+        "were be been being has have had does do did then",
+    )
+)
+
+
+def _content_words(norm: str) -> frozenset[str]:
+    return frozenset(w for w in norm.split() if w not in _FUNCTION_WORDS)
+
+
+#: Most content words besides an option's that a sentence stating it may have.
+MAX_EXTRA_OPTION_WORDS = 8
+
+
+@lru_cache(maxsize=4096)
+def _option_words(
+    options: tuple[tuple[str, str], ...],
+) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """``(letter, content words, words no other option has)`` per option."""
+    words = [(letter, _content_words(text)) for letter, text in options]
+    return tuple(
+        (letter, mine, mine.difference(*(w for other, w in words if other != letter)))
+        for letter, mine in words
+    )
+
+
+def _option_by_words(text: str, options: tuple[tuple[str, str], ...]) -> str | None:
+    """The one option the answer's content words name (pronouns, articles and forms of
+    "be"/"do"/"have" carry none): a paraphrase that uses only the option's words and at least
+    half of them ("she jumps into the pool" for "The girl jumps into the pool"), or a short
+    sentence that uses all of them ("the shirt is blue" for "Blue"). The answer must use more
+    of that option's own words (those no other option has) than of any other option's: "the
+    boy" names neither "The boy swims" nor "The boy dives", and "the girl jumps and the boy
+    dives" names no option. None, too, when the answer negates anything ("the man does not
+    wave").
+
+    Example:
+        >>> opts = parse_options(("A. The girl jumps into the pool", "B. The boy swims a lap"))
+        >>> _option_by_words("she jumps into the pool", opts), _option_by_words("a lap", opts)
+        ('A', None)
+        >>> _option_by_words("the boy swims a lap in the pool", opts)
+        'B'
+    """
+    if not options or len(text) > MAX_OPTION_TEXT_CHARS:
+        return None
+    norm = normalize_text(text, drop_articles=True)
+    if any(w in NEGATION_WORDS for w in norm.split()):
+        return None
+    words = _content_words(norm)
+    own_hits: dict[str, int] = {}
+    fits: list[str] = []
+    for letter, mine, own in _option_words(options):
+        own_hits[letter] = len(own & words)
+        paraphrase = words <= mine and 2 * len(words) >= len(mine)
+        statement = mine <= words and len(words - mine) <= MAX_EXTRA_OPTION_WORDS
+        if mine and (paraphrase or statement):
+            fits.append(letter)
+    for letter in fits:
+        if own_hits[letter] and all(
+            n < own_hits[letter] for o, n in own_hits.items() if o != letter
+        ):
+            return letter
+    return None
+
+
 def parse_choice(
-    text: str, options: tuple[tuple[str, str], ...] = ()
+    text: str, options: tuple[tuple[str, str], ...] = (), *, paraphrase: bool = False
 ) -> tuple[str | None, str | None]:
     """Read one option letter from an answer: ``(letter, None)`` or ``(None, reason)``.
+
+    ``paraphrase``: an answer that is no option's text may still name the one option whose
+    words it uses (:func:`_option_by_words`); answers are read so, ground truths are not.
 
     Example:
         >>> parse_choice("Option C: Blue")
@@ -176,8 +249,10 @@ def parse_choice(
         letter = m.group("letter").upper()
         rest = text[m.end() :]
         bracketed = bool(m.group("open") or m.group("close"))
-        if rest[:1].isalnum() or rest[:1] in ("'", "’"):
-            m = None  # "Cat", "I'm": a word, not a letter
+        glued = m.group("punct") or m.group("close")
+        glued_text = glued and _option_by_text(rest, options)[1]  # "D.Yellow", "(D)Yellow"
+        if (rest[:1].isalnum() or rest[:1] in ("'", "’")) and not glued_text:
+            m = None  # "Cat", "I'm", "e.g.": a word, not a letter
         if m is not None:
             hedge = _HEDGE_RE.match(text, m.end("close") if m.group("close") else m.end("letter"))
             if hedge and hedge.group("letter").upper() != letter:
@@ -210,6 +285,10 @@ def parse_choice(
         return by_text, None
     if n_hits > 1:
         return None, "answer matches several options"
+    if paraphrase:
+        by_words = _option_by_words(text, options)
+        if by_words is not None:
+            return by_words, None
     closing = _TRAILING_BRACKET_RE.search(text[-40:])
     if closing:  # "... so (C)": a bracketed letter closing the answer designates it
         return closing.group(1).upper(), None
@@ -217,7 +296,7 @@ def parse_choice(
     if last_nl >= 0:
         last_line = text[last_nl + 1 :].strip()
         if last_line and len(last_line) < 200:
-            return parse_choice(last_line, options)
+            return parse_choice(last_line, options, paraphrase=paraphrase)
     return None, "no option letter found"
 
 
@@ -240,7 +319,7 @@ def _option_letters(options: tuple[str, ...]) -> frozenset[str]:
 @lru_cache(maxsize=16384)
 def _parse_gold(gold: str, options: tuple[str, ...] | None) -> tuple[str | None, str | None, str]:
     """``(letter or None, gold text for text mode or None, reason)`` for a ground truth."""
-    text = fold_compat(clean_gold(gold))
+    text = clean_gold(gold)
     if not text:
         return None, None, "empty ground truth"
     parsed = parse_options(options) if options else ()
@@ -274,8 +353,9 @@ class ChoiceVerifier:
             return VerifyOutcome.unverifiable(why or "unreadable ground truth")
         parsed = parse_options(opts) if opts and self.params.accept_option_text else ()
         answer = refine_answer(answer_text)
-        if _SIMPLE_RE.fullmatch(answer) is None:  # "B", "(B)", "B.": nothing to drop
-            answer = asserted_answer(answer)
+        # "B", "(B)", "B." and an option's own text ("The door is not open") drop nothing
+        if _SIMPLE_RE.fullmatch(answer) is None and not _option_by_text(answer, parsed)[1]:
+            answer = stated_answer(answer_text, answer)
             if not answer and answer_text.strip():
                 return VerifyOutcome.wrong("the answer only rejects options", gold=gold_letter)
         if gold_letter is None:  # text ground truth, no options to map letters
@@ -283,7 +363,7 @@ class ChoiceVerifier:
             return VerifyOutcome.ok(
                 1.0 if pred_text == gold_text else 0.0, pred=pred_text[:200], gold=gold_text
             )
-        letter, reason = parse_choice(answer, parsed)
+        letter, reason = parse_choice(answer, parsed, paraphrase=True)
         if letter is None:
             return VerifyOutcome.wrong(reason or "no option letter found", gold=gold_letter)
         if opts and letter not in _option_letters(opts):

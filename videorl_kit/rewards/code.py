@@ -189,6 +189,7 @@ def extract_code(text: str) -> str:
     version=2,
     problem_types=("code",),
     params_model=CodeExecParams,
+    raw_text=True,  # a full-width string literal is part of the program
 )
 class CodeExecVerifier:
     """Runs the answer's Python in an isolated child; the host decides every test (1 or 0)."""

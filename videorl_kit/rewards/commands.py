@@ -22,7 +22,8 @@ import typer
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.problem_types import canonical_problem_type
-from videorl_kit.rewards.router import reward_function_for
+from videorl_kit.core.safe_text import to_json
+from videorl_kit.rewards import router
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec import SpecError, load_spec
 from videorl_kit.spec.data import iter_samples
@@ -83,7 +84,7 @@ class _Scorer:
             return self.task.function_for(problem_type)
         ptype = canonical_problem_type(str(problem_type))
         if ptype.value not in self.by_type:
-            self.by_type[ptype.value] = reward_function_for(ptype)
+            self.by_type[ptype.value] = router.reward_function_for(ptype)
         return self.by_type[ptype.value]
 
     def _sample(self, sample_id: str) -> Any:
@@ -190,8 +191,13 @@ def score(
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     try:
         for line_no, line in _lines(file):
-            row = scorer.row(line_no, line)
-            text = json.dumps(row, ensure_ascii=False)
+            try:
+                row = scorer.row(line_no, line)
+            except UserError:  # the command cannot run at all (e.g. no code isolation here)
+                raise
+            except Exception as exc:  # a verifier bug costs this line, never the lines after it
+                row = _error_row(line_no, f"scoring failed ({type(exc).__name__})")
+            text = to_json(row)  # a lone surrogate in a response must not end the output
             if as_json:
                 typer.echo(text)
             if sink is not None:
@@ -336,14 +342,14 @@ def explain(
         if not problem_type:
             raise UserError("give --type (or --line FILE:N with a problem_type, or --spec)")
         try:
-            fn = reward_function_for(canonical_problem_type(str(problem_type)))
+            fn = router.reward_function_for(canonical_problem_type(str(problem_type)))
         except (ValueError, LookupError) as exc:
             raise UserError(str(exc)) from None
     if response is None or gold is None:
         raise UserError("give --response and --answer (or --line FILE:N)")
     steps = fn.explain(response, gold, opts)
     if as_json:
-        typer.echo(json.dumps(steps, indent=2, ensure_ascii=False))
+        typer.echo(to_json(steps, indent=2))
         return
     _print_steps(steps)
 

@@ -19,8 +19,8 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    block are ignored; only empty blocks give the empty answer (scores 0, no fallback).
 4. **Final statement** (only when there is no answer block): in the text outside think blocks
    (its last :data:`FINAL_STATEMENT_WINDOW` characters), the last of ``\\boxed{X}``,
-   ``the (final|correct|best) answer/option is X``, ``answer: X``, ``I choose X``, ``答案是 X``,
-   ``so the total/result/count is X``.
+   ``the (final|correct|best) answer/option is X``, ``answer: X``, ``final: X``, ``final
+   verdict/count/total: X``, ``I choose X``, ``答案是 X``, ``so the total/result/count is X``.
    ``X`` runs to the end of its sentence on that line (or is the next non-empty line).
 5. **Body**: otherwise the text outside think blocks, stray tags removed, is the answer.
    If there is nothing outside the think block, the last final statement *inside* it is used.
@@ -94,6 +94,9 @@ FINAL_STATEMENT_RE = re.compile(
     r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b\s{0,4}"
     rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
     rf"|\banswer\b\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{1,4}(?:verdict|decision|judge?ment|count|number|total|result|value)\b\s{0,4}"
+    rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{0,4}[:：]"
     r"|\bI\s{1,4}(?:would\s{1,4})?(?:choose|select|pick|go\s{1,4}with)\b\s{0,4}[:：]?"
     r"|\b(?:so|therefore|thus|hence)\b,?\s{1,4}(?:the\s{1,4})?(?:total|result|count|number|sum"
     r"|value|final\s{1,4}count)\s{1,4}(?:is|was|would\s{1,4}be|comes\s{1,4}to)\b\s{0,4}[:：]?"

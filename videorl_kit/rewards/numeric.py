@@ -7,7 +7,8 @@ Reading a number (:func:`find_numbers`): digits with thousands separators (``1,0
 number words (``twenty-one``, ``one hundred and five``, ``minus three``) and quantity words
 (``a dozen``, ``half a dozen``, ``a couple``, ``a hundred``, ``two and a half``). A unit after
 the number is ignored (``12 m``, ``$5``); digits glued to letters are not numbers (``m2``, ``x3``).
-Full-width digits and other compatibility forms are folded first (``１２``, ``３．５``).
+Full-width digits, vulgar fractions and superscripts reach it folded by the router (``１２``,
+``3 1/2`` for ``3½``, ``10^3`` for ``10³``).
 Values are exact rationals (:class:`fractions.Fraction`), so no float rounding sneaks in.
 
 An answer must contain exactly one distinct value, after the final-statement refinement
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
-from videorl_kit.rewards.text import asserted_answer, clean_gold, fold_compat, refine_answer
+from videorl_kit.rewards.text import clean_gold, stated_answer
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).
 MAX_NUMERIC_ANSWER_CHARS = 4096
@@ -47,7 +48,9 @@ _NUM_RE = re.compile(
     r"(?<![A-Za-z0-9_.^/\\])"
     r"(?P<sign>[-+−])?\s{0,2}"
     r"(?:"
-    r"(?P<fnum>\d{1,30})\s{0,2}/\s{0,2}(?P<fden>\d{1,30})(?!\d|\.\d|/)"
+    r"(?P<whole>\d{1,30})[ \u00a0]{1,2}"  # a mixed number, "3 1/2"
+    r"(?P<mnum>\d{1,3})\s{0,2}/\s{0,2}(?P<mden>\d{1,3})(?!\d|\.\d|/)"
+    r"|(?P<fnum>\d{1,30})\s{0,2}/\s{0,2}(?P<fden>\d{1,30})(?!\d|\.\d|/)"
     r"|\\[dt]?frac\s{0,2}\{\s{0,2}(?P<lnum>-?\d{1,30})\s{0,2}\}\s{0,2}\{\s{0,2}(?P<lden>\d{1,30})\s{0,2}\}"
     r"|(?P<num>(?:\d{1,3}(?:,\d{3}){1,12}(?![\d,]\d)|\d{1,3}(?: \d{3}){1,12}(?!\d| \d)|\d{1,300})"
     r"(?:\.\d{1,300})?|\.\d{1,300})"
@@ -56,7 +59,7 @@ _NUM_RE = re.compile(
     r")"
     r"(?![\d])(?!\.\d)"
     r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,6})\s{0,2}\}?(?![\d.]))?"
-    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion)\b)?"
+    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.]))?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
 )
@@ -72,23 +75,34 @@ _TENS["fourty"] = 40
 #: Single number words and their values ("three" -> 3, "twenty" -> 20).
 NUMBER_WORD_VALUES: dict[str, int] = {**_UNITS, **_TENS}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-_DIGIT_SCALES = {"hundred": 100, **_SCALES}
-#: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a couple" (2), "a couple of
-#: dozen", "a hundred", "two and a half", "a half". "a"/"an" counts one only in front of them.
-_QUANTITY_ALT = (
-    r"half|dozen|an?\s{1,3}couple"
-    r"|an?(?=\s{1,3}(?:hundred|thousand|million|billion|dozen|half)\b)"
+_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, **_SCALES}
+#: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a baker's dozen" (13), "a
+#: couple" and "a pair" (2), "a trio" (3), "a quartet" (4), "a couple of dozen", "a single"
+#: (1), "a hundred", "two and a half", "a half"; "once", "twice", "thrice"; "a score of" (20)
+#: and "four score and seven" (87), but not "a score of 3" (a game's score) nor a bare
+#: "score". "a"/"an" counts one only in front of them.
+_PLAIN_WORDS = [*_UNITS, *_TENS, "hundred", *_SCALES]
+_SCORE = (
+    r"score(?=\s{1,3}(?:of|and)\b)"
+    rf"(?!\s{{1,3}}of\s{{1,3}}(?:[-+−]?\d|(?:{'|'.join(_PLAIN_WORDS)})\b))"
 )
-_WORD_ALT = "|".join(sorted([*_UNITS, *_TENS, "hundred", *_SCALES], key=len, reverse=True))
-_WORD_ALT += "|" + _QUANTITY_ALT
+_QUANTITY_ALT = (
+    r"half|dozen|an?\s{1,3}(?:couple|pair|single|trio|quartet)|an?\s{1,3}baker['’]s\s{1,3}dozen"
+    r"|twice|thrice|once(?!\s{1,3}(?:the|a|an|he|she|it|they|we|you|i|this|that|again|more)\b)"
+    rf"|an?(?=\s{{1,3}}(?:hundred|thousand|million|billion|dozen|half|{_SCORE})\b)"
+)
+_WORD_ALT = "|".join(sorted(_PLAIN_WORDS, key=len, reverse=True)) + "|" + _QUANTITY_ALT
 _WORDS_RE = re.compile(
     rf"(?<![\w-])(?P<neg>(?:minus|negative)\s{{1,3}})?"
     rf"(?P<words>(?:{_WORD_ALT})"
-    rf"(?:(?:\s{{1,3}}(?:and|of)\s{{1,3}}|\s{{1,3}}|-)(?:{_WORD_ALT})){{0,12}})"
+    rf"(?:(?:\s{{1,3}}(?:and|of)\s{{1,3}}|\s{{1,3}}|-)(?:{_WORD_ALT}|{_SCORE})){{0,12}})"
     rf"(?![\w-])",
     re.IGNORECASE,
 )
 _WORD_SPLIT_RE = re.compile(r"[\s-]+")
+#: Words that count a small group or a number of times.
+_GROUP_WORDS = {"single": 1, "once": 1, "couple": 2, "pair": 2, "twice": 2, "trio": 3}
+_GROUP_WORDS |= {"thrice": 3, "quartet": 4}
 _HALF = Fraction(1, 2)
 
 
@@ -134,6 +148,9 @@ def _words_to_values(words: str) -> list[Fraction]:
         if word == "and":
             after_and = True
             continue
+        if word in ("baker's", "baker’s"):
+            last = "baker"  # "a baker's dozen" is thirteen
+            continue
         if word in _UNITS:
             value = _UNITS[word]
             cat = "unit" if 1 <= value <= 9 else "teen"
@@ -156,12 +173,17 @@ def _words_to_values(words: str) -> list[Fraction]:
             cat = "dozen"
             if last == "dozen":
                 flush()
-            current = (current or 1) * 12
-        elif word == "couple":
+            current = (current or 1) * (13 if last == "baker" else 12)
+        elif word == "score":
+            cat = "hundred"  # "four score and seven": units after it add, as after "hundred"
+            if last == "hundred":
+                flush()
+            current = (current or 1) * 20
+        elif word in _GROUP_WORDS:  # "a couple", "a pair", "a trio", "twice"
             cat = "couple"
             if last in ("unit", "teen", "ten", "couple"):
                 flush()
-            current += 2
+            current += _GROUP_WORDS[word]
         elif word == "half":
             cat = "half"
             if started and after_and and last == "dozen":
@@ -188,7 +210,8 @@ def _words_to_values(words: str) -> list[Fraction]:
 
 
 _NUM_GROUPS = (
-    "sign", "fnum", "fden", "lnum", "lden", "num", "exp", "exp10", "power", "scale", "pct"
+    "sign", "whole", "mnum", "mden", "fnum", "fden", "lnum", "lden", "num", "exp", "exp10",
+    "power", "scale", "pct",
 )  # fmt: skip
 #: Largest power read (bits of the base times the exponent): ``10^300`` is fine, ``9^999999``
 #: is not a number anyone means (and would take long to compute).
@@ -224,8 +247,18 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
     found: list[Number] = []
     spans: list[tuple[int, int]] = []
     for m in _NUM_RE.finditer(text):
-        sign, fnum, fden, lnum, lden, num, exp, exp10, power, scale, pct = m.group(*_NUM_GROUPS)
-        if fnum is not None or lnum is not None:
+        groups = m.group(*_NUM_GROUPS)
+        sign, whole, mnum, mden, fnum, fden, lnum, lden, num, exp, exp10, power, scale, pct = groups
+        if whole is not None:  # "3 1/2" (a folded "3½") is three and a half
+            numerator, den = int(mnum), int(mden)
+            if not 0 < numerator < den:  # "3 5/4", "2 1/0": no mixed number, two numbers
+                found.append(Number(Fraction(int(whole)), False, m.start()))
+                if den:
+                    found.append(Number(Fraction(numerator, den), False, m.start("mnum")))
+                spans.append(m.span())
+                continue
+            value = int(whole) + Fraction(numerator, den)
+        elif fnum is not None or lnum is not None:
             den = int(fden if fnum is not None else lden)
             if den == 0:
                 continue
@@ -271,7 +304,7 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
 
 _WORD_HINT_RE = re.compile(
     r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|ty\b|hundred|"
-    r"thousand|million|billion|dozen|couple|half",
+    r"thousand|million|billion|dozen|couple|half|pair|score|single|once|twice|thrice|trio|quartet",
     re.IGNORECASE,
 )
 
@@ -390,9 +423,7 @@ _WORDY_NUMBER_RE = re.compile(
     r"(?: (?P<after>[A-Za-z]{1,20}))?"
 )
 #: Words that would add a number (``twelve``), scale or mark a percentage next to a number.
-_NUMBER_WORDS = frozenset(
-    [*_UNITS, *_TENS, "hundred", *_SCALES, "percent", "dozen", "couple", "half"]
-)
+_NUMBER_WORDS = frozenset([*_PLAIN_WORDS, *_GROUP_WORDS, "percent", "dozen", "half", "score"])
 #: Words in front of a number that reject it ("not 5"): the full path reads those.
 _NEGATING_WORDS = frozenset(["not", "no", "never", "nor", "isnt", "but"])
 
@@ -438,7 +469,7 @@ _NO_VALUE: AnswerValue = (None, False, "no number found")
 
 
 def _answer_number(answer_text: str) -> AnswerValue:
-    """``read_single_number(asserted_answer(refine_answer(answer_text)))``, without the scans
+    """``read_single_number(stated_answer(answer_text))``, without the scans
     for plain numbers.
 
     A text made of one number (digits, sign, point, thousands commas, spaces, or one plain word
@@ -464,7 +495,7 @@ def _answer_number(answer_text: str) -> AnswerValue:
     value = _wordy_number(answer_text)
     if value is not None:
         return value, False, None
-    asserted = asserted_answer(refine_answer(answer_text))
+    asserted = stated_answer(answer_text)
     if not asserted:
         return None, False, "the answer only rejects numbers"
     reading = read_single_number(asserted)
@@ -493,7 +524,7 @@ class _Gold(NamedTuple):
 
 @lru_cache(maxsize=16384)
 def _gold_info(gold: str) -> _Gold:
-    text = fold_compat(clean_gold(gold))
+    text = clean_gold(gold)
     if not text:
         return _Gold(None, "empty ground truth", (), None, "", "")
     reading = read_single_number(text)

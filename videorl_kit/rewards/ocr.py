@@ -77,7 +77,7 @@ class WerParams(BaseModel):
     case_sensitive: bool = Field(default=False)
 
 
-@register_verifier(name="wer", version=1, problem_types=("ocr",), params_model=WerParams)
+@register_verifier(name="wer", version=2, problem_types=("ocr",), params_model=WerParams)
 class WerVerifier:
     """max(0, 1 − WER), case- and punctuation-insensitive, word-level Levenshtein."""
 

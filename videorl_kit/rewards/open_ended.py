@@ -2,14 +2,13 @@
 
 * **Short ground truth** (at most ``short_max_words`` words, default 3): the answer (its final
   statement, if it has one: ``The answer is: kitchen``; clauses that only reject something
-  dropped: ``the kitchen, not the bedroom``) is normalised (compatibility forms folded,
-  case-folded, punctuation and the articles a/an/the removed, whitespace collapsed, number words
-  as digits: ``two`` = ``2``, ``three people`` = ``3 people``) and scores 1 when it equals the
-  normalised gold, or when it is one short sentence that *states* the gold: the gold's words
-  end it (``It is Paris.``, ``The man is holding a red umbrella.``, at most one word after
-  them: ``There are two people.``; ``in the kitchen`` states ``kitchen``), once, with at most 8
-  other words, no negation (``It is not Paris``), no alternative (``Paris or London``,
-  ``maybe``) and nothing placing it relative to the gold (``near Paris``). Otherwise 0.
+  dropped: ``the kitchen, not the bedroom``) is normalised (case-folded, punctuation and the
+  articles a/an/the removed, whitespace collapsed, number words as digits: ``two`` = ``2``,
+  ``three people`` = ``3 people``) and scores 1 when it equals the normalised gold, or when it
+  is one short sentence that *states* the gold (:func:`states_short_answer`:
+  ``It is Paris.``, ``The man is holding a red umbrella.``, ``It's a small brown dog.``,
+  ``There are two people.``; not ``hot dog``, ``a cat toy``, ``It is not Paris``, ``Paris or
+  London``, ``near Paris``). Otherwise 0.
 * **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
   with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
   tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
@@ -17,7 +16,9 @@
   are read: an answer that long has negligible precision anyway. An answer that copies the
   gold's words (ROUGE-1 at least :data:`NEGATION_OVERLAP`) but negates it, or drops its
   negation (``not``, ``never``, ``no``, ``n't``, ``without``, ...: one of the two has some and
-  the other none), states the opposite event and scores 0.
+  the other none), or swaps an action, direction or state for its opposite
+  (:func:`~videorl_kit.rewards.contrasts.contrast`: ``The man closes the door`` for ``The man
+  opens the door``), states the opposite event and scores 0.
 
 An empty ground truth is unverifiable; an empty answer scores 0.
 
@@ -40,9 +41,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.contrasts import contrast
 from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES
 from videorl_kit.rewards.sequence import lcs_length
-from videorl_kit.rewards.text import asserted_answer, clean_gold, normalize_text, refine_answer
+from videorl_kit.rewards.text import (
+    NEGATION_WORDS,
+    clean_gold,
+    normalize_text,
+    refine_answer,
+    stated_answer,
+)
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
@@ -56,13 +64,8 @@ _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|without)\b|n['’]t\b"
 )
 #: Negations and alternatives, as normalised tokens: a sentence with one states no plain answer.
-_NOT_A_STATEMENT = frozenset(
-    re.findall(
-        r"\w+",
-        "not no never nobody nothing none neither nor cannot without isnt arent wasnt werent "
-        "doesnt dont didnt cant wont couldnt shouldnt hasnt havent hadnt or either maybe perhaps "
-        "possibly might unsure",
-    )
+_NOT_A_STATEMENT = NEGATION_WORDS | frozenset(
+    ["or", "either", "maybe", "perhaps", "possibly", "might", "unsure"]
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
 #: Words that place the answer relative to the gold instead of stating it ("near Paris").
@@ -74,6 +77,38 @@ _RELATIONAL_WORDS = frozenset(
     )
 )
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
+#: Compounds that name something other than their last word: English compounds are
+#: right-headed (a "police car" is a car), except these ("a hot dog" is no dog).
+_OTHER_THINGS = frozenset(
+    re.findall(
+        r"\w+ \w+",
+        "hot dog, corn dog, prairie dog, sea lion, sea horse, sea cow, sea star, sea urchin, "
+        "sea cucumber, sea dragon, mountain lion, ant lion, teddy bear, gummy bear, koala bear, "
+        "guinea pig, hedge hog, snow man, gingerbread man, straw man, spider man, iron man, "
+        "cat fish, jelly fish, star fish, cray fish, silver fish, dragon fly, butter fly, "
+        "fire fly, lady bug, rocking horse, hobby horse, saw horse, pan cake, fish cake, "
+        "crab cake, egg plant, paper tiger, bull frog, horse fly",
+    )
+)
+#: Modifiers that make a likeness of the thing, not the thing ("a toy car", "a stuffed dog").
+_LIKENESS = frozenset(
+    re.findall(
+        r"\w+",
+        "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
+        "artificial imitation",
+    )
+)
+#: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
+_LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
+#: Words that may follow the gold at the end of the sentence ("He is walking now", "in the
+#: kitchen upstairs").
+_TRAILING_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "too also now here there today tonight again already indeed alone together inside "
+        "outside upstairs downstairs",
+    )
+)
 
 
 def has_negation(text: str) -> bool:
@@ -93,14 +128,22 @@ def _with_digits(norm: str) -> str:
 
 def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
     """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
-    module docstring): the gold's words end it (one word may follow) and occur once, at most
+    module docstring): the gold's words end it and occur once, at most
     :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
     word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
+    The gold is the thing named: words before it may describe it (``a small brown dog``, ``a
+    police car``), except those that name another thing with it (:data:`_OTHER_THINGS`: ``a
+    hot dog``) or a likeness of it (:data:`_LIKENESS`: ``a toy car``); after it may come one
+    adverb (``walking slowly``), a participle (``a dog barking``), a place after a comma
+    (``Paris, France``) or, for a count, its noun (``There are two people``), never another
+    noun (``a cat toy``, ``dog food``: the gold would only describe it).
 
     Example:
         >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
         True
         >>> states_short_answer("It is not Paris.", ["it", "is", "not", "paris"], ["paris"])
+        False
+        >>> states_short_answer("It's a sea lion.", ["its", "sea", "lion"], ["lion"])
         False
     """
     n = len(gold)
@@ -114,12 +157,25 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
     if len(spans) != 1:  # absent, or repeated ("kitchen kitchen kitchen")
         return False
     start = spans[0]
-    if len(words) - (start + n) > 1:
-        return False
-    before = words[max(0, start - 2) : start]
-    return not any(w in _LIST_WORDS or w in _RELATIONAL_WORDS for w in before[-1:]) and not (
-        len(before) == 2 and before[1] in ("to", "from") and before[0] in _RELATIONAL_WORDS
-    )
+    after = words[start + n :]
+    if len(after) > 1 or (
+        after
+        and not gold[-1].isdigit()  # "two people": a count and its noun
+        and not after[0].endswith("ly")  # "walking slowly"
+        and not (len(after[0]) > 4 and after[0].endswith(("ing", "ed")))  # "a dog barking"
+        and after[0] not in _TRAILING_WORDS
+        and not re.search(rf"\b{re.escape(gold[-1])}\s{{0,3}},", sentence, re.IGNORECASE)
+    ):
+        return False  # "a cat toy"; but "Paris, France" puts a place after a comma
+    prev, prev2 = words[start - 1] if start else "", words[start - 2] if start > 1 else ""
+    if f"{prev} {gold[0]}" in _OTHER_THINGS or prev in _LIKENESS or prev2 in _LIKENESS:
+        return False  # "a hot dog", "a toy car", "a stuffed brown dog"
+    if prev == "like" and prev2 in _LOOKS:
+        return True  # "it looks like a dog"
+    if prev in _LIST_WORDS:
+        return False  # "London and Paris"
+    # "near Paris", "next to the red car"
+    return not any(w in _RELATIONAL_WORDS for w in words[max(0, start - 3) : start])
 
 
 def rouge_tokens(text: str, limit: int | None = None) -> list[str]:
@@ -201,7 +257,7 @@ class RougeVerifier:
                 return VerifyOutcome.wrong("answer much longer than the short ground truth")
             sentence = refine_answer(answer_text)
             if not gold_negated:  # a negative gold ("not blue") keeps its negations
-                sentence = asserted_answer(sentence)
+                sentence = stated_answer(answer_text, sentence)
             pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
@@ -214,13 +270,13 @@ class RougeVerifier:
             )
         pred_tokens = rouge_tokens(answer_text, limit=self.params.max_answer_tokens)
         r1, r2, rl = rouge_f_measures(pred_tokens, gold_tokens)
-        if r1 >= NEGATION_OVERLAP and has_negation(answer_text) != gold_negated:
-            return VerifyOutcome.ok(
-                0.0,
-                mode="rouge",
-                reason="the answer negates the ground truth (or drops its negation)",
-                rouge1=r1,
-                rouge2=r2,
-                rougeL=rl,
-            )
-        return VerifyOutcome.ok((r1 + r2 + rl) / 3, mode="rouge", rouge1=r1, rouge2=r2, rougeL=rl)
+        scores = {"mode": "rouge", "rouge1": r1, "rouge2": r2, "rougeL": rl}
+        if r1 >= NEGATION_OVERLAP:  # a near-copy of the gold: does it state the opposite?
+            if has_negation(answer_text) != gold_negated:
+                reason = "the answer negates the ground truth (or drops its negation)"
+                return VerifyOutcome.ok(0.0, reason=reason, **scores)
+            swap = contrast(pred_tokens, list(gold_tokens))
+            if swap is not None:
+                reason = f"the answer says {swap[0]!r} where the ground truth says {swap[1]!r}"
+                return VerifyOutcome.ok(0.0, reason=reason, **scores)
+        return VerifyOutcome.ok((r1 + r2 + rl) / 3, **scores)

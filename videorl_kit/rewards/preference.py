@@ -10,11 +10,15 @@ label dropped: ``Not a tie: Response 2 wins`` and ``Response 2, not Response 1``
 Response 2; ``not a tie`` alone names nothing):
 
 1. The whole answer is a label: that label.
-2. Otherwise *claims* are collected: preferences (``Response 1 is better``, ``I prefer
-   Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2, ``回答1更好``) and
-   tie statements. Exactly one preferred response and no tie statement: that response. Only
-   tie statements: ``Tie`` (``Response 1 and Response 2 are equally good`` is an unambiguous
-   tie).
+2. Otherwise *claims* are collected: overall preferences (``Response 1 is better``, ``I
+   prefer Response 2``, ``Response 2 wins``, ``Response 1 is worse`` = prefers 2, ``回答1更好``),
+   preferences in one quality (``Response 2 is more accurate``, ``Response 1 is less clear``)
+   and tie statements (``they are equal``, ``neither is better``). Exactly one response
+   preferred overall and no tie statement: that response. Only tie statements: ``Tie``
+   (``Response 1 and Response 2 are equally good`` is an unambiguous tie). Neither: the one
+   response preferred in qualities (``Response 2 is better, though Response 1 is more
+   concise`` prefers 2; ``Response 1 is more accurate, while Response 2 is more detailed`` is
+   no verdict).
 3. No claims: a leading label ending its sentence (``Response 1. Response 2 has errors.``) or
    followed by its reason (``Response 1, because Response 2 ...``) counts; anything else that
    mentions both responses without a clear choice (``Response 1 and Response 2``,
@@ -42,7 +46,7 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import clean_answer
-from videorl_kit.rewards.text import asserted_answer, clean_gold, fold_compat, refine_answer
+from videorl_kit.rewards.text import clean_gold, refine_answer, stated_answer
 
 #: Only this many leading characters of a judgement are read.
 MAX_PREFERENCE_CHARS = 1000
@@ -61,33 +65,54 @@ _R2 = (
 )
 _R1_RE = re.compile(_R1, re.IGNORECASE)
 _MENTION_RE = re.compile(rf"(?P<r1>{_R1})|(?P<r2>{_R2})", re.IGNORECASE)
+#: Qualities a judgement compares ("as good as", "more helpful", "less accurate").
+_QUALITY = (
+    r"(?:good|helpful|accurate|correct|strong|useful|clear|relevant|informative|complete"
+    r"|detailed|precise|faithful|thorough|concise|coherent|well[\s-]written)"
+)
+_DEGREE = r"(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3}|far\s{1,3}|a\s{1,3}bit\s{1,3})?"
+_IS = rf"(?:is|was|seems|appears)\s{{1,3}}{_DEGREE}"
+#: Overall verdicts ("Response 1 is better", "Response 2 wins") ...
 _BETTER = (
-    r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
-    r"(?:better|superior|preferred|preferable|stronger"
+    rf"{_IS}(?:better|superior|preferred|preferable|stronger"
     r"|the\s{1,3}better(?:\s{1,3}(?:one|response))?)"
-    r"|wins\b|is\s{1,3}the\s{1,3}winner"
+    r"|wins\b|is\s{1,3}the\s{1,3}winner|(?:outperforms|beats|surpasses)\b"
     r"|更(?:好|准确|优|佳|合适)"
 )
+#: ... and claims about one quality ("Response 2 is more accurate", "Response 1 is less
+#: clear"), which decide only when no overall verdict is given: "Response 2 is better, though
+#: Response 1 is more concise" prefers Response 2.
+_BETTER_IN = rf"{_IS}(?:clearer|closer|more\s{{1,3}}{_QUALITY}|correct|right|accurate)\b"
 #: Qualities compared with "as ... as" ("as good as", "just as helpful as").
-_AS_QUALITY = (
-    r"as\s{1,3}(?:good|helpful|accurate|correct|strong|useful|clear|relevant|informative"
-    r"|complete|detailed|precise|well[\s-]written)\s{1,3}as\b"
-)
+_AS_QUALITY = rf"as\s{{1,3}}{_QUALITY}\s{{1,3}}as\b"
 _WORSE = (
-    r"(?:is|was|seems|appears)\s{1,3}(?:clearly\s{1,3}|slightly\s{1,3}|much\s{1,3})?"
-    r"(?:worse|inferior|weaker)"
+    rf"{_IS}(?:worse|inferior|weaker)"
     rf"|(?:is|was)\s{{1,3}}not\s{{1,3}}(?:quite\s{{1,3}})?{_AS_QUALITY}"
     rf"|isn['’]t\s{{1,3}}(?:quite\s{{1,3}})?{_AS_QUALITY}"
 )
+_WORSE_IN = rf"{_IS}less\s{{1,3}}{_QUALITY}"
 _CLAIM_RE = re.compile(
-    rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE}))"
+    rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE})"
+    rf"|(?P<better_in>{_BETTER_IN})|(?P<worse_in>{_WORSE_IN}))"
     rf"|\b(?:prefer|choose|select|pick|go\s{{1,3}}with)\s{{1,3}}(?P<object>{_R1}|{_R2})",
     re.IGNORECASE,
 )
+_COMPARED = r"(?:better|preferable|superior|worse|stronger|beats|outperforms|wins|stands\s{1,3}out)"
 _TIE_RE = re.compile(
     r"\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
-    r"|\bneither\b[^.\n]{0,40}\b(?:better|preferable|superior|worse|stronger)\b"
-    r"|\bsame\s{1,3}quality\b|\bno\s{1,3}clear\s{1,3}winner\b|\bno\s{1,3}preference\b"
+    # "neither is better", "neither one beats the other" (within its clause: "Neither is
+    # perfect; Response 2 is better" is a preference)
+    rf"|\bneither\b(?:(?!\bbut\b)[^.;,:\n]){{0,40}}\b{_COMPARED}\b"
+    # "no response is better", "none of them is better"
+    r"|\b(?:no|none\s{1,3}of\s{1,3}(?:them|the\s{1,3}(?:two|responses|answers)))"
+    rf"(?:\s{{1,3}}(?:response|answer|one))?\s{{1,3}}(?:is\s{{1,3}})?{_COMPARED}\b"
+    # "they are equal", "the two are the same", "I rate them the same", "identical in quality"
+    r"|(?:\b(?:are|is|rate|score|judge|grade|rank)|['’]re)\s{1,3}(?:them\s{1,3}|both(?:\s{1,3}"
+    r"(?:responses|answers))?\s{1,3})?(?:about\s{1,3}|basically\s{1,3}|essentially\s{1,3})?"
+    r"(?:equal|identical|the\s{1,3}same)\b(?!\s{1,3}(?:mistake|error|length|size|format)\b)"
+    r"|\bsame\s{1,3}quality\b|\bno\s{1,3}(?:clear\s{1,3})?winner\b|\bno\s{1,3}preference\b"
+    r"|\bno\s{1,3}(?:real\s{1,3}|clear\s{1,3}|significant\s{1,3})?difference\b"
+    r"|\bprefer\s{1,3}neither\b"
     r"|\b(?:equivalent|indistinguishable|evenly\s{1,3}matched)\b|\bon\s{1,3}(?:a\s{1,3})?par\b"
     rf"|(?<!not\s)(?<!n't\s)(?<!n’t\s)(?<!quite\s)\b(?:just\s{{1,3}})?{_AS_QUALITY}",
     re.IGNORECASE,
@@ -105,6 +130,9 @@ _LEADING_RE = re.compile(
     rf"\s{{0,3}}(?:(?P<r1>{_R1})|(?P<r2>{_R2})|(?P<tie>tie\b))(?P<rest>.*)", re.I | re.S
 )
 _REASON_CLAUSE_RE = re.compile(r"[,;]?\s{0,3}(?:because|since|as|given\s{1,3}that)\b", re.I)
+#: A label and a bare verb, the rest of its claim left out: "Response 1 is not better;
+#: Response 2 is." (what is left once the rejection is dropped).
+_ELLIPSIS_RE = re.compile(r"\s{0,3}(?:is|was|does|did|wins|has)\b[\s.!]{0,4}", re.I)
 _NON_WORD_RE = re.compile(r"[^\w\s]")
 _LABEL_PREFIX_RE = re.compile(r"^(?:response|answer|option|assistant)\s{1,3}")
 
@@ -130,14 +158,18 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
         return label, None
     if _LEANING_RE.search(text):
         return None, "leans to a response without choosing it"
-    preferred: set[str] = set()
+    overall: set[str] = set()  # sides preferred by overall verdicts
+    in_part: set[str] = set()  # sides preferred in one quality
     for m in _CLAIM_RE.finditer(text):
-        if m.group("subject"):
-            side = _side(m.group("subject"))
-            preferred.add(side if m.group("better") else ("2" if side == "1" else "1"))
-        else:
-            preferred.add(_side(m.group("object")))
+        if m.group("object"):
+            overall.add(_side(m.group("object")))
+            continue
+        side = _side(m.group("subject"))
+        if m.group("worse") or m.group("worse_in"):
+            side = "2" if side == "1" else "1"
+        (overall if m.group("better") or m.group("worse") else in_part).add(side)
     tie = _TIE_RE.search(text) is not None
+    preferred = overall if overall or tie else in_part
     if preferred and tie:
         return None, "both a preference and a tie"
     if len(preferred) > 1:
@@ -158,6 +190,7 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
             or rest[0] in ".:;!\n)"
             or (len(mentioned) == 1 and not rest[0].isalnum())
             or _REASON_CLAUSE_RE.match(rest)  # "Response 1, because Response 2 ..."
+            or _ELLIPSIS_RE.fullmatch(rest)
         ):
             return side, None
     if len(mentioned) > 1:
@@ -179,7 +212,7 @@ def exact_label(text: str) -> str | None:
 
 @lru_cache(maxsize=1024)
 def _gold_label(gold: str) -> tuple[str | None, str]:
-    value, reason = parse_preference(fold_compat(clean_gold(gold)))
+    value, reason = parse_preference(clean_gold(gold))
     return value, ("" if value else f"ground truth is not Response 1/2/Tie: {reason}")
 
 
@@ -205,7 +238,7 @@ class PreferenceVerifier:
             return VerifyOutcome.unverifiable(why)
         judgement = refine_answer(answer_text)
         if exact_label(judgement) is None:  # a bare label has no clause to drop
-            judgement = asserted_answer(judgement)
+            judgement = stated_answer(answer_text, judgement)
             if not judgement and answer_text.strip():
                 return VerifyOutcome.wrong("the answer only rejects a judgement", gold=gold_value)
         pred, reason = parse_preference(judgement)

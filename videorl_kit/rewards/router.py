@@ -31,6 +31,7 @@ from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcom
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import check_format, extract_with_format
 from videorl_kit.rewards.result import RewardResult, checked_result, error_details
+from videorl_kit.rewards.text import fold_compat
 
 VerifierArg = str | Sequence[Any] | None
 
@@ -115,6 +116,7 @@ class RewardFunction:
         self.answer_source = answer_source
         self._verifier = info.create(self.params)
         self._tag = f"{info.name}@{info.version}"
+        self._fold = not info.raw_text
 
     def __repr__(self) -> str:
         return (
@@ -127,8 +129,13 @@ class RewardFunction:
 
     def _verify(self, ex: Extraction, gold: str, options: list[str] | None) -> VerifyOutcome:
         answer = ex.answer
+        text = answer if answer else ""
         try:
-            outcome = self._verifier.score(answer if answer else "", gold, options)
+            if self._fold:  # compatibility forms folded once, for every verifier that reads text
+                text, gold = fold_compat(text), fold_compat(gold)
+                if options is not None and not all(map(str.isascii, options)):
+                    options = [fold_compat(o) for o in options]
+            outcome = self._verifier.score(text, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
         if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):

@@ -7,6 +7,8 @@ Example:
     '5'
     >>> asserted_answer("not A; it is B")
     'B'
+    >>> stated_answer("The answer is not A. It is B.")
+    'B'
 """
 
 from __future__ import annotations
@@ -20,28 +22,43 @@ _PUNCT_RE = re.compile(r"[^\w\s]|_")
 _WS_RE = re.compile(r"\s+")
 _ARTICLES_RE = re.compile(r"\b(?:a|an|the)\b")
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺"
-_SUPERSCRIPT_RUN_RE = re.compile(f"[{_SUPERSCRIPTS}]+")
-_FROM_SUPERSCRIPT = str.maketrans(_SUPERSCRIPTS, "0123456789-+")
-#: Longer texts are not folded: no verifier reads that much of an answer as letters or numbers,
-#: and folding a megabyte would take longer than grading it.
+#: Where a run of superscript digits starts (``^`` is put there: ``10³`` is ``10^3``).
+_SUPERSCRIPT_START_RE = re.compile(f"(?<![{_SUPERSCRIPTS}])(?=[{_SUPERSCRIPTS}])")
+_VULGAR_FRACTIONS = "¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞↉"
+#: A vulgar fraction after a digit is the fraction part of a mixed number: ``3½`` is
+#: ``3 1/2``, never ``31/2``.
+_MIXED_NUMBER_RE = re.compile(f"(?<=[0-9０-９])(?=[{_VULGAR_FRACTIONS}])")
+_FOLD_TABLE = str.maketrans(_SUPERSCRIPTS, "0123456789-+")
+_FRACTION_SLASH = "\u2044"
+#: Longer texts are not folded: no verifier reads that much of an answer as letters or numbers
+#: (OCR and ROUGE read such answers as written), and folding a megabyte of superscripts or
+#: vulgar fractions takes half a second.
 MAX_FOLD_CHARS = 8192
 
 
 def fold_compat(text: str) -> str:
     """Unicode compatibility forms folded to plain ones (NFKC): full-width ``Ｂ``, ``１２``,
-    ``３．５``, circled ``Ⓑ``, no-break spaces. A run of superscript digits is an exponent and
-    becomes ``^`` plus the digits first (``10³`` is ``10^3``, never ``103``). Texts longer than
-    :data:`MAX_FOLD_CHARS` are returned as they are.
+    ``３．５``, circled ``Ⓑ``, no-break spaces, vulgar fractions (``½`` is ``1/2``, ``3½`` is
+    ``3 1/2``). A run of superscript digits is an exponent and becomes ``^`` plus the digits
+    first (``10³`` is ``10^3``, never ``103``). Texts longer than :data:`MAX_FOLD_CHARS` are
+    returned as they are.
+
+    The router folds every answer, ground truth and option once before a verifier reads them
+    (verifiers registered with ``raw_text=True``, such as ``code_exec``, get them as written).
 
     Example:
         >>> fold_compat("（Ｃ）"), fold_compat("１，０００"), fold_compat("10³"), fold_compat("B")
         ('(C)', '1,000', '10^3', 'B')
+        >>> fold_compat("3½"), fold_compat("¾")
+        ('3 1/2', '3/4')
     """
     if text.isascii() or len(text) > MAX_FOLD_CHARS:
         return text
-    if _SUPERSCRIPT_RUN_RE.search(text):
-        text = _SUPERSCRIPT_RUN_RE.sub(lambda m: "^" + m.group().translate(_FROM_SUPERSCRIPT), text)
-    return unicodedata.normalize("NFKC", text)
+    if _SUPERSCRIPT_START_RE.search(text):
+        text = _SUPERSCRIPT_START_RE.sub("^", text).translate(_FOLD_TABLE)
+    if _MIXED_NUMBER_RE.search(text):
+        text = _MIXED_NUMBER_RE.sub(" ", text)
+    return unicodedata.normalize("NFKC", text).replace(_FRACTION_SLASH, "/")
 
 
 def normalize_text(text: str, *, drop_articles: bool = False) -> str:
@@ -51,7 +68,7 @@ def normalize_text(text: str, *, drop_articles: bool = False) -> str:
         >>> normalize_text("A  red-ish, car.", drop_articles=True)
         'redish car'
     """
-    text = fold_compat(text).casefold().replace("'", "").replace("’", "")
+    text = text.casefold().replace("'", "").replace("’", "")
     text = _PUNCT_RE.sub(" ", text.replace("-", ""))
     if drop_articles:
         text = _ARTICLES_RE.sub(" ", text)
@@ -59,31 +76,56 @@ def normalize_text(text: str, *, drop_articles: bool = False) -> str:
 
 
 def refine_answer(answer: str) -> str:
-    """The final statement inside an answer (``<answer>so the answer is 5</answer>``), else it;
-    compatibility forms folded (:func:`fold_compat`).
+    """The final statement inside an answer (``<answer>so the answer is 5</answer>``), else it.
 
     Example:
-        >>> refine_answer("B"), refine_answer("The answer is Ｄ．")
+        >>> refine_answer("B"), refine_answer("The answer is D.")
         ('B', 'D')
     """
-    answer = fold_compat(answer)
     final = find_final_statement(answer)
     return final if final else answer.strip()
 
 
+#: Negating words as :func:`normalize_text` leaves them (apostrophes dropped: ``doesnt``).
+NEGATION_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "not no never nobody nothing none neither nor cannot without isnt arent wasnt werent "
+        "doesnt dont didnt cant wont couldnt shouldnt hasnt havent hadnt",
+    )
+)
+
 #: Where an answer splits into clauses: ``; ! ? ( ) [ ]``, ``, :`` not before a digit and ``.``
 #: before a space or the end (not inside ``3.5``, ``1,000``, ``1:30``), a dash between spaces,
-#: and the word "but".
-_CLAUSE_SPLIT_RE = re.compile(
-    r"[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b", re.IGNORECASE
+#: and the word "but". A short bracketed item (``(C)``, ``[B]``, ``(12)``, ``(three)``) is part
+#: of its clause, not a clause of its own.
+_CLAUSE_RE = re.compile(
+    r"(?P<item>[(\[]\s{0,2}[\w.]{1,12}\s{0,2}[)\]])"
+    r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b",
+    re.IGNORECASE,
 )
-#: A clause that only rejects something, at its start ("not A", "it is not 5", "isn't C") ...
+_CUT = "\x00"
+#: "not" that does not reject: "not only A but also B", "not as good as", "not wrong".
+_NOT_REJECTING = r"(?!\s{1,3}(?:only|as|quite\s{1,3}as|wrong|incorrect|false|bad)\b)"
+#: The subject of a rejecting clause: up to four words ("it", "the total", "Response 2").
+_SUBJECT = r"(?:\w{1,20}\s{1,3}){0,3}\w{1,20}"
+#: A clause that only rejects something, at its start: "not A", "nor is it A", a subject with
+#: "is/are/does/can not" ("it is not 5", "the total is not 8", "Response 2 isn't better", "he
+#: does not dive", "it can't be A"), a superseded guess ("I first thought B") ...
 _REJECTS_AT_START_RE = re.compile(
     r"\s{0,8}(?:(?:and|or|so)\s{1,3})?"
-    r"(?:(?:it|that|this|there|the\s{1,3}(?:correct\s{1,3}|right\s{1,3}|final\s{1,3})?"
-    r"(?:answer|option|choice|response))\s{0,3}(?:is|was|are|were|'s|’s)\s{1,3}"
-    r"|(?:definitely|certainly|clearly|surely|absolutely)\s{1,3})?not\b"
-    r"|\s{0,8}(?:it|that|this|there)\s{0,3}(?:isn|wasn|aren|weren)['’]t\b"
+    rf"(?:{_SUBJECT}(?:\s{{1,3}}(?:is|am|was|are|were|does|do|did|can|could|must|should|would"
+    r"|will)|['’](?:s|m|re))\s{1,3}"
+    rf"|(?:definitely|certainly|clearly|surely|absolutely)\s{{1,3}})?not\b{_NOT_REJECTING}"
+    rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}(?:isn|wasn|aren|weren|doesn|don|didn|can|couldn|mustn"
+    rf"|shouldn|wouldn|won)['’]t\b{_NOT_REJECTING}"
+    rf"|\s{{0,8}}{_SUBJECT}\s{{1,3}}cannot\b"
+    r"|\s{0,8}nor\b"
+    # "neither A nor B" (short items: "neither is better nor worse" is a judgement)
+    r"|\s{0,8}neither\s{1,3}(?:(?:option|choice|response)\s{1,3})?\S{1,20}\s{1,3}nor\s{1,3}"
+    r"(?:(?:option|choice|response)\s{1,3})?\S{1,20}\s{0,8}$"
+    r"|\s{0,8}i\s{1,3}(?:first\s{1,3}|initially\s{1,3}|originally\s{1,3}|at\s{1,3}first\s{1,3})?"
+    r"(?:thought|assumed|guessed|counted|believed|picked|chose|said)\b"
     r"|\s{0,8}no\s{1,3}(?:tie|draw|option\s{1,3}[a-z]|[a-z])\s{0,8}$"  # "no tie", "no D"
     r"|\s{0,8}(?:而|并)?(?:不是|并非)",
     re.IGNORECASE,
@@ -91,12 +133,25 @@ _REJECTS_AT_START_RE = re.compile(
 #: ... or at its end ("A is wrong", "B is not correct", "C is not", "D isn't").
 _REJECTS_AT_END_RE = re.compile(
     r"\b(?:(?:is|was|are|seems)\s{1,3}(?:wrong|incorrect|false"
-    r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t)\s{0,8}$",
+    r"|not\s{1,3}(?:correct|right|it|the\s{1,3}answer))|(?:is|was)\s{1,3}not|isn['’]t"
+    r"|(?:is|are|was|were|can\s{1,3}be|has\s{1,3}been)\s{1,3}(?:ruled\s{1,3}out|eliminated"
+    r"|excluded))\s{0,8}$",
     re.IGNORECASE,
 )
-#: Words without which no clause is a rejection (a quick test before splitting).
+#: A correction takes back every clause before it: a clause that is only "no", "wait",
+#: "correction", "scratch that", "I mean" ("A? No, D."), or one that starts with "actually"
+#: or "in fact" ("B. Actually, D.").
+_CORRECTION_RE = re.compile(
+    r"\s{0,8}(?:(?:no|nope|wait|no\s{1,3}wait|wait\s{1,3}no|actually\s{1,3}no|correction|oops"
+    r"|scratch\s{1,3}that|on\s{1,3}second\s{1,3}thought|i\s{1,3}mean)\s{0,8}$"
+    r"|(?:actually|in\s{1,3}fact)\b\s{0,3})",
+    re.IGNORECASE,
+)
+#: Words without which no clause is a rejection or correction (a quick test before splitting).
 _REJECTION_HINT_RE = re.compile(
-    r"not|n['’]t|wrong|incorrect|false|no |instead|rather|不是|并非", re.IGNORECASE
+    r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|\bi\s|ruled"
+    r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非",
+    re.IGNORECASE,
 )
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
 _REJECTING_LINK_RE = re.compile(
@@ -108,7 +163,8 @@ _REJECTING_LINK_RE = re.compile(
 _FRAME_RE = re.compile(
     r"\s{0,8}(?:(?:so|therefore|thus|hence|then|instead)\b,?\s{1,3})?"
     r"(?:i\s{1,3}(?:think|believe|guess|would\s{1,3}say)\s{1,3}(?:that\s{1,3})?)?"
-    r"(?:(?:it|that|this)\s{0,3}(?:is|was|'s|’s)\s{1,3}"
+    r"(?:(?:it|that|this)\s{0,3}(?:is|was|'s|’s|must\s{1,3}be|has\s{1,3}to\s{1,3}be"
+    r"|should\s{1,3}be|would\s{1,3}be)\s{1,3}(?:actually\s{1,3}|really\s{1,3}|clearly\s{1,3})?"
     r"|the\s{1,3}(?:correct\s{1,3}|right\s{1,3}|final\s{1,3}|best\s{1,3})?"
     r"(?:answer|option|choice)\s{1,3}(?:is|was|would\s{1,3}be|should\s{1,3}be)\s{1,3})?",
     re.IGNORECASE,
@@ -117,14 +173,27 @@ _FRAME_RE = re.compile(
 MAX_ASSERTED_CHARS = 2000
 
 
+def clauses(text: str) -> list[str]:
+    """``text`` cut into clauses (see :data:`_CLAUSE_RE`); a short bracketed item stays in its
+    clause.
+
+    Example:
+        >>> clauses("not (B); it is (C).")
+        ['not (B)', ' it is (C)', '']
+        >>> clauses("6 (not 7) chairs")
+        ['6 ', 'not 7', ' chairs']
+    """
+    return _CLAUSE_RE.sub(lambda m: m.group() if m.group("item") else _CUT, text).split(_CUT)
+
+
 def asserted_answer(answer: str) -> str:
     """What an answer asserts: clauses that only reject something ("not A", "it is not 5",
-    "A is wrong", "isn't C", what follows "instead of", "rather than", "and not") are dropped,
-    then a leading "it is" / "the answer is" / "I think it's" frame. ``""`` when every clause is
-    a rejection (the answer names nothing).
+    "the total is not 8", "nor is it A", "A is wrong", "isn't C", what follows "instead of",
+    "rather than", "and not") are dropped, and so is what a correction takes back ("A? No, D",
+    "B. Actually, D"); then a leading "it is" / "the answer is" / "I think it's" frame. ``""``
+    when every clause is a rejection (the answer names nothing).
 
-    Clauses end at ``; ! ? ( ) [ ]``, at ``, :`` not before a digit, at ``.`` before a space or
-    the end, at a spaced dash and at "but". A hedge stays a hedge ("A or B, not C" asserts
+    Clauses are those of :func:`clauses`. A hedge stays a hedge ("A or B, not C" asserts
     "A or B"), and the frame is kept in front of more than one clause ("I think it's B, but it
     could be C").
 
@@ -133,31 +202,57 @@ def asserted_answer(answer: str) -> str:
         ('4', '4')
         >>> asserted_answer("C (not D)"), asserted_answer("It isn't C, it's D.")
         ('C', 'D')
-        >>> asserted_answer("not B")
-        ''
+        >>> asserted_answer("not B"), asserted_answer("not (B); it is (C).")
+        ('', '(C)')
         >>> asserted_answer("A or B, not C"), asserted_answer("It is Paris.")
         ('A or B', 'Paris.')
+        >>> asserted_answer("A? No, D."), asserted_answer("I first thought B, but it's actually D")
+        ('D', 'D')
     """
     text = answer.strip()
     if len(text) > MAX_ASSERTED_CHARS:
         return text
     if _REJECTION_HINT_RE.search(text):
-        pieces = _CLAUSE_SPLIT_RE.split(_REJECTING_LINK_RE.sub(", not ", text))
-        kept = [
-            p
-            for p in pieces
-            if p.strip() and not (_REJECTS_AT_START_RE.match(p) or _REJECTS_AT_END_RE.search(p))
-        ]
-        if len(kept) < sum(1 for p in pieces if p.strip()):
+        pieces = [p for p in clauses(_REJECTING_LINK_RE.sub(", not ", text)) if p.strip()]
+        kept: list[str] = []
+        for piece in pieces:
+            correction = _CORRECTION_RE.match(piece)
+            if correction:  # "A? No, D.": what came before is taken back
+                kept, piece = [], piece[correction.end() :]
+            if piece.strip() and not (
+                _REJECTS_AT_START_RE.match(piece) or _REJECTS_AT_END_RE.search(piece)
+            ):
+                kept.append(piece)
+        if kept != pieces:
             if not kept:
                 return ""
             text = ", ".join(p.strip() for p in kept)
     frame = _FRAME_RE.match(text)
     if frame and 0 < frame.end() < len(text):
         rest = text[frame.end() :]
-        if not _CLAUSE_SPLIT_RE.search(rest.rstrip(" \t.!")):  # "it's B, but maybe C" stays
+        if len(clauses(rest.rstrip(" \t.!"))) == 1:  # "it's B, but maybe C" stays
             text = rest
     return text.strip()
+
+
+def stated_answer(answer: str, refined: str | None = None) -> str:
+    """What an answer states: :func:`asserted_answer` of its final statement
+    (:func:`refine_answer`; pass ``refined`` when it is at hand). A final statement that only
+    rejects ("The answer is not A. Nor is it B. It is C.") is read on to the end of the answer.
+
+    Example:
+        >>> stated_answer("The answer is not A. Nor is it B. It is C.")
+        'C'
+        >>> stated_answer("I think the answer is B, not A."), stated_answer("The answer is not A.")
+        ('B', '')
+    """
+    if refined is None:
+        refined = refine_answer(answer)
+    stated = asserted_answer(refined)
+    if stated or refined == answer.strip() or len(answer) > MAX_ASSERTED_CHARS:
+        return stated
+    at = answer.rfind(refined)  # -1: the statement's value was cleaned: read the whole answer
+    return asserted_answer(answer[max(at, 0) :])
 
 
 def clean_gold(gold: object) -> str:

@@ -81,7 +81,7 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
                 if other is not None:
                     results.append({"file": str(path), "id": other(path), "ok": True, "issues": []})
                     continue
-                spec = load_spec(path)
+                spec = load_spec(path, check_first_row=True)
             except SpecError as exc:
                 issues = [vars(i) | {"text": str(i)} for i in exc.issues]
                 results.append({"file": str(path), "id": None, "ok": False, "issues": issues})

@@ -53,6 +53,7 @@ from typing import Any
 
 from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.safe_text import lone_surrogate_field
 from videorl_kit.core.skip_rules import (
     RULE_DATA_TYPE_MISMATCH,
     RULE_MALFORMED_ROW,
@@ -63,6 +64,7 @@ from videorl_kit.core.skip_rules import (
 from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
+from videorl_kit.spec.paths import PathRoots
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def data_file(spec: TaskSpec) -> Path:
     if spec.data.hub is not None:
         return Path(resolve_hf_uri(spec.data.hub.uri).local_path)
     assert spec.data.path is not None
-    return spec.resolve(spec.data.path)
+    return spec.resolve(spec.data.path, field="data.path")
 
 
 def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
@@ -184,19 +186,21 @@ def gold_text(value: Any) -> str:
     return blocks[0].strip() if blocks else text
 
 
-def _path_list(value: Any, media_root: Path, column: str) -> list[Path]:
+def _path_list(value: Any, media: PathRoots, column: str) -> list[Path]:
     if value is None:
         return []
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"field {column!r} must be a list of paths")
-    return [p if p.is_absolute() else media_root / p for p in map(Path, value)]
+    return [media.resolve(v, base=media.folders[0], field=f"field {column!r}") for v in value]
 
 
 def media_root_of(spec: TaskSpec, data_path: Path) -> Path:
     """The folder relative media paths of ``spec`` resolve against (default: the data's)."""
-    return spec.resolve(spec.data.media_root) if spec.data.media_root else data_path.parent
+    if not spec.data.media_root:
+        return data_path.parent
+    return spec.resolve(spec.data.media_root, field="data.media_root")
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -247,7 +251,7 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
     Raises :class:`UserError` if the data file is missing or unreadable as a whole.
     """
     path = data_file(spec)
-    media_root = media_root_of(spec, path)
+    media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
     layout = spec.eval.annotations if spec.eval is not None else None
     kept = 0
     for index, (line, row) in enumerate(read_rows(path)):
@@ -259,7 +263,7 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
         if spec.data.where and not row_is_kept(spec, read):
             continue
         kept += 1
-        sample = _sample(spec, index, line, read, media_root)  # a str read is the skip reason
+        sample = _sample(spec, index, line, read, media)  # a str read is the skip reason
         yield replace(sample, raw=row) if read is not row and isinstance(row, dict) else sample
 
 
@@ -294,12 +298,12 @@ def _problem_type(spec: TaskSpec, row: dict[str, Any]) -> ProblemType:
 
 
 def _media(
-    row: dict[str, Any], fields: FieldMap, media_root: Path
+    row: dict[str, Any], fields: FieldMap, media: PathRoots
 ) -> tuple[list[Path], list[Path], str | None]:
     """(videos, images, data_type) of a row, checked against its declared ``data_type``."""
-    videos = _path_list(row.get(fields.videos), media_root, fields.videos)
-    images = _path_list(row.get(fields.images), media_root, fields.images)
-    shared = _path_list(row.get(fields.media), media_root, fields.media) if fields.media else []
+    videos = _path_list(row.get(fields.videos), media, fields.videos)
+    images = _path_list(row.get(fields.images), media, fields.images)
+    shared = _path_list(row.get(fields.media), media, fields.media) if fields.media else []
     declared = row.get(fields.data_type)
     if declared is None or declared == "":
         if shared:
@@ -332,7 +336,7 @@ def _media(
     return videos, images, data_type
 
 
-def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media_root: Path) -> Sample:
+def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathRoots) -> Sample:
     fields = spec.data.fields
 
     def sample_id(raw: dict[str, Any]) -> str:
@@ -351,6 +355,10 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media_root: 
         return skipped(RULE_MALFORMED_ROW, row, {})
     if not isinstance(row, dict):
         return skipped(RULE_MALFORMED_ROW, "row is not a JSON object", {})
+    unencodable = lone_surrogate_field(row)
+    if unencodable is not None:  # no UTF-8 form: it could be neither stored nor printed
+        reason = f"field {unencodable!r} is not valid Unicode text (a lone surrogate)"
+        return skipped(RULE_MALFORMED_ROW, reason, {})
     missing = [name for name in (fields.question, fields.answer) if row.get(name) is None]
     if missing:
         return skipped(RULE_MALFORMED_ROW, f"missing field {missing[0]!r}", row)
@@ -363,7 +371,7 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media_root: 
         ):
             raise ValueError(f"field {fields.options!r} must be a list of strings or null")
         problem_type = _problem_type(spec, row)
-        videos, images, data_type = _media(row, fields, media_root)
+        videos, images, data_type = _media(row, fields, media)
     except ValueError as exc:
         return skipped(RULE_MALFORMED_ROW, str(exc), row, problem_type)
     except _RowSkip as skip:

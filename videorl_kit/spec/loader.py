@@ -18,6 +18,8 @@ Example:
 from __future__ import annotations
 
 import difflib
+import os
+import re
 from pathlib import Path
 from typing import Any, get_args
 
@@ -25,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.safe_text import quoted
 from videorl_kit.core.verifiers import (
     UnknownVerifierError,
     available_verifiers,
@@ -32,15 +35,36 @@ from videorl_kit.core.verifiers import (
     get_verifier,
 )
 from videorl_kit.hf.refs import HF_SCHEME
+from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.models import TaskSpec, VerifierRef
-from videorl_kit.spec.prompt import template_problem
+from videorl_kit.spec.paths import (
+    ALLOW_ABSOLUTE_FIELD,
+    ROOT_RULE,
+    PathRefused,
+    PathRoots,
+    root_folders,
+)
+from videorl_kit.spec.prompt import (
+    render_problem,
+    sample_variables,
+    synthetic_variables,
+    template_problem,
+)
 from videorl_kit.spec.yaml_source import (
+    FieldPath,
     HubResolver,
     SpecIssue,
     SpecLoadError,
     YamlDocument,
+    dotted,
     load_yaml_with_includes,
 )
+
+#: Problems listed per spec; a file with more (say 100,000 unknown keys) gets a count.
+MAX_REPORTED_ISSUES = 100
+#: What replaces the text of an included file in messages about it.
+NOT_QUOTED = "not quoted: it comes from an included file"
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
 class SpecError(UserError):
@@ -51,13 +75,18 @@ class SpecError(UserError):
         super().__init__("\n".join(str(i) for i in issues))
 
 
-def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> TaskSpec:
+def load_spec(
+    path: str | Path, hub_resolver: HubResolver | None = None, *, check_first_row: bool = False
+) -> TaskSpec:
     """Read, merge (``include:``) and validate one spec file.
 
     ``path`` may also be an ``hf://ORG/NAME@REV/file.yaml`` URI. Raises
     :class:`SpecError` listing all problems. The returned spec has its default verifier
     filled in (and the newest version of each verifier whose version the spec leaves out),
-    ``source_file`` set and ``provenance`` listing Hub files and revisions.
+    ``source_file`` set and ``provenance`` listing Hub files and revisions. The prompt
+    template is rendered on a made-up row (a template that hangs or blows up is an error);
+    with ``check_first_row`` (``validate``), also on the first data row when the data is a
+    readable local file.
 
     Example:
         >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
@@ -68,12 +97,32 @@ def load_spec(path: str | Path, hub_resolver: HubResolver | None = None) -> Task
         doc = load_yaml_with_includes(path, hub_resolver)
     except SpecLoadError as exc:
         raise SpecError(exc.issues) from None
-    issues = [*model_issues(doc, TaskSpec), *_verifier_issues(doc), *_template_issues(doc)]
+    issues = [
+        *model_issues(doc, TaskSpec),
+        *_verifier_issues(doc),
+        *_template_issues(doc),
+        *_path_issues(doc),
+    ]
     if issues:
-        raise SpecError(sorted(_dedupe(issues), key=lambda i: (i.file != doc.file, i.file, i.line)))
+        raise SpecError(_reported(doc, issues))
     spec = _with_verifier_versions(TaskSpec.model_validate(doc.data))
     spec._source_file = doc.root_path
-    return spec.with_provenance(doc.hub_files)
+    spec = spec.with_provenance(doc.hub_files)
+    if check_first_row:
+        issues = _first_row_issues(doc, spec)
+        if issues:
+            raise SpecError(issues)
+    return spec
+
+
+def _reported(doc: YamlDocument, issues: list[SpecIssue]) -> list[SpecIssue]:
+    """Issues in file and line order (the named file first), at most MAX_REPORTED_ISSUES."""
+    ordered = sorted(_dedupe(issues), key=lambda i: (i.file != doc.file, i.file, i.line))
+    if len(ordered) <= MAX_REPORTED_ISSUES:
+        return ordered
+    hidden = len(ordered) - MAX_REPORTED_ISSUES
+    more = SpecIssue(doc.file, 1, "", f"... and {hidden} more problems not listed")
+    return [*ordered[:MAX_REPORTED_ISSUES], more]
 
 
 def load_specs(paths: list[str | Path]) -> list[TaskSpec]:
@@ -187,6 +236,7 @@ def model_issues(doc: YamlDocument, model: type[BaseModel]) -> list[SpecIssue]:
 
 
 def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseModel]) -> SpecIssue:
+    """One pydantic error as an issue; text from an included file is never quoted."""
     loc = tuple(
         p
         for p in err["loc"]
@@ -194,14 +244,17 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
     )
     message = str(err["msg"]).removeprefix("Value error, ")
     kind = err["type"]
+    file, line = doc.origin(loc)
+    quote = doc.quotes(file)
     if kind == "extra_forbidden":
         parent = _model_at(root, loc[:-1])
-        allowed = list(parent.model_fields) if parent else []
-        if loc == ("include",):
-            allowed = []
-        message = f"unknown key {loc[-1]!r}" + _suggest(str(loc[-1]), allowed)
-        if parent and not message.endswith("?"):
-            message += f" (allowed: {', '.join(allowed)})"
+        allowed = list(parent.model_fields) if parent and loc != ("include",) else []
+        listed = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        if not quote:
+            return SpecIssue(file, line, dotted(loc[:-1]), f"unknown key ({NOT_QUOTED}){listed}")
+        message = f"unknown key {quoted(loc[-1])}" + _suggest(str(loc[-1]), allowed)
+        if not message.endswith("?"):
+            message += listed
     elif kind == "missing":
         message = "missing required field"
     elif message.startswith("unknown problem type") and isinstance(err.get("input"), str):
@@ -210,14 +263,17 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
         valid = ", ".join(t.value for t in ProblemType)
         if loc == ("problem_type",):
             names, valid = [*names, FROM_ROW], f"{valid}, or {FROM_ROW}"
-        message = f"unknown problem type {given!r}" + _suggest(given, names) + f" (valid: {valid})"
+        shown = f" {quoted(given)}" + _suggest(given, names) if quote else ""
+        message = f"unknown problem type{shown} (valid: {valid})"
     else:
         owner = _model_at(root, loc)
         field, sep, rest = message.partition(": ")
         if sep and owner is not None and field in owner.model_fields:
             loc, message = (*loc, field), rest  # model-level check aimed at one field
-    file, line = doc.origin(loc)
-    return SpecIssue(file, line, ".".join(str(p) for p in loc), message)
+            file, line = doc.origin(loc)
+        if kind == "value_error" and not doc.quotes(file):  # our own checks may quote input
+            message = _QUOTED.sub("'…'", message)
+    return SpecIssue(file, line, dotted(loc), message)
 
 
 def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
@@ -239,15 +295,18 @@ def _verifier_ref_issues(
     name, version = verifier["name"], verifier.get("version")
     version = version if isinstance(version, int) else None
 
-    def issue(path: tuple[Any, ...], message: str) -> SpecIssue:
+    def issue(path: tuple[Any, ...], message: str, unquoted: str) -> SpecIssue:
         file, line = doc.origin((*at, *path))
-        return SpecIssue(file, line, ".".join(str(p) for p in (*at, *path)), message)
+        if doc.quotes(file):
+            return SpecIssue(file, line, dotted((*at, *path)), message)
+        return SpecIssue(file, line, dotted(at[:1]), unquoted)
 
     try:
         info = get_verifier(name, version=version)
     except UnknownVerifierError as exc:
         field = "name" if name not in available_verifiers() else "version"
-        return [issue((field,), str(exc))]
+        unquoted = f"unknown verifier ({NOT_QUOTED}; available: {', '.join(available_verifiers())})"
+        return [issue((field,), str(exc), unquoted)]
     issues = []
     try:
         canonical = canonical_problem_type(problem_type) if isinstance(problem_type, str) else None
@@ -255,42 +314,115 @@ def _verifier_ref_issues(
         canonical = None  # from_row, or an unknown type reported on its own
     if canonical is not None and canonical not in info.problem_types:
         fits = ", ".join(sorted(t.value for t in info.problem_types))
+        scores = f"does not score {canonical.value!r} (it scores: {fits})"
         issues.append(
-            issue(
-                ("name",),
-                f"verifier {name!r} does not score {canonical.value!r} (it scores: {fits})",
-            )
+            issue(("name",), f"verifier {quoted(name)} {scores}", f"the verifier {scores}")
         )
     params = verifier.get("params", {})
     if isinstance(params, dict):
         try:
             info.params_model.model_validate(params)
         except ValidationError as exc:
+            allowed = list(info.params_model.model_fields)
+            listed = f"allowed: {', '.join(allowed) or 'none'}"
             for err in exc.errors():
                 message = str(err["msg"]).removeprefix("Value error, ")
+                unquoted = _QUOTED.sub("'…'", message)
                 if err["type"] == "extra_forbidden":
-                    allowed = list(info.params_model.model_fields)
-                    message = (
-                        f"unknown parameter {err['loc'][-1]!r} for verifier {name!r}"
-                        + _suggest(str(err["loc"][-1]), allowed)
-                    )
-                    message += f" (allowed: {', '.join(allowed) or 'none'})"
-                issues.append(issue(("params", *err["loc"]), message))
+                    key = str(err["loc"][-1])
+                    message = f"unknown parameter {quoted(key)} for verifier {quoted(name)}"
+                    message += _suggest(key, allowed) + f" ({listed})"
+                    unquoted = f"unknown parameter ({NOT_QUOTED}; {listed})"
+                issues.append(issue(("params", *err["loc"]), message, unquoted))
     return issues
 
 
 def _template_issues(doc: YamlDocument) -> list[SpecIssue]:
+    """Templates that do not compile, or that hang or blow up on a made-up row."""
     prompt = doc.data.get("prompt")
-    issues = []
     if not isinstance(prompt, dict):
-        return issues
+        return []
+    issues = []
     for key in ("template", "system"):
         text = prompt.get(key)
-        if isinstance(text, str):
-            problem = template_problem(text)
-            if problem is not None:
-                file, line = doc.origin(("prompt", key))
-                issues.append(SpecIssue(file, line, f"prompt.{key}", problem))
+        if not isinstance(text, str):
+            continue
+        file, line = doc.origin(("prompt", key))
+        problem = template_problem(text)
+        if problem is None and key == "template":
+            message = render_problem(text, _synthetic_variables(doc), synthetic=True)
+        elif problem is not None:
+            message = str(problem) if doc.quotes(file) else problem.summary
+        else:
+            message = None
+        if message is not None:
+            issues.append(SpecIssue(file, line, f"prompt.{key}", message))
+    return issues
+
+
+def _synthetic_variables(doc: YamlDocument) -> dict[str, Any]:
+    data = doc.data.get("data")
+    fields = data.get("fields") if isinstance(data, dict) else None
+    names = (
+        {k: v for k, v in fields.items() if isinstance(v, str)} if isinstance(fields, dict) else {}
+    )
+    problem_type = doc.data.get("problem_type")
+    return synthetic_variables(problem_type if isinstance(problem_type, str) else "", names)
+
+
+def _first_row_issues(doc: YamlDocument, spec: TaskSpec) -> list[SpecIssue]:
+    """The template rendered on the first data row, when the data is a readable local file."""
+    if spec.data.path is None:
+        return []  # Hub data: validating never downloads it
+    try:
+        sample = next(iter_samples(spec), None)
+    except UserError:
+        return []  # unreadable data: the made-up row was rendered already
+    if sample is None or sample.skip_reason is not None:
+        return []
+    problem = render_problem(spec.prompt.template, sample_variables(sample), synthetic=False)
+    if problem is None:
+        return []
+    file, line = doc.origin(("prompt", "template"))
+    message = f"fails on the first data row ({sample.sample_id}): {problem}"
+    return [SpecIssue(file, line, "prompt.template", message)]
+
+
+def _path_issues(doc: YamlDocument) -> list[SpecIssue]:
+    """``data.path`` and ``data.media_root`` must stay inside the spec's root."""
+    data = doc.data.get("data")
+    if not isinstance(data, dict):
+        return []
+    issues = []
+    allow = data.get("allow_absolute_paths") is True
+    if allow:
+        file, line = doc.origin(("data", "allow_absolute_paths"))
+        if doc.root.from_hub or file.startswith(HF_SCHEME):
+            message = (
+                "a spec from the Hub cannot read outside its own folder; set "
+                f"{ALLOW_ABSOLUTE_FIELD}: true in a local spec that includes it"
+            )
+            issues.append(SpecIssue(file, line, ALLOW_ABSOLUTE_FIELD, message))
+            allow = False
+    roots = PathRoots(root_folders(doc.root), allow_absolute=allow)
+    base = Path(os.path.abspath(doc.root_path)).parent
+    for key in ("path", "media_root"):
+        value = data.get(key)
+        if not isinstance(value, str):
+            continue
+        location: FieldPath = ("data", key)
+        file, line = doc.origin(location)
+        try:
+            roots.resolve(value, base=base, field=dotted(location))
+        except PathRefused as exc:
+            shown = (
+                f"{quoted(exc.written)} {exc.reason}"
+                if doc.quotes(file)
+                else f"the path {exc.reason}"
+            )
+            hint = f"; set {ALLOW_ABSOLUTE_FIELD}: true to read it" if exc.allowable else ""
+            rule = f"; {ROOT_RULE}" if exc.outside else ""
+            issues.append(SpecIssue(file, line, exc.field, f"{shown}{hint}{rule}"))
     return issues
 
 

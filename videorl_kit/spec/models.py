@@ -27,6 +27,7 @@ from videorl_kit.core.reward_rules import AnswerSource, FormatRule, RewardWeight
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.hf.refs import format_hf_uri
 from videorl_kit.spec.eval_section import EvalSection
+from videorl_kit.spec.paths import PathRoots, find_spec_root, root_folders
 
 DATA_TYPES: tuple[str, ...] = ("video", "image", "text")
 """Values of a row's ``data_type`` column (EasyVideoR1, Video-R1 and OneThinker use these)."""
@@ -102,6 +103,11 @@ class DataSpec(StrictModel):
         "problem types compare canonically (aliases match).",
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N (kept) rows.")
+    allow_absolute_paths: bool = Field(
+        False,
+        description="Let data.path, media_root and the rows' media paths be absolute (or links) "
+        "outside the spec's root, e.g. videos on a shared disk. Refused in specs from the Hub.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> DataSpec:
@@ -272,8 +278,12 @@ class TaskSpec(StrictModel):
         copy._provenance = [*self._provenance, *records]
         return copy
 
-    def resolve(self, relative: str) -> Path:
-        """Resolve ``relative`` against the spec's folder (absolute paths pass through).
+    def resolve(self, relative: str, field: str = "path") -> Path:
+        """Resolve ``relative`` against the spec's folder, inside the spec's root.
+
+        A spec loaded from a file may only name paths inside its root (see
+        :mod:`videorl_kit.spec.paths`); :class:`~videorl_kit.spec.paths.PathRefused` says which
+        ``field`` left it. A spec built in code resolves against the working directory.
 
         Example:
             >>> spec = TaskSpec.model_validate({"id": "a", "version": 1, "problem_type": "ocr",
@@ -281,10 +291,11 @@ class TaskSpec(StrictModel):
             >>> spec.resolve("x.jsonl").name
             'x.jsonl'
         """
-        path = Path(relative)
-        if path.is_absolute() or self._source_file is None:
-            return path
-        return self._source_file.parent / path
+        if self._source_file is None:
+            return Path(relative)
+        folders = root_folders(find_spec_root(self._source_file))
+        roots = PathRoots(folders, allow_absolute=self.data.allow_absolute_paths)
+        return roots.resolve(relative, base=self._source_file.parent, field=field)
 
     def resolved_dict(self) -> dict[str, Any]:
         """The spec as pure JSON-compatible data, with the default verifier filled in."""

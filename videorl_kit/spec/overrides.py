@@ -2,6 +2,8 @@
 
 The value is read as YAML (``32`` is a number, ``[a, b]`` a list, ``null`` clears a field).
 An override without ``TASK:`` applies to every spec; with it, only to the spec of that id.
+A ``data.path`` or ``data.media_root`` typed here may lie anywhere on this machine (it
+sets ``data.allow_absolute_paths``: the person running the command chose that path).
 The overridden spec is validated again as a whole, so an override can never produce a spec
 the loader would refuse; every override is recorded by whoever applies it.
 
@@ -23,6 +25,10 @@ from pydantic import ValidationError
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.paths import ALLOW_ABSOLUTE_KEY
+
+#: Fields holding a path the person running the command types on the command line.
+_TYPED_PATHS = (("data", "path"), ("data", "media_root"))
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ def apply_overrides(spec: TaskSpec, overrides: list[str]) -> TaskSpec:
                 raise UserError(f"--set {override.text!r}: {part!r} is not a mapping")
             node = child
         node[override.path[-1]] = override.value
+        if override.path in _TYPED_PATHS:
+            data["data"][ALLOW_ABSOLUTE_KEY] = True
     try:
         updated = TaskSpec.model_validate(data)
     except ValidationError as exc:

@@ -1,8 +1,9 @@
-"""Prompt rendering in a sandboxed Jinja environment.
+"""Prompt rendering in a sandboxed, resource-bounded Jinja environment.
 
 Templates see ``question``, ``options`` (list or None), ``problem_type`` and ``row``
-(the raw data row). Undefined variables are errors, and the sandbox blocks attribute
-tricks, so a spec can never run code.
+(the raw data row). Undefined variables are errors, the sandbox blocks attribute tricks
+(a spec can never run code), and every render is bounded in steps, time and size
+(:mod:`videorl_kit.spec.template_sandbox`), so a template can neither hang nor exhaust memory.
 
 Example:
     >>> render_template("{{ question }}\\n{% for o in options %}{{ o }}\\n{% endfor %}",
@@ -12,47 +13,102 @@ Example:
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.exceptions import SecurityError
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.spec.template_sandbox import (
+    TemplateLimitError,
+    TemplateProblem,
+    compile_template,
+    render_bounded,
+)
 
 if TYPE_CHECKING:
     from videorl_kit.spec.data import Sample
     from videorl_kit.spec.models import TaskSpec
 
-
-@lru_cache(maxsize=1)
-def _environment() -> ImmutableSandboxedEnvironment:
-    return ImmutableSandboxedEnvironment(
-        undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False
-    )
+#: What a template sees when no data row is at hand (``validate`` renders every template).
+SYNTHETIC_QUESTION = "What happens in the video?"
+SYNTHETIC_OPTIONS = ["A. The first thing", "B. The second thing"]
 
 
-def template_problem(text: str) -> str | None:
-    """Return why ``text`` is not a valid template, or None if it compiles.
+def template_problem(text: str) -> TemplateProblem | None:
+    """Why ``text`` cannot be used as a template (syntax, a filter not allowed), or None.
 
     Example:
-        >>> template_problem("{{ question }")[:40]
+        >>> str(template_problem("{{ question }"))[:40]
         'template syntax error on template line 1'
         >>> template_problem("{{ question }}") is None
         True
     """
     try:
-        _environment().parse(text)
-    except TemplateSyntaxError as exc:
-        return f"template syntax error on template line {exc.lineno}: {exc.message}"
+        compile_template(text)
+    except TemplateProblem as problem:
+        return problem
     return None
 
 
-def render_template(text: str, **variables: Any) -> str:
-    """Render ``text`` with ``variables`` in the sandbox; raises :class:`UserError` on failure."""
+def render_problem(text: str, variables: dict[str, Any], *, synthetic: bool) -> str | None:
+    """Why rendering ``text`` with ``variables`` fails, or None if it renders.
+
+    With ``synthetic=True`` the variables are made up: undefined names render as empty and
+    only what no data row can excuse is reported (a limit reached, a sandbox violation).
+
+    Example:
+        >>> render_problem("{{ row.category }}", {"row": {}}, synthetic=True) is None
+        True
+        >>> render_problem("{% for a in range(99999) %}{% for b in range(9) %}{% endfor %}"
+        ...                "{% endfor %}", {}, synthetic=True)
+        'more than 100000 steps (loop iterations, calls and filters)'
+    """
     try:
-        return _environment().from_string(text).render(**variables)
-    except Exception as exc:  # undefined variable, sandbox violation, type error in template
+        render_bounded(text, variables, strict=not synthetic)
+    except (TemplateProblem, TemplateLimitError) as exc:
+        return str(exc)
+    except SecurityError:
+        return "the template uses an attribute or call the sandbox does not allow"
+    except Exception as exc:  # undefined name, type error: only a real row can tell
+        return None if synthetic else f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def synthetic_variables(problem_type: str, row_fields: dict[str, str]) -> dict[str, Any]:
+    """Template variables for a made-up row (``row_fields``: the spec's column names).
+
+    Example:
+        >>> synthetic_variables("multiple_choice", {"question": "q"})["row"]["q"]
+        'What happens in the video?'
+    """
+    row = {
+        row_fields.get("question", "problem"): SYNTHETIC_QUESTION,
+        row_fields.get("answer", "answer"): "A",
+        row_fields.get("options", "options"): list(SYNTHETIC_OPTIONS),
+    }
+    return {
+        "question": SYNTHETIC_QUESTION,
+        "options": list(SYNTHETIC_OPTIONS),
+        "problem_type": problem_type,
+        "row": row,
+    }
+
+
+def sample_variables(sample: Sample) -> dict[str, Any]:
+    """The variables a template sees for one data row."""
+    return {
+        "question": sample.question,
+        "options": sample.options,
+        "problem_type": sample.problem_type.value,
+        "row": sample.raw,
+    }
+
+
+def render_template(text: str, **variables: Any) -> str:
+    """Render ``text`` with ``variables`` in the bounded sandbox; raises :class:`UserError`."""
+    try:
+        return render_bounded(text, variables)
+    except Exception as exc:  # undefined variable, sandbox violation, limit reached, type error
         raise UserError(f"cannot render prompt template: {type(exc).__name__}: {exc}") from None
 
 
@@ -65,12 +121,6 @@ def render_prompt(spec: TaskSpec, sample: Sample) -> str:
         'How many shapes appear?\\nPut the final answer in <answer></answer>.'
     """
     try:
-        return render_template(
-            spec.prompt.template,
-            question=sample.question,
-            options=sample.options,
-            problem_type=sample.problem_type.value,
-            row=sample.raw,
-        )
+        return render_template(spec.prompt.template, **sample_variables(sample))
     except UserError as exc:
         raise UserError(f"{spec.id}: sample {sample.sample_id}: {exc}") from None

@@ -27,6 +27,7 @@ import yaml
 from videorl_kit.core.errors import UserError
 from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.store import CachedSampleDataset
+from videorl_kit.store.errors import rebuild_hint
 from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
@@ -163,11 +164,22 @@ def _check_model(loaded: LoadedRecipe, model: ModelSource) -> None:
 
 
 def _check_store(loaded: LoadedRecipe, store: Path) -> dict[str, int]:
-    """Ready samples per task, each checked against its spec's budgets."""
+    """Ready samples per task, each checked against its spec's budgets and the cached frames."""
 
-    return {
-        entry.spec.id: len(CachedSampleDataset(store, spec=entry.spec)) for entry in loaded.tasks
-    }
+    counts = {}
+    for entry in loaded.tasks:
+        dataset = CachedSampleDataset(store, spec=entry.spec)
+        for row in dataset.rows:
+            missing = [
+                k for k in (*row["video_keys"], *row["image_keys"]) if k not in dataset.frames
+            ]
+            if missing:
+                raise UserError(
+                    f"{store}: sample {row['task_id']}/{row['sample_id']} has no cached frames "
+                    f"({missing[0]}); {rebuild_hint(str(store))}"
+                )
+        counts[entry.spec.id] = len(dataset)
+    return counts
 
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:

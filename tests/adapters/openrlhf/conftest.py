@@ -50,6 +50,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("workspace")
     shutil.copytree(REPO / "recipes", root / "recipes")
     shutil.copytree(REPO / "task_specs", root / "task_specs")
+    (root / "pyproject.toml").touch()  # the project root, as in a checkout: ../data stays inside
     generate_suite(root / "data" / "synth", n_per_task=2, seed=0)
     specs = [entry.spec.source_file for entry in load_recipe(root / TINY_RECIPE).tasks]
     qwen3 = root / "task_specs" / "tiny" / "tiny-count-qwen3.yaml"  # Qwen3-VL: multiples of 32

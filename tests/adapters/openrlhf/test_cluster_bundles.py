@@ -55,6 +55,7 @@ def cluster_workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluster")
     shutil.copytree(REPO / "recipes", root / "recipes")
     shutil.copytree(REPO / "task_specs", root / "task_specs")
+    (root / "pyproject.toml").touch()  # the project root, as in a checkout: ../data stays inside
     saved = {k: os.environ.get(k) for k in ("HF_ENDPOINT", "HF_HUB_CACHE", "HF_HUB_OFFLINE")}
     server = HubServer.start(root / "hub")
     os.environ.update(HF_ENDPOINT=server.url, HF_HUB_CACHE=str(root / "hf-cache"))
