@@ -16,7 +16,8 @@ slows a set down). Then every type is fed adversarial inputs of ``--adversarial-
 (1 MB by default: repeated ``<answer>``, digits, nested braces, ``A or``, unterminated tags,
 ...) and the worst time per response (each input's fastest of ``--repeat`` tries) is reported.
 
-Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the IoU types;
+Targets (floors of issue 12; the peer's implementations score 1,800-3,200 mixed cases/s on
+the same machine): >= 10,000 responses/s for choice, numeric, boolean and the IoU types;
 >= 300/s for math; no response over 50 ms except code execution, which runs a subprocess per
 response and is reported separately with fewer samples (``--code-n``).
 
@@ -48,14 +49,14 @@ from videorl_kit.rewards.router import reward_function_for
 
 #: Minimum responses per second, by problem type (None: no throughput target).
 RATE_TARGETS: dict[ProblemType, float | None] = {
-    ProblemType.MULTIPLE_CHOICE: 20_000,
-    ProblemType.NUMERICAL: 20_000,
-    ProblemType.REGRESSION: 20_000,
-    ProblemType.BOOLEAN: 20_000,
-    ProblemType.TEMPORAL_GROUNDING: 20_000,
-    ProblemType.SPATIAL_GROUNDING: 20_000,
-    ProblemType.SPATIOTEMPORAL_GROUNDING: 20_000,
-    ProblemType.TRACKING: 20_000,
+    ProblemType.MULTIPLE_CHOICE: 10_000,
+    ProblemType.NUMERICAL: 10_000,
+    ProblemType.REGRESSION: 10_000,
+    ProblemType.BOOLEAN: 10_000,
+    ProblemType.TEMPORAL_GROUNDING: 10_000,
+    ProblemType.SPATIAL_GROUNDING: 10_000,
+    ProblemType.SPATIOTEMPORAL_GROUNDING: 10_000,
+    ProblemType.TRACKING: 10_000,
     ProblemType.OCR: None,
     ProblemType.OPEN_ENDED: None,
     ProblemType.MATH: 300,

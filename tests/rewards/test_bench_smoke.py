@@ -39,7 +39,7 @@ def test_benchmark_table_marks_targets(capsys) -> None:
     bench = _load_benchmark()
     assert bench.main(["--n", "5", "--types", "boolean", "--adversarial-bytes", "500"]) == 0
     table = capsys.readouterr().out
-    assert "boolean" in table and ">=20,000" in table
+    assert "boolean" in table and ">=10,000" in table
     assert "PASS" in table or "FAIL" in table
 
 

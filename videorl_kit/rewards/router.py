@@ -30,7 +30,7 @@ from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import check_format, extract_with_format
-from videorl_kit.rewards.result import RewardResult, checked_result, error_details
+from videorl_kit.rewards.result import RewardResult, error_details
 from videorl_kit.rewards.text import fold_compat
 
 VerifierArg = str | Sequence[Any] | None
@@ -53,13 +53,6 @@ def _as_text(value: Any) -> str:
 def _as_options(options: Any) -> list[str] | None:
     if options is None:
         return None
-    if type(options) is list and options:  # the common case: a list of strings
-        try:
-            "".join(options)  # raises TypeError unless every item is a str (checked in C)
-        except TypeError:
-            pass
-        else:
-            return options[:]  # what the general path below returns for it (a copy)
     if isinstance(options, str):
         try:
             decoded = json.loads(options)
@@ -138,12 +131,10 @@ class RewardFunction:
             outcome = self._verifier.score(text, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
-        if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):
+        if not isinstance(outcome, VerifyOutcome):
             return _contract_error(f"verifier returned {type(outcome).__name__}")
         acc = outcome.accuracy
-        if not (type(acc) is float and 0.0 <= acc <= 1.0) and not (
-            isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1
-        ):
+        if not (isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1):
             return _contract_error(f"verifier returned accuracy {acc!r}")
         if outcome.status in MASKED_STATUSES:
             return outcome
@@ -156,39 +147,25 @@ class RewardFunction:
 
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
-        try:  # the whole pipeline in one frame: this runs once per response
-            ex, fmt = extract_with_format(
-                response if type(response) is str else _as_text(response), self.format_rule
-            )
+        try:
+            ex, fmt = extract_with_format(_as_text(response), self.format_rule)
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
-            outcome = self._verify(
-                ex,
-                answer if type(answer) is str else _as_text(answer),
-                None if options is None else _as_options(options),
-            )
-            extracted = ex.answer
-            if extracted is not None and len(extracted) > 200:
-                extracted = shorten(extracted, 200)
+            outcome = self._verify(ex, _as_text(answer), _as_options(options))
             details: dict[str, Any] = {
                 "verifier": self._tag,
-                "extracted": extracted,
+                "extracted": None if ex.answer is None else shorten(ex.answer, 200),
                 "source": ex.source,
             }
             if fmt.reason:
                 details["format_reason"] = fmt.reason
             if outcome.details:
                 details.update(outcome.details)
-            # _verify checked the accuracy (a number in [0, 1]) and the status, and fmt.score is
-            # 0.0 or 1.0, so the result is valid: build it without re-checking.
             if outcome.status in MASKED_STATUSES:
-                return checked_result(0.0, fmt.score, 0.0, outcome.status, details)
+                return RewardResult(0.0, fmt.score, 0.0, outcome.status, details)
             w_acc, w_fmt = self.weights
-            accuracy = outcome.accuracy
-            overall = w_acc * accuracy + w_fmt * fmt.score
-            if not 0.0 <= overall <= 1.0:
-                overall = clamp01(overall)
-            return checked_result(accuracy, fmt.score, overall, "ok", details)
+            overall = clamp01(w_acc * outcome.accuracy + w_fmt * fmt.score)
+            return RewardResult(outcome.accuracy, fmt.score, overall, "ok", details)
         except Exception as exc:  # defensive: extraction or formatting bug
             return RewardResult.error(exc, verifier=self._tag)
 
