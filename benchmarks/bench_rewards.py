@@ -284,9 +284,9 @@ def _gen_math(rng: GroupRandom) -> Sample:
     """A MATH-like mix of answer shapes, each with an equivalent form of the gold as the answer.
 
     Roughly the shapes of competition-math answers: mostly integers, then fractions, radicals,
-    multiples of pi, expressions, intervals, tuples and decimals, and one in ten outside the
-    exact families of ``videorl_kit.rewards.math_exact`` (sums with roots, powers of e, sets,
-    logarithms), which math-verify's symbolic comparison decides.
+    multiples of pi, expressions, intervals, tuples and decimals, and one in ten of other
+    shapes (sums with roots, powers of e, sets, logarithms). Plain rationals are decided by
+    ``videorl_kit.rewards.math_exact``, everything else by math-verify.
     """
     a, b = rng.gold.randint(1, 50), rng.gold.randint(2, 50)
     kind = rng.gold.random()
@@ -311,7 +311,7 @@ def _gen_math(rng: GroupRandom) -> Sample:
         gold, answer = f"({a}, {b})", rng.choice([f"({a},{b})", f"\\left({a}, {b}\\right)"])
     elif kind < 0.90:
         gold, answer = f"{a}.25", rng.choice([f"{a}.250", f"\\frac{{{4 * a + 1}}}{{4}}"])
-    else:  # shapes outside the exact families: math-verify's symbolic comparison decides
+    else:  # other shapes: math-verify's symbolic comparison decides
         gold, answer = rng.gold.choice(
             [
                 (f"\\frac{{\\sqrt{{{b}}}}}{{{a}}}", f"\\frac{{1}}{{{a}}}\\sqrt{{{b}}}"),
