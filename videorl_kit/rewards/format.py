@@ -103,18 +103,6 @@ def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
     return _OUT_OF_ORDER
 
 
-def extract_with_format(response: str, rule: str = "answer_tag") -> tuple[Extraction, FormatCheck]:
-    """``extract_answer(response)`` and the format check derived from that extraction.
-
-    Example:
-        >>> ex, fmt = extract_with_format("<think>x</think><answer>7</answer> ok")
-        >>> ex.answer, fmt.reason
-        ('7', 'text after </answer>')
-    """
-    ex = extract_answer(response)
-    return ex, check_format(ex, rule)
-
-
 def format_score(response: str | Extraction, rule: str = "answer_tag") -> float:
     """Just the score of :func:`check_format` (1.0 or 0.0).
 

@@ -29,7 +29,7 @@ from videorl_kit.core.reward_rules import ANSWER_SOURCES, FORMAT_RULES, RewardWe
 from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
-from videorl_kit.rewards.format import check_format, extract_with_format
+from videorl_kit.rewards.format import check_format
 from videorl_kit.rewards.result import RewardResult, error_details
 from videorl_kit.rewards.text import fold_compat
 
@@ -148,7 +148,8 @@ class RewardFunction:
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
         try:
-            ex, fmt = extract_with_format(_as_text(response), self.format_rule)
+            ex = extract_answer(_as_text(response))
+            fmt = check_format(ex, self.format_rule)  # the format is read from the extraction
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
             outcome = self._verify(ex, _as_text(answer), _as_options(options))
