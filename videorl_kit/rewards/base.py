@@ -104,43 +104,17 @@ class VerifyOutcome:
     @classmethod
     def ok(cls, accuracy: float, **details: Any) -> VerifyOutcome:
         """A graded answer with ``accuracy`` clamped to [0, 1]."""
-        if not 0.0 <= accuracy <= 1.0:
-            accuracy = clamp01(accuracy)
-        if cls is VerifyOutcome:
-            return _new_outcome(float(accuracy), STATUS_OK, details)
-        return cls(float(accuracy), STATUS_OK, details)
+        return cls(clamp01(accuracy), STATUS_OK, details)
 
     @classmethod
     def wrong(cls, reason: str, **details: Any) -> VerifyOutcome:
         """A graded answer that scores 0, with the reason (e.g. unparseable, hedged)."""
-        if cls is VerifyOutcome:
-            return _new_outcome(0.0, STATUS_OK, {"reason": reason, **details})
         return cls(0.0, STATUS_OK, {"reason": reason, **details})
 
     @classmethod
     def unverifiable(cls, reason: str, **details: Any) -> VerifyOutcome:
         """The ground truth cannot be read: accuracy 0, status ``unverifiable``."""
-        if cls is VerifyOutcome:
-            return _new_outcome(0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
         return cls(0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
-
-
-# Hot path: building a frozen slots dataclass through its generated __init__ costs a Python-level
-# object.__setattr__ per field; setting the slots through their descriptors gives the same object
-# (same fields, same class) in a third of the time. Only for values the caller has already checked.
-_new_object = object.__new__
-_set_accuracy = VerifyOutcome.accuracy.__set__  # type: ignore[attr-defined]
-_set_status = VerifyOutcome.status.__set__  # type: ignore[attr-defined]
-_set_details = VerifyOutcome.details.__set__  # type: ignore[attr-defined]
-
-
-def _new_outcome(accuracy: float, status: Status, details: dict[str, Any]) -> VerifyOutcome:
-    """``VerifyOutcome(accuracy, status, details)``, built without the generated ``__init__``."""
-    outcome = _new_object(VerifyOutcome)
-    _set_accuracy(outcome, accuracy)
-    _set_status(outcome, status)
-    _set_details(outcome, details)
-    return outcome
 
 
 @runtime_checkable
