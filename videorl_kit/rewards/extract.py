@@ -448,32 +448,41 @@ def extract_answer(response: str) -> Extraction:
             reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
         )
 
-    if not tags:  # no tags at all: a final statement, else the whole text
-        final = find_final_statement(text)
-        if final:
-            answer, source, reason = final, "final_statement", None
-        else:
-            answer = text.strip() or None
-            source = "body" if answer else "none"
-            reason = None if answer else "empty response"
-        return Extraction(
-            text=text,
-            special_tokens_removed=n_special,
-            tags=(),
-            think_blocks=0,
-            unterminated_think=False,
-            answer_blocks=(),
-            outside_think=text,
-            final_statement=final or None,
-            answer=answer,
-            source=source,
-            hedge=False,
-            reason=reason,
-        )
-    think_regions: list[tuple[int, int]] = []  # whole blocks, tags included
-    think_parts: list[tuple[int, int]] = []  # contents only
-    stray_tags: list[tuple[int, int]] = []  # answer tags and stray </think> outside think
-    blocks: list[str] = []
+    blocks = _blocks(text, tags)
+    outside = _complement(text, blocks.think_regions)
+    answer, source, final, reason = _choose_answer(text, blocks, outside)
+    return Extraction(
+        text=text,
+        special_tokens_removed=n_special,
+        tags=tags,
+        think_blocks=len(blocks.think_parts),
+        unterminated_think=blocks.unterminated,
+        answer_blocks=blocks.answers,
+        outside_think=outside,
+        final_statement=final,
+        answer=answer,
+        source=source,
+        hedge=source == "answer_tag" and answer is None,
+        reason=reason,
+    )
+
+
+class _Blocks(NamedTuple):
+    """Where the think and answer blocks of a response are (spans are ``(start, end)``)."""
+
+    think_parts: list[tuple[int, int]]  # contents of think blocks
+    think_regions: list[tuple[int, int]]  # whole think blocks, tags included
+    stray_tags: list[tuple[int, int]]  # answer tags and stray </think> outside think blocks
+    answers: tuple[str, ...]  # contents of closed answer blocks outside think blocks, stripped
+    unterminated: bool  # a think block that was never closed
+
+
+def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
+    """Step 2 and 3 of the module docstring: read the tags into think and answer blocks."""
+    think_regions: list[tuple[int, int]] = []
+    think_parts: list[tuple[int, int]] = []
+    stray_tags: list[tuple[int, int]] = []
+    answers: list[str] = []
     think_open: int | None = None  # content start of the open think block
     think_start = 0
     answer_open: int | None = None
@@ -505,64 +514,43 @@ def extract_answer(response: str) -> Extraction:
         if not tag.closing:
             answer_open = tag.end  # a re-opened block restarts its content
         elif answer_open is not None:
-            blocks.append(text[answer_open : tag.start].strip())
+            answers.append(text[answer_open : tag.start].strip())
             answer_open = None
     unterminated = think_open is not None or implicit_close
     if think_open is not None:
-        think_parts.append((think_open or 0, len(text)))
+        think_parts.append((think_open, len(text)))
         think_regions.append((think_start, len(text)))
-    think_count = len(think_parts)
-    outside = _complement(text, think_regions)
+    return _Blocks(think_parts, think_regions, stray_tags, tuple(answers), unterminated)
 
-    blocks_t = tuple(blocks)
-    final: str | None = None
-    hedge = False
-    reason: str | None = None
-    answer: str | None = None
-    source: Source = "none"
-    if blocks_t:
-        source = "answer_tag"
-        filled = [b for b in blocks_t if b]
+
+def _choose_answer(
+    text: str, blocks: _Blocks, outside: str
+) -> tuple[str | None, Source, str | None, str | None]:
+    """Steps 3 to 5 of the module docstring: ``(answer, source, final statement, reason)``."""
+    if blocks.answers:
+        filled = [b for b in blocks.answers if b]
         distinct = {_norm_block(b) for b in filled} if len(filled) > 1 else set(filled)
         if len(distinct) > 1:
-            hedge = True
-            reason = f"{len(distinct)} different non-empty <answer> blocks (hedge)"
-        else:
-            answer = next((b for b in blocks_t if b), "")
-            if not answer:
-                reason = "empty <answer> block"
-    else:
-        final = find_final_statement(outside)
-        if final:
-            answer, source = final, "final_statement"
-        else:
-            body = _complement(text, sorted(think_regions + stray_tags)).strip()
-            if body:
-                answer, source = body, "body"
-            elif think_parts:
-                start, end = think_parts[-1]
-                final = find_final_statement(text[start:end])
-                if final and not unterminated:
-                    answer, source = final, "think_final_statement"
-                else:
-                    reason = (
-                        "unterminated <think> block and no answer"
-                        if unterminated
-                        else "nothing outside the <think> block"
-                    )
-            else:
-                reason = "empty response"
-    return Extraction(
-        text=text,
-        special_tokens_removed=n_special,
-        tags=tags,
-        think_blocks=think_count,
-        unterminated_think=unterminated,
-        answer_blocks=blocks_t,
-        outside_think=outside,
-        final_statement=final,
-        answer=answer,
-        source=source,
-        hedge=hedge,
-        reason=reason,
-    )
+            return (
+                None,
+                "answer_tag",
+                None,
+                f"{len(distinct)} different non-empty <answer> blocks (hedge)",
+            )
+        answer = filled[0] if filled else ""
+        return answer, "answer_tag", None, None if answer else "empty <answer> block"
+    final = find_final_statement(outside)
+    if final:
+        return final, "final_statement", final, None
+    body = _complement(text, sorted(blocks.think_regions + blocks.stray_tags)).strip()
+    if body:
+        return body, "body", final, None
+    if not blocks.think_parts:
+        return None, "none", final, "empty response"
+    start, end = blocks.think_parts[-1]
+    final = find_final_statement(text[start:end])
+    if final and not blocks.unterminated:
+        return final, "think_final_statement", final, None
+    if blocks.unterminated:
+        return None, "none", final, "unterminated <think> block and no answer"
+    return None, "none", final, "nothing outside the <think> block"
