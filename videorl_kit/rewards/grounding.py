@@ -203,13 +203,15 @@ def to_box(value: Any) -> Box:
 def second_key(key: Any) -> float:
     """The second a ``boxes`` key names: ``"9"``, ``"9.0"`` and ``9`` are all 9.0.
 
+    A string key is a number as ``float()`` reads it, else a time (``"0:03"``, ``"3s"``).
+
     Example:
         >>> second_key("9.0") == second_key(9) == 9.0
         True
     """
     if type(key) is str:
         try:
-            second = float(key)  # fast path: "9", "9.0"
+            second = float(key)  # a number as float() reads it: "9", "9.0", ".5"
         except ValueError:
             return parse_time(key.strip())
         if math.isfinite(second) and second >= 0:
