@@ -19,7 +19,7 @@ ORLHF_VENV := .venv-openrlhf
 ORLHF_PY   := $(ORLHF_VENV)/bin/python
 ORLHF_PIP  := $(ORLHF_PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: run test install lint format bench clean openrlhf-env test-openrlhf
+.PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -54,12 +54,19 @@ run: install
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MAKE) layers
 	CI=$${CI:-true} $(PY) -m pytest -q
 	$(MAKE) test-openrlhf
 
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(MAKE) layers
+
+# the layer contract ([tool.importlinter] in pyproject.toml): lint-imports on the package as
+# installed (adapters/ inside it), and on breaks it must catch
+layers: install
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_layers.py
 
 format: install
 	$(VENV)/bin/ruff format .

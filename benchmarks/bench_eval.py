@@ -127,7 +127,8 @@ def main() -> None:
     def from_video() -> None:
         for sample in task.samples:
             decoded = decode_video(sample.videos[0], BUDGET)
-            video = VideoInput(decoded.frames, video_metadata_dict(decoded), "")
+            metadata = video_metadata_dict(decoded)
+            video = VideoInput(decoded.frames, metadata, "", tuple(decoded.timestamps_s))
             backend.model_inputs([request(sample, (video,))])
 
     cached, decoded = [], []

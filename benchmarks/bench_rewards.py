@@ -16,7 +16,8 @@ slows a set down). Then every type is fed adversarial inputs of ``--adversarial-
 (1 MB by default: repeated ``<answer>``, digits, nested braces, ``A or``, unterminated tags,
 ...) and the worst time per response (each input's fastest of ``--repeat`` tries) is reported.
 
-Targets (issue 3): >= 20,000 responses/s for choice, numeric, boolean and the IoU types;
+Targets (floors of issue 12; the peer's implementations score 1,800-3,200 mixed cases/s on
+the same machine): >= 10,000 responses/s for choice, numeric, boolean and the IoU types;
 >= 300/s for math; no response over 50 ms except code execution, which runs a subprocess per
 response and is reported separately with fewer samples (``--code-n``).
 
@@ -43,25 +44,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.rewards.router import reward_function_for
 
 #: Minimum responses per second, by problem type (None: no throughput target).
 RATE_TARGETS: dict[ProblemType, float | None] = {
-    ProblemType.MULTIPLE_CHOICE: 20_000,
-    ProblemType.NUMERICAL: 20_000,
-    ProblemType.REGRESSION: 20_000,
-    ProblemType.BOOLEAN: 20_000,
-    ProblemType.TEMPORAL_GROUNDING: 20_000,
-    ProblemType.SPATIAL_GROUNDING: 20_000,
-    ProblemType.SPATIOTEMPORAL_GROUNDING: 20_000,
-    ProblemType.TRACKING: 20_000,
+    ProblemType.MULTIPLE_CHOICE: 10_000,
+    ProblemType.NUMERICAL: 10_000,
+    ProblemType.REGRESSION: 10_000,
+    ProblemType.BOOLEAN: 10_000,
+    ProblemType.TEMPORAL_GROUNDING: 10_000,
+    ProblemType.SPATIAL_GROUNDING: 10_000,
+    ProblemType.SPATIOTEMPORAL_GROUNDING: 10_000,
+    ProblemType.TRACKING: 10_000,
     ProblemType.OCR: None,
     ProblemType.OPEN_ENDED: None,
     ProblemType.MATH: 300,
     ProblemType.CRITIC: None,
     ProblemType.CODE: None,
 }
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "rewards" / "golden"
 #: Worst time for one response on adversarial input, seconds (code is exempt).
 WORST_CASE_TARGET_S = 0.050
 
@@ -108,7 +110,13 @@ class GroupRandom(random.Random):
 
 
 def generate(problem_type: ProblemType, n: int, group_size: int, seed: str) -> list[Sample]:
-    """``n`` responses of ``problem_type`` in groups of ``group_size`` sharing a ground truth."""
+    """``n`` responses of ``problem_type`` in groups of ``group_size`` sharing a ground truth.
+
+    A type without a generator here (one added since, docs/extending.md) is timed on its
+    golden cases, repeated to ``n`` responses.
+    """
+    if problem_type not in GENERATORS:
+        return golden_samples(problem_type, n)
     samples: list[Sample] = []
     group = 0
     while len(samples) < n:
@@ -118,6 +126,17 @@ def generate(problem_type: ProblemType, n: int, group_size: int, seed: str) -> l
             samples.append(GENERATORS[problem_type](rng))
         group += 1
     return samples
+
+
+def golden_samples(problem_type: ProblemType, n: int) -> list[Sample]:
+    """The cases of ``tests/rewards/golden/<problem_type>.jsonl``, repeated to ``n``."""
+    cases = [
+        json.loads(line)
+        for line in (GOLDEN_DIR / f"{problem_type.value}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    samples = [(c["response"], c["answer"], c.get("options")) for c in cases]
+    return [samples[i % len(samples)] for i in range(n)]
 
 
 def _wrap(rng: random.Random, answer: str, wrong: str) -> str:
@@ -265,9 +284,9 @@ def _gen_math(rng: GroupRandom) -> Sample:
     """A MATH-like mix of answer shapes, each with an equivalent form of the gold as the answer.
 
     Roughly the shapes of competition-math answers: mostly integers, then fractions, radicals,
-    multiples of pi, expressions, intervals, tuples and decimals, and one in ten outside the
-    exact families of ``videorl_kit.rewards.math_exact`` (sums with roots, powers of e, sets,
-    logarithms), which math-verify's symbolic comparison decides.
+    multiples of pi, expressions, intervals, tuples and decimals, and one in ten of other
+    shapes (sums with roots, powers of e, sets, logarithms). Plain rationals are decided by
+    ``videorl_kit.rewards.math_exact``, everything else by math-verify.
     """
     a, b = rng.gold.randint(1, 50), rng.gold.randint(2, 50)
     kind = rng.gold.random()
@@ -292,7 +311,7 @@ def _gen_math(rng: GroupRandom) -> Sample:
         gold, answer = f"({a}, {b})", rng.choice([f"({a},{b})", f"\\left({a}, {b}\\right)"])
     elif kind < 0.90:
         gold, answer = f"{a}.25", rng.choice([f"{a}.250", f"\\frac{{{4 * a + 1}}}{{4}}"])
-    else:  # shapes outside the exact families: math-verify's symbolic comparison decides
+    else:  # other shapes: math-verify's symbolic comparison decides
         gold, answer = rng.gold.choice(
             [
                 (f"\\frac{{\\sqrt{{{b}}}}}{{{a}}}", f"\\frac{{1}}{{{a}}}\\sqrt{{{b}}}"),
@@ -440,7 +459,7 @@ def measure_type(
         if elapsed > worst:
             worst, worst_name = elapsed, name
     rate = n / seconds if seconds > 0 else float("inf")
-    target = RATE_TARGETS[problem_type]
+    target = RATE_TARGETS.get(problem_type)
     worst_target = None if problem_type is ProblemType.CODE else WORST_CASE_TARGET_S
     return TypeReport(
         problem_type=problem_type.value,

@@ -31,7 +31,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from videorl_kit.rewards.registry import get_verifier
+from videorl_kit.core.verifiers import get_verifier
 from videorl_kit.synth.layout import Canvas
 from videorl_kit.synth.tasks_code import build_code, reference_code
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import videorl_kit
-from videorl_kit.errors import UserError, VideoRLKitError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 
 HEAVY = ("torch", "lance", "pyarrow", "transformers", "trl", "datasets", "ray", "av", "numpy")
 
@@ -31,7 +31,7 @@ def test_every_public_name_resolves_and_is_listed() -> None:
     assert videorl_kit.load_spec is importlib.import_module("videorl_kit.spec.loader").load_spec
     for package in ("videorl_kit.rewards", "videorl_kit.store", "videorl_kit.synth"):
         module = importlib.import_module(package)
-        assert module.__getattr__.__module__ == "videorl_kit.lazy"  # the one mechanism
+        assert module.__getattr__.__module__ == "videorl_kit.core.lazy"  # the one mechanism
         for name in module.__all__:
             getattr(module, name)
 
@@ -57,7 +57,7 @@ def test_every_error_class_of_the_kit_derives_from_the_root() -> None:
 
 
 def test_one_except_catches_the_kits_errors(tmp_path) -> None:
-    from videorl_kit.rewards.registry import UnknownVerifierError
+    from videorl_kit.core.verifiers import UnknownVerifierError
 
     caught = []
     for call in (

@@ -47,7 +47,7 @@ functions, with no glue in between):
     0.1
 """
 
-from videorl_kit.lazy import lazy_exports
+from videorl_kit.core.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -66,8 +66,8 @@ _EXPORTS = {
     "reward_function_for": "videorl_kit.rewards.router",
     "TaskRewardFunction": "videorl_kit.rewards.trl_functions",
     "trl_reward_functions": "videorl_kit.rewards.trl_functions",
-    "VideoRLKitError": "videorl_kit.errors",
-    "UserError": "videorl_kit.errors",
+    "VideoRLKitError": "videorl_kit.core.errors",
+    "UserError": "videorl_kit.core.errors",
 }
 
 __all__ = sorted(_EXPORTS)

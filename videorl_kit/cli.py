@@ -3,6 +3,10 @@
 Each package contributes its commands through a ``register(app)`` function in its
 ``commands`` module, so this file only assembles them and turns user errors into a
 one-line message with exit code 1.
+
+The command modules are imported at start-up; each imports the heavy modules of its
+commands (Lance, PyAV, a training backend) when the command runs, so that
+``videorl-kit --help`` and ``validate`` start in about a second.
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from typing import TYPE_CHECKING
 import typer
 
 from videorl_kit import __version__
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.eval.commands import register as register_eval
+from videorl_kit.hub.commands import register as register_hub
+from videorl_kit.rewards.commands import register as register_rewards
+from videorl_kit.spec.commands import register as register_spec
+from videorl_kit.store.commands import register as register_store
+from videorl_kit.synth.commands import register as register_synth
+from videorl_kit.train.commands import register as register_train
+from videorl_kit.train.recipe import is_recipe_document, validate_recipe
 
 if TYPE_CHECKING:
     from videorl_kit.train.run import TrainBackend
@@ -57,27 +69,12 @@ def _openrlhf_backend() -> TrainBackend:
 
 
 def _register_commands(root: typer.Typer) -> None:
-    from videorl_kit.spec.commands import register as register_spec
-    from videorl_kit.train.recipe import is_recipe_document, validate_recipe
-
     register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
-    from videorl_kit.rewards.commands import register as register_rewards
-
     register_rewards(root)
-    from videorl_kit.hub.commands import register as register_hub
-
     register_hub(root)
-    from videorl_kit.synth.commands import register as register_synth
-
     register_synth(root)
-    from videorl_kit.store.commands import register as register_store
-
     register_store(root)
-    from videorl_kit.eval.commands import register as register_eval
-
     register_eval(root)
-    from videorl_kit.train.commands import register as register_train
-
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
 
 

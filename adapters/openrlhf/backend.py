@@ -19,7 +19,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.bundle import write_bundle
 from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 
 def ray_address(recipe: Any) -> str:

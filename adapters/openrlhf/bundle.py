@@ -51,7 +51,7 @@ from videorl_kit.adapters.openrlhf.launch import (
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
 from videorl_kit.adapters.openrlhf.prompts import export_task_prompts
 from videorl_kit.adapters.openrlhf.reward import write_tasks_file
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 TASKS_FILE = "tasks.resolved.json"
 
@@ -147,7 +147,7 @@ def _model(plan: Any) -> tuple[str, Any]:
 
 def write_bundle(plan: Any) -> Bundle:
     """Write the run bundle of a checked training plan (``videorl_kit.train.plan``) into its
-    output folder; returns what was written. Raises :class:`~videorl_kit.errors.UserError`
+    output folder; returns what was written. Raises :class:`~videorl_kit.core.errors.UserError`
     for a model whose processor cannot be loaded or a store without the tasks' samples."""
     recipe = plan.recipe
     root = Path(plan.output_dir).resolve()

@@ -33,9 +33,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import videorl_kit
+import videorl_kit.adapters
 from videorl_kit import __version__
 from videorl_kit.adapters.openrlhf.parser_check import ENTRY_MODULE
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 DEFAULT_RAY_ADDRESS = "http://127.0.0.1:8265"
 """The Ray dashboard (job API) of a head node started on the submitting machine."""
@@ -67,8 +69,6 @@ def kit_requirements() -> list[str]:
 
 def snapshot_kit(bundle: Path) -> Path:
     """Copy the running ``videorl_kit`` package (adapters included) into the bundle."""
-    import videorl_kit
-    import videorl_kit.adapters
 
     target = bundle / KIT_SNAPSHOT
     if target.exists():
@@ -132,7 +132,7 @@ def write_launch_files(
 def submit(bundle: Path, address: str) -> str:
     """Submit the bundle's job to the Ray cluster at ``address`` and follow its logs.
 
-    Returns the job id. Raises :class:`~videorl_kit.errors.UserError` in one line when no
+    Returns the job id. Raises :class:`~videorl_kit.core.errors.UserError` in one line when no
     cluster answers at ``address``, or when the job does not succeed.
     """
     from ray.job_submission import JobStatus, JobSubmissionClient

@@ -9,10 +9,10 @@ one schema for every task and ``--data.prompt_probs`` can interleave the files.
 The two video paths differ only in the user message and the media files:
 
 * ``frames_as_images``: every cached frame becomes an image part after its timestamp, the
-  layout TRL trains on too (:func:`~videorl_kit.train.messages.frame_messages`), and a PNG
+  layout TRL trains on too (:func:`~videorl_kit.media.chat.frame_messages`), and a PNG
   file;
 * ``native``: every video stays one video part
-  (:func:`~videorl_kit.train.messages.video_messages`), exported as
+  (:func:`~videorl_kit.media.chat.video_messages`), exported as
   ``.npy`` plus metadata for the bundle's agent (:mod:`.video_agent`).
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 
 from videorl_kit.adapters.openrlhf.labels import encode_label
 from videorl_kit.adapters.openrlhf.media import write_png_frames, write_video
+from videorl_kit.media.chat import frame_messages, timestamp_text, video_messages
 from videorl_kit.store.torch_dataset import CachedSampleDataset
-from videorl_kit.train.messages import frame_messages, timestamp_text, video_messages
 
 VIDEO_PATHS = ("frames_as_images", "native")
 """How videos reach OpenRLHF: a recipe's ``openrlhf.video``."""
@@ -125,13 +125,13 @@ def export_task_prompts(
             refs = [
                 ref for item in [*videos, *images] for ref in _write_media(item, bundle, video_path)
             ]
+            prompt, system = row["prompt"], row["system_prompt"]
             if native:
-                messages = video_messages(row, len(videos), len(images))
+                messages = video_messages(prompt, system, len(videos), len(images))
                 image_tokens = [image.visual_tokens for image in images]
             else:  # OpenRLHF's own image path resizes with the processor's settings
-                messages, _ = frame_messages(row, videos, images)
-                frames = [frame for video in videos for frame in video.frames]
-                frames += [image.frames[0] for image in images]
+                stills = [image.frames[0] for image in images]
+                messages, frames = frame_messages(prompt, system, videos, stills)
                 image_tokens = [sizes.tokens(frame) for frame in frames]
             tokens = prompt_token_bound(processor, messages, videos, image_tokens, video_path)
             label = encode_label(row["task_id"], row["sample_id"], row["problem_type"],

@@ -47,7 +47,7 @@ from typing import Any
 
 from videorl_kit.adapters.openrlhf.chat import ChatMarkers, ResponseSplitError, split_response
 from videorl_kit.adapters.openrlhf.labels import LabelError, decode_label
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec.models import TaskSpec
 
@@ -149,7 +149,7 @@ class BundleReward:
     def from_file(cls, path: str | Path) -> BundleReward:
         """The reward of a bundle's ``tasks.resolved.json``.
 
-        Raises :class:`~videorl_kit.errors.UserError` naming the file and the problem.
+        Raises :class:`~videorl_kit.core.errors.UserError` naming the file and the problem.
         """
         path = Path(path)
         try:

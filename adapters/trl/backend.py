@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.adapters.trl.config import config_kwargs, trainer_class
-from videorl_kit.adapters.trl.dataset import FrameSource
-from videorl_kit.errors import UserError
+from videorl_kit.adapters.trl.config import config_class, config_kwargs, trainer_class
+from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
+from videorl_kit.adapters.trl.rewards import task_rewards
+from videorl_kit.core.errors import UserError
 from videorl_kit.store.torch_dataset import processor_factor
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
@@ -98,10 +99,8 @@ class TrlBackend:
         """Train (resuming from the last checkpoint when ``plan.resume``)."""
         from transformers import AutoModelForImageTextToText, AutoProcessor, PrinterCallback
 
+        # the callbacks subclass transformers' TrainerCallback: they load with transformers
         from videorl_kit.adapters.trl.callbacks import MetricsCallback, RichProgressCallback
-        from videorl_kit.adapters.trl.config import config_class
-        from videorl_kit.adapters.trl.dataset import build_train_dataset, keep_cached_sizes
-        from videorl_kit.adapters.trl.rewards import task_rewards
 
         trainer_name, kwargs = config_kwargs(plan, _world_size())
         if plan.recipe.logging.wandb:

@@ -23,7 +23,7 @@ import difflib
 import functools
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.train.plan import TrainPlan
 
 TRAINERS = {"grpo": ("GRPOConfig", "GRPOTrainer"), "rloo": ("RLOOConfig", "RLOOTrainer")}

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from videorl_kit.media.chat import frame_messages
 from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
-from videorl_kit.train.messages import frame_messages
 from videorl_kit.train.plan import TrainPlan
 
 COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "prompt", "system_prompt",
@@ -75,8 +75,9 @@ class FramePrompts:
         out["prompt"], out["images"] = [], []
         for index in range(len(batch["task_id"])):
             row = {key: batch[key][index] for key in COLUMNS}
+            images = [image.frames[0] for image in self._frames(row["image_keys"])]
             messages, pictures = frame_messages(
-                row, self._frames(row["video_keys"]), self._frames(row["image_keys"])
+                row["prompt"], row["system_prompt"], self._frames(row["video_keys"]), images
             )
             out["prompt"].append(messages)
             out["images"].append([Image.fromarray(np.ascontiguousarray(p)) for p in pictures])

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.eval_section import AnnotationLayout

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.eval.conftest import ROOT, write_predictions
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.report import render_report
 from videorl_kit.eval.results import load_results
 from videorl_kit.eval.runner import EvalConfig, run_eval

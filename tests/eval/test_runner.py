@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.eval.conftest import ROOT, write_predictions
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval import runner
 from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks

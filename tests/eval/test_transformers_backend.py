@@ -162,6 +162,43 @@ def test_qwen3_vl_gets_the_cached_timestamps(synth_tree, tmp_path):
         assert f"<{seconds:.1f} seconds>" in text
 
 
+def test_frames_as_images_carry_their_timestamps_as_in_training(
+    synth_tree, tiny_model, tmp_path, monkeypatch
+):
+    """A processor without a video processor gets each frame as an image after its own time:
+    the prompt layout the training backends use (media.chat.frame_messages), not bare images."""
+    from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+    from videorl_kit.eval.requests import GenerationRequest, StoreMedia
+    from videorl_kit.media.chat import frame_messages
+    from videorl_kit.spec.prompt import render_prompt
+    from videorl_kit.store import build_cache
+
+    (task,) = load_tasks([synth_tree / "task_specs" / "synth-temporal.yaml"], limit=1)
+    build_cache([task.spec], tmp_path / "store", workers=1)
+    media = StoreMedia(tmp_path / "store")
+    sample = task.samples[0]
+    cached = media.sample_rows([task.id])[(task.id, sample.sample_id)]
+    videos, _ = media.load(cached)
+    prompt = render_prompt(task.spec, sample)
+    request = GenerationRequest(
+        task.id, sample.sample_id, prompt, "Be brief.", sample.problem_type.value, None,
+        task.section.generation, 0, videos=videos,
+    )  # fmt: skip
+    frames = media.frames.get(cached.video_keys[0])
+    messages, pictures = request.chat(frames_as_images=True)
+    assert messages == frame_messages(prompt, "Be brief.", [frames], [])[0]
+    assert len(pictures) == len(frames.frames) and len(frames.timestamps_s) > 1
+
+    monkeypatch.setattr(TransformersBackend, "video_capable", property(lambda self: False))
+    backend = TransformersBackend(tiny_model)
+    inputs = backend.model_inputs([request])
+    assert "pixel_values_videos" not in inputs
+    text = backend.processor.batch_decode(inputs["input_ids"])[0]
+    markers = [f"<{seconds:.1f} seconds>" for seconds in frames.timestamps_s]
+    positions = [text.index(marker) for marker in markers]
+    assert positions == sorted(positions)
+
+
 def test_batching_is_pinned_to_one_sample_at_a_time(synth_tree, tiny_model, tmp_path):
     """Left-padded batches give each sample the next-token scores it gets alone (the batched
     path is a speed-up only), for video, image and text-only samples mixed in one batch."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.eval.conftest import ROOT
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.vllm_backend import (
     MISSING_VLLM,
     VllmBackend,

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from videorl_kit.hf.manifest import MANIFEST_NAME, hash_tree
 from videorl_kit.hub import HubError, Manifest, publish, resolved_spec_data
 from videorl_kit.hub.card import parse_front_matter
-from videorl_kit.hub.manifest import MANIFEST_NAME, hash_tree
 from videorl_kit.spec import load_spec
 
 
@@ -217,7 +217,7 @@ def test_every_public_name_of_the_package_resolves() -> None:
 
 def test_a_per_row_spec_publishes_with_every_type_pinned(tmp_path: Path) -> None:
     from tests.public_layout import write_mixed
-    from videorl_kit.problem_types import ProblemType
+    from videorl_kit.core.problem_types import ProblemType
 
     spec_path = write_mixed(tmp_path / "src")
     out = tmp_path / "dry"

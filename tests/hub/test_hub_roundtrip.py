@@ -8,8 +8,8 @@ import pytest
 from huggingface_hub import HfApi
 
 from tests.hub.hub_server import HubServer
+from videorl_kit.hf.manifest import MANIFEST_NAME
 from videorl_kit.hub import HubError, HubIntegrityError, publish, pull, resolved_spec_data
-from videorl_kit.hub.manifest import MANIFEST_NAME
 from videorl_kit.spec import load_spec
 
 REPO = "my-org/video-tasks"
@@ -159,7 +159,7 @@ def test_a_spec_with_code_tags_uploaded_by_hand_is_refused(
     """A hand-made commit that adds a code tag and fixes the manifest is still refused."""
     import json
 
-    from videorl_kit.hub.manifest import sha256_file
+    from videorl_kit.hf.manifest import sha256_file
 
     publish(spec_paths, REPO, endpoint=hub.url)
     local = pull(REPO, dest=tmp_path / "copy", endpoint=hub.url).local_dir

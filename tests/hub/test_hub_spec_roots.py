@@ -83,8 +83,8 @@ def _publish_forged(hub: HubServer, spec_paths: list[Path], tmp_path: Path, forg
     import hashlib
     import json
 
+    from videorl_kit.hf.manifest import MANIFEST_NAME
     from videorl_kit.hub import build_repo_folder
-    from videorl_kit.hub.manifest import MANIFEST_NAME
 
     folder = tmp_path / "forged"
     build_repo_folder(spec_paths, folder, repo_id=REPO)

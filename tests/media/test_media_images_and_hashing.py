@@ -8,13 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from videorl_kit.core.budget import ImageBudget, VideoBudget, as_image_budget, as_video_budget
 from videorl_kit.media import geometry
-from videorl_kit.media.budget import (
-    ImageBudgetParams,
-    VideoBudgetParams,
-    as_image_budget,
-    as_video_budget,
-)
 from videorl_kit.media.decode import decode_image, file_content_hash
 from videorl_kit.media.errors import (
     BudgetTooSmallError,
@@ -140,15 +135,18 @@ def test_budget_normalisation():
     video = as_video_budget(
         {"fps": 1, "min_frames": 2, "max_frames": 8, "min_pixels": 1, "max_pixels": 9, "patch": 32}
     )
-    assert video == VideoBudgetParams(1, 2, 8, 1, 9, None, 32, 2)
+    assert video == VideoBudget(fps=1, min_frames=2, max_frames=8, min_pixels=1, max_pixels=9,
+                                total_pixels=None, patch=32, temporal_patch=2)  # fmt: skip
     assert as_video_budget(video) is video
-    assert as_image_budget(ImageBudgetParams()) == ImageBudgetParams(3136, 1003520, 28)
+    assert as_image_budget(ImageBudget()) == ImageBudget(
+        min_pixels=3136, max_pixels=1003520, patch=28
+    )
     with pytest.raises(ValueError, match=r"video budget is missing \['fps'\]"):
         as_video_budget({"min_frames": 2, "max_frames": 8, "min_pixels": 1, "max_pixels": 9,
                          "patch": 32})  # fmt: skip
     with pytest.raises(ValueError, match="max_pixels"):
-        VideoBudgetParams(min_pixels=10, max_pixels=5)
-    with pytest.raises(ValueError, match="fps must be > 0"):
-        VideoBudgetParams(fps=0)
-    with pytest.raises(ValueError, match="unknown keys"):
+        VideoBudget(min_pixels=10, max_pixels=5)
+    with pytest.raises(ValueError, match="greater than 0"):
+        VideoBudget(fps=0)
+    with pytest.raises(ValueError, match="Extra inputs are not permitted"):
         as_image_budget({**IMAGE, "fps": 2})

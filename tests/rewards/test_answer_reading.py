@@ -330,7 +330,7 @@ class _Echo:
 
 
 def test_the_router_folds_answer_gold_and_options_unless_the_verifier_reads_raw_text() -> None:
-    from videorl_kit.rewards.registry import register_verifier
+    from videorl_kit.core.verifiers import register_verifier
 
     register_verifier(name="test_echo_folded", version=1, problem_types=["open_ended"])(_Echo)
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from videorl_kit.rewards.extract import (
     MAX_TAGS,
@@ -174,3 +178,45 @@ def test_steps_are_json_friendly_and_shortened() -> None:
     steps = extract_answer("<answer>" + "x" * 1000 + "</answer>").steps()
     assert steps["source"] == "answer_tag"
     assert "chars)" in str(steps["answer"])
+
+
+#: What a tag is, written as a regular expression: the reference ``scan_tags`` must equal.
+_TAG_DEFINITION = re.compile(r"<(/?)(answer|think|thought)>", re.IGNORECASE)
+
+
+def _reference_tags(text: str, limit: int) -> list[tuple[int, int, str, bool]]:
+    found = []
+    for m in _TAG_DEFINITION.finditer(text):
+        kind = "answer" if m.group(2)[0] in "aA" else "think"
+        found.append((m.start(), m.end(), kind, m.group(1) == "/"))
+        if len(found) > limit:
+            break
+    return found
+
+
+_TAG_PIECES = st.sampled_from(
+    ["<answer>", "</answer>", "<think>", "</think>", "<thought>", "</thought>", "<", ">", "/"]
+)
+#: Letters re.IGNORECASE matches to a tag's letters (İ ı -> i, ſ -> s, K Kelvin -> k), others.
+_LETTERS = st.sampled_from(list("answerthinkougASWTHINK İıſ\u212ax\n"))
+
+
+@given(
+    st.lists(st.one_of(_TAG_PIECES, _TAG_PIECES.map(str.upper), _LETTERS), max_size=40),
+    st.integers(min_value=0, max_value=6),
+)
+def test_scan_tags_finds_what_the_case_insensitive_definition_finds(pieces, limit) -> None:
+    text = "".join(pieces)
+    tags = [tuple(tag) for tag in scan_tags(text, limit)]
+    assert tags == _reference_tags(text, limit)
+
+
+def test_scan_tags_reads_odd_case_letters_as_the_definition_does() -> None:
+    text = "<thİnk>a</thınk><anſwer>b</ANSWER><thin\u212a>"
+    assert [tuple(tag) for tag in scan_tags(text)] == _reference_tags(text, MAX_TAGS)
+    assert len(scan_tags(text)) == 5
+
+
+def test_a_flood_of_tags_is_cut_at_the_first_tags_in_text_order() -> None:
+    text = "<answer>B</answer>" * 1000
+    assert [tuple(tag) for tag in scan_tags(text)] == _reference_tags(text, MAX_TAGS)

@@ -30,6 +30,15 @@ not, <reason>", quantity words such as "a pair of" and "a score of", compounds c
 short gold, near-copies of a long gold with an opposite action), in wordings of my own, with
 near misses and converses that must keep their score (main before this round agrees on 71 of
 the 164). Every one of them must agree too.
+
+The two ``outside_issue10_set*.jsonl`` files come from graders outside the team who never read
+the verifiers nor ran them, each given only the reward contract and issue 10's family list
+(12 types; code is not among them). Set 1 (322 cases) measured the issue: main before it agreed
+on 69.9 %, after the first round 94.1 %, after round 2 100 %. Set 2 (300 cases) was written
+after round 2 and is the honest first-run figure: 98.3 % (295/300). Its five disagreements are
+kept as they were graded (``7.01`` read as the one-decimal gold ``7.0``; two open-ended short
+golds inside a longer sentence; a set-builder interval; OCR partial credit for ``Main St.`` vs
+``Elm St.``). Both keep the 97 % bar.
 """
 
 from __future__ import annotations
@@ -43,8 +52,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.rewards.registry import default_verifier_name
+from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.verifiers import default_verifier_name
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -52,8 +61,17 @@ HELDOUT_FILE = GOLDEN_DIR / "heldout_adversarial.jsonl"
 BLIND_FILE = GOLDEN_DIR / "heldout_blind.jsonl"
 FAMILIES_FILE = GOLDEN_DIR / "families_issue10.jsonl"
 FAMILIES_ROUND2_FILE = GOLDEN_DIR / "families_issue10_round2.jsonl"
+OUTSIDE_SET1_FILE = GOLDEN_DIR / "outside_issue10_set1.jsonl"
+OUTSIDE_SET2_FILE = GOLDEN_DIR / "outside_issue10_set2.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
 MIN_CASES_PER_TYPE = 20
+#: The types the held-out files were written for (all 13 of issue 3; a type added later brings
+#: its own case file, ``<problem_type>.jsonl``).
+HELDOUT_TYPES = {
+    "multiple_choice", "numerical", "regression", "boolean", "temporal_grounding",
+    "spatial_grounding", "spatiotemporal_grounding", "tracking", "ocr", "open_ended", "math",
+    "code", "critic",
+}  # fmt: skip
 MIN_CASES_TOTAL = 400
 
 
@@ -109,7 +127,14 @@ def load_cases(path: Path) -> list[GoldenCase]:
 
 def golden_files() -> list[Path]:
     """The per-problem-type files (``<problem_type>.jsonl``)."""
-    mixed = (HELDOUT_FILE, BLIND_FILE, FAMILIES_FILE, FAMILIES_ROUND2_FILE)
+    mixed = (
+        HELDOUT_FILE,
+        BLIND_FILE,
+        FAMILIES_FILE,
+        FAMILIES_ROUND2_FILE,
+        OUTSIDE_SET1_FILE,
+        OUTSIDE_SET2_FILE,
+    )
     return sorted(p for p in GOLDEN_DIR.glob("*.jsonl") if p not in mixed)
 
 
@@ -229,11 +254,21 @@ def test_issue10_families_cover_every_family_with_near_misses(
     assert set(zeros) == set(families), "every family needs near misses that must stay 0"
 
 
-@pytest.mark.parametrize(("path", "min_cases"), [(HELDOUT_FILE, 100), (BLIND_FILE, 400)])
-def test_heldout_agreement_is_at_least_97_percent(path: Path, min_cases: int) -> None:
+@pytest.mark.parametrize(
+    ("path", "min_cases", "types"),
+    [
+        (HELDOUT_FILE, 100, HELDOUT_TYPES),
+        (BLIND_FILE, 400, HELDOUT_TYPES),
+        (OUTSIDE_SET1_FILE, 300, HELDOUT_TYPES - {"code"}),
+        (OUTSIDE_SET2_FILE, 300, HELDOUT_TYPES - {"code"}),
+    ],
+)
+def test_heldout_agreement_is_at_least_97_percent(
+    path: Path, min_cases: int, types: set[str]
+) -> None:
     cases = load_cases(path)
     per_type = Counter(case.problem_type for case in cases)
-    assert set(per_type) == {t.value for t in ProblemType}, f"types covered: {sorted(per_type)}"
+    assert set(per_type) == types, f"types covered: {sorted(per_type)}"
     assert len(cases) >= min_cases
     assert len({case.id for case in cases}) == len(cases), "duplicate ids"
     disagreements = []

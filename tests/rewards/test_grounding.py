@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from videorl_kit.rewards.base import NoParams
+from videorl_kit.core.verifiers import NoParams
 from videorl_kit.rewards.grounding import (
     BoxIouVerifier,
     GroundingError,
@@ -23,6 +23,8 @@ from videorl_kit.rewards.grounding import (
     parse_boxes_by_second,
     parse_interval_answer,
     parse_time,
+    to_box,
+    to_interval,
 )
 
 TEMPORAL = TemporalIouVerifier(NoParams())
@@ -205,3 +207,25 @@ def test_tracking_by_gold_keys_agrees_with_the_general_path(gold: dict, pred: di
     assert TRACK.score(json.dumps({"boxes": pred}), gold_text).accuracy == pytest.approx(
         general[0], abs=1e-12
     )
+
+
+_JSON_NUMBER = st.one_of(st.integers(-(10**12), 10**12), st.floats(allow_nan=True))
+
+
+def _outcome(read, value):
+    try:
+        return read(value)
+    except GroundingError:
+        return "refused"
+
+
+@given(st.lists(_JSON_NUMBER, min_size=2, max_size=2))
+def test_interval_fast_path_reads_what_the_general_path_reads(value: list) -> None:
+    """Two JSON numbers in a list take the fast path; the same in a tuple, the general one."""
+    assert _outcome(to_interval, value) == _outcome(to_interval, tuple(value))
+
+
+@given(st.lists(_JSON_NUMBER, min_size=4, max_size=4))
+def test_box_fast_path_reads_what_the_general_path_reads(value: list) -> None:
+    """Four JSON numbers in a list take the fast path; the same in a tuple, the general one."""
+    assert _outcome(to_box, value) == _outcome(to_box, tuple(value))

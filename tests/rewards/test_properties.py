@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
+from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.grounding import box_iou, interval_iou, parse_interval_answer
 from videorl_kit.rewards.numeric import MraParams, MraVerifier
-from videorl_kit.rewards.registry import default_verifier_name, get_verifier
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
 #: A valid gold per problem type. Code is left out: it runs a sandboxed process per answer and

@@ -7,9 +7,9 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from videorl_kit.problem_types import ProblemType
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
-from videorl_kit.rewards.registry import UnknownVerifierError, register_verifier
+from videorl_kit.core.problem_types import ProblemType
+from videorl_kit.core.verifiers import NoParams, UnknownVerifierError, register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import reward_function_for, reward_function_from_spec
 

@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 import videorl_kit
 from tests.procfs import live_processes
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.verifiers import get_verifier
 from videorl_kit.rewards import sandbox_command
 from videorl_kit.rewards.code import CodeExecParams, CodeExecVerifier, extract_code
-from videorl_kit.rewards.registry import get_verifier
 from videorl_kit.rewards.sandbox import (
     ChildReport,
     SandboxLimits,

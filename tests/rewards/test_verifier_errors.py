@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from videorl_kit.cli import app
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
-from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.core.verifiers import NoParams, register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import reward_function_for
 from videorl_kit.rewards.trl_functions import TaskRewardFunction

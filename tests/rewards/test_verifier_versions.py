@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from videorl_kit.rewards.registry import UnknownVerifierError, get_verifier
+from videorl_kit.core.verifiers import UnknownVerifierError, get_verifier
 from videorl_kit.rewards.router import reward_function_from_spec
 from videorl_kit.spec import SpecError, load_spec
 

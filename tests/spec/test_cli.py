@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.spec.conftest import MINIMAL
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 runner = CliRunner()
 

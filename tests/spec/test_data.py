@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.spec.conftest import MINIMAL
-from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.prompt import render_prompt

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.spec.conftest import MINIMAL
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.spec import SpecError, load_spec
 
 FROM_ROW = MINIMAL.replace("problem_type: numerical", "problem_type: from_row")

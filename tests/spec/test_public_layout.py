@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.public_layout import MIXED_ROWS, MIXED_SPEC, write_mixed
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import iter_samples
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.spec.conftest import MINIMAL
+from videorl_kit.core.spec_files import MAX_SPEC_BYTES
 from videorl_kit.spec import SpecError, load_spec
 from videorl_kit.spec.yaml_source import MAX_DEPTH, MAX_INCLUDE_DEPTH, MAX_INCLUDE_FILES
-from videorl_kit.spec_files import MAX_SPEC_BYTES
 
 REPO = Path(__file__).resolve().parents[2]
 

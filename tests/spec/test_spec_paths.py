@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.spec.conftest import MINIMAL
-from videorl_kit.errors import UserError
-from videorl_kit.hub.manifest import MANIFEST_NAME
+from videorl_kit.core.errors import UserError
+from videorl_kit.hf.manifest import MANIFEST_NAME
 from videorl_kit.spec import SpecError, load_spec
 from videorl_kit.spec.data import data_file, iter_samples
 from videorl_kit.spec.paths import (

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import videorl_kit.store.builder as builder
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.store import BuildConfig, build_cache
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.media.decode import decode_video
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.verify import verify_store

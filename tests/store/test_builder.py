@@ -11,7 +11,7 @@ import pytest
 from tests.media_kit import make_image, make_video
 from tests.store.fault_injection import raise_on_marker, segfault_on_marker
 from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.store import FrameStore, build_cache
 from videorl_kit.store.builder import BuildHooks, BuildProgress
 from videorl_kit.store.commit import CommitEvent

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.store import FrameStore
 from videorl_kit.store.frame_codec import cell_checksum
 from videorl_kit.store.schema import FRAMES_SCHEMA

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.store import CachedSampleDataset, FrameStore, StoreIntegrityError
 from videorl_kit.store.frame_bytes import blob_locations
 from videorl_kit.store.repair import UNRECOVERABLE, repair_store

@@ -13,7 +13,7 @@ import pytest
 
 from tests.store.fault_injection import hang_on_marker
 from tests.store.spec_files import video_rows, write_spec
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.store import build_cache
 from videorl_kit.store.builder import BuildHooks
 from videorl_kit.store.engine_local import run_local

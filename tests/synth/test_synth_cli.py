@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from videorl_kit.cli import app
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 runner = CliRunner()
 

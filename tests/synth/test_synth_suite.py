@@ -10,8 +10,8 @@ import pytest
 
 from tests.synth.conftest import N_PER_TASK
 from tests.synth.pixels import decode_video
-from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.synth import TASK_NAMES, TASKS, build_item, generate_suite
 from videorl_kit.synth.layout import Canvas
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model, patch_factor
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
-from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.core.verifiers import NoParams, register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
 
 SYNTH_TASKS = {"count": "numerical", "multiple_choice": "multiple_choice", "boolean": "boolean",
                "image_count": "numerical"}  # fmt: skip

@@ -16,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from videorl_kit.lazy import lazy_exports
+from videorl_kit.core.lazy import lazy_exports
 
 _EXPORTS = {
     "EvalConfig": "videorl_kit.eval.runner",

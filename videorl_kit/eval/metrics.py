@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.eval.records import SampleRecord
-from videorl_kit.problem_types import ProblemType
 from videorl_kit.spec.eval_section import MetricsSpec
 
 REGRESSION = frozenset({ProblemType.REGRESSION.value})

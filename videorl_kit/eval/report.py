@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.charts import bar_chart
 from videorl_kit.eval.results import EvalResults, Metric, TaskResult, load_results
 

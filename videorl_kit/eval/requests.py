@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from videorl_kit.media.chat import frame_messages, video_messages
 from videorl_kit.media.processor_inputs import video_metadata_dict
 from videorl_kit.spec.eval_section import GenerationParams, Variant
 from videorl_kit.store.commit import sql_in
@@ -41,11 +42,13 @@ def sample_seed(run_seed: int, task_id: str, sample_id: str) -> int:
 
 @dataclass(frozen=True)
 class VideoInput:
-    """One cached video: uint8 frames ``T×H×W×3`` and ``VideoMetadata`` keyword arguments."""
+    """One cached video: uint8 frames ``T×H×W×3``, ``VideoMetadata`` keyword arguments and
+    each frame's time (seconds, shown before the frame when frames go in as images)."""
 
     frames: np.ndarray
     metadata: dict[str, Any]
     cache_key: str
+    timestamps_s: tuple[float, ...]
 
     @property
     def sampled_fps(self) -> float:
@@ -53,7 +56,7 @@ class VideoInput:
 
         Example:
             >>> meta = {"fps": 30.0, "total_num_frames": 300, "frames_indices": [0, 150]}
-            >>> VideoInput(np.zeros((2, 4, 4, 3), np.uint8), meta, "k").sampled_fps
+            >>> VideoInput(np.zeros((2, 4, 4, 3), np.uint8), meta, "k", (0.0, 5.0)).sampled_fps
             0.2
         """
         total = max(int(self.metadata["total_num_frames"]), 1)
@@ -76,31 +79,24 @@ class GenerationRequest:
     images: tuple[np.ndarray, ...] = ()
     media_keys: tuple[str, ...] = field(default=())
 
-    def messages(self, *, frames_as_images: bool = False) -> list[dict[str, Any]]:
-        """Chat messages: optional system turn, then the media placeholders and the prompt.
-
-        ``frames_as_images`` lists every video frame as an image (for models without a video
-        processor).
+    def chat(
+        self, *, frames_as_images: bool = False
+    ) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+        """Chat messages and the pictures they show, laid out as in training
+        (:mod:`videorl_kit.media.chat`): one video part per video, or with
+        ``frames_as_images`` (models without a video processor) every frame as an image after
+        its timestamp; then the images and the prompt.
 
         Example:
             >>> request = GenerationRequest("t", "s", "Why?", None, "open_ended", None,
             ...     GenerationParams(), 0)
-            >>> request.messages()
-            [{'role': 'user', 'content': [{'type': 'text', 'text': 'Why?'}]}]
+            >>> request.chat()
+            ([{'role': 'user', 'content': [{'type': 'text', 'text': 'Why?'}]}], [])
         """
-        content: list[dict[str, Any]] = []
-        for video in self.videos:
-            if frames_as_images:
-                content += [{"type": "image"} for _ in range(len(video.frames))]
-            else:
-                content.append({"type": "video"})
-        content += [{"type": "image"} for _ in self.images]
-        content.append({"type": "text", "text": self.prompt})
-        messages: list[dict[str, Any]] = []
-        if self.system:
-            messages.append({"role": "system", "content": [{"type": "text", "text": self.system}]})
-        messages.append({"role": "user", "content": content})
-        return messages
+        if frames_as_images:
+            return frame_messages(self.prompt, self.system, self.videos, self.images)
+        messages = video_messages(self.prompt, self.system, len(self.videos), len(self.images))
+        return messages, list(self.images)
 
 
 def apply_variant(request: GenerationRequest, variant: Variant) -> GenerationRequest:
@@ -108,7 +104,7 @@ def apply_variant(request: GenerationRequest, variant: Variant) -> GenerationReq
 
     Example:
         >>> frames = np.arange(4, dtype=np.uint8).reshape(4, 1, 1, 1).repeat(3, axis=3)
-        >>> video = VideoInput(frames, {"fps": 1.0, "total_num_frames": 4}, "k")
+        >>> video = VideoInput(frames, {"fps": 1.0, "total_num_frames": 4}, "k", (0, 1, 2, 3))
         >>> request = GenerationRequest("t", "s", "?", None, "boolean", None,
         ...     GenerationParams(), 7, videos=(video,))
         >>> apply_variant(request, "no_visual").videos
@@ -168,7 +164,9 @@ class StoreMedia:
         """The videos (with metadata) and images of one sample."""
         items: list[CachedFrames] = self.frames.get_many([*cached.video_keys, *cached.image_keys])
         videos = tuple(
-            VideoInput(item.frames, video_metadata_dict(item), item.cache_key)
+            VideoInput(
+                item.frames, video_metadata_dict(item), item.cache_key, tuple(item.timestamps_s)
+            )
             for item in items[: len(cached.video_keys)]
         )
         images = tuple(item.frames[0] for item in items[len(cached.video_keys) :])

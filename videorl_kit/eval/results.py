@@ -17,20 +17,17 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.eval.samples_log import atomic_write_text
 
 RESULTS_FILE = "results.json"
 SCHEMA_VERSION = 1
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Metric(_Strict):
+class Metric(StrictModel):
     """A mean over ``n`` samples and its standard error clustered by video (None: < 2 videos)."""
 
     value: float | None
@@ -38,7 +35,7 @@ class Metric(_Strict):
     n: int = Field(..., ge=0)
 
 
-class CategoryRow(_Strict):
+class CategoryRow(StrictModel):
     """Mean per-sample score of one value of a category column."""
 
     value: str
@@ -47,14 +44,14 @@ class CategoryRow(_Strict):
     stderr: float | None
 
 
-class SkippedSample(_Strict):
+class SkippedSample(StrictModel):
     """A row that was not scored, and why (malformed row, failed video, generation error)."""
 
     sample_id: str
     reason: str
 
 
-class DataSource(_Strict):
+class DataSource(StrictModel):
     """Where the rows came from, exactly."""
 
     kind: Literal["hub", "local", "fixture"]
@@ -70,7 +67,7 @@ class DataSource(_Strict):
     )
 
 
-class TaskResult(_Strict):
+class TaskResult(StrictModel):
     """Everything about one evaluated benchmark."""
 
     task_id: str
@@ -101,7 +98,7 @@ class TaskResult(_Strict):
     samples_sha256: str
 
 
-class ModelInfo(_Strict):
+class ModelInfo(StrictModel):
     """What produced the responses."""
 
     backend: Literal["transformers", "vllm", "replay", "random_choice"]
@@ -112,7 +109,7 @@ class ModelInfo(_Strict):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunInfo(_Strict):
+class RunInfo(StrictModel):
     """How, when and with what software the run was made."""
 
     run_id: str
@@ -133,7 +130,7 @@ class RunInfo(_Strict):
     command: list[str] = Field(default_factory=list)
 
 
-class EvalResults(_Strict):
+class EvalResults(StrictModel):
     """The whole ``results.json``."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -155,7 +152,7 @@ def load_results(run_dir: str | Path) -> EvalResults:
         >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        videorl_kit.errors.UserError: /nonexistent: no results.json (not a finished eval run...
+        videorl_kit.core.errors.UserError: /nonexistent: no results.json (not a finished eval run...
     """
     path = Path(run_dir) / RESULTS_FILE
     if not path.is_file():

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.records import content_hash
 from videorl_kit.eval.samples_log import atomic_write_text
 

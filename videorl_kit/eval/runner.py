@@ -40,8 +40,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from videorl_kit import __version__
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import Backend
+from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
+from videorl_kit.eval.backends.replay import ReplayBackend
+from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+from videorl_kit.eval.backends.vllm_backend import VllmBackend
 from videorl_kit.eval.environment import git_state, package_versions, platform_string
 from videorl_kit.eval.records import SampleRecord, content_hash
 from videorl_kit.eval.requests import CachedSample, StoreMedia
@@ -51,7 +55,10 @@ from videorl_kit.eval.samples_log import SampleLog
 from videorl_kit.eval.task_run import ProgressFn, run_task, task_result, uses_media
 from videorl_kit.eval.tasks import EvalTask, load_tasks
 from videorl_kit.spec.eval_section import Variant
+from videorl_kit.store import build_cache
 from videorl_kit.store.provenance import spec_sha256
+from videorl_kit.store.tables import StoreTables
+from videorl_kit.store.trajectories import append_trajectories
 
 BackendName = Literal["transformers", "vllm", "replay"]
 
@@ -82,13 +89,10 @@ class EvalConfig:
 
 def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
     """The backend the configuration asks for (cheap checks only; weights load later)."""
-    from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
 
     if all(t.section.variant == "random_choice" for t in tasks):
         return RandomChoiceBackend()
     if config.backend == "replay":
-        from videorl_kit.eval.backends.replay import ReplayBackend
-
         if config.predictions is None:
             raise UserError("--backend replay needs --predictions FILE.jsonl")
         expected = {t.id: [s.sample_id for s in t.samples] for t in tasks}
@@ -100,12 +104,8 @@ def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
     if config.model is None:
         raise UserError(f"--backend {config.backend} needs --model PATH (a local model folder)")
     if config.backend == "transformers":
-        from videorl_kit.eval.backends.transformers_backend import TransformersBackend
-
         return TransformersBackend(config.model)
     if config.backend == "vllm":
-        from videorl_kit.eval.backends.vllm_backend import VllmBackend
-
         return VllmBackend(config.model, seed=config.seed)
     raise UserError(f"unknown backend {config.backend!r}; use transformers, vllm or replay")
 
@@ -168,7 +168,6 @@ def build_media(
 ) -> tuple[StoreMedia | None, dict[tuple[str, str], CachedSample]]:
     """Build the missing cache entries of the media-using tasks (checked by
     :func:`check_media_inputs`); return the store's media and its rows for those tasks."""
-    from videorl_kit.store import build_cache
 
     using = [t for t in tasks if uses_media(t, backend)]
     if not using:
@@ -227,8 +226,6 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
         for task in tasks:
             task_backend = backend
             if task.section.variant == "random_choice" and backend.kind != "random_choice":
-                from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
-
                 task_backend = RandomChoiceBackend()
             records, skipped = run_task(
                 task, task_backend, out=out, seed=config.seed, batch_size=config.batch_size,
@@ -241,9 +238,6 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
     finally:
         backend.close()
     if config.trajectories:
-        from videorl_kit.store.tables import StoreTables
-        from videorl_kit.store.trajectories import append_trajectories
-
         added = append_trajectories(
             StoreTables.create(config.store), _trajectory_rows(run_id, model, all_records)
         )

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.records import SampleRecord
 
 

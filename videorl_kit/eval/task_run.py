@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import Backend
 from videorl_kit.eval.metrics import TaskMetrics, task_metrics
 from videorl_kit.eval.records import SampleRecord, content_hash
@@ -32,6 +32,7 @@ from videorl_kit.eval.requests import (
 from videorl_kit.eval.results import CategoryRow, Metric, SkippedSample, TaskResult
 from videorl_kit.eval.samples_log import SampleLog
 from videorl_kit.eval.tasks import EvalTask
+from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec.data import Sample
 from videorl_kit.spec.prompt import render_prompt
@@ -249,7 +250,6 @@ def task_result(
     samples_file: Path,
 ) -> TaskResult:
     """The ``results.json`` entry of one task."""
-    from videorl_kit.media.hashing import file_content_hash
 
     aggregated: TaskMetrics = task_metrics(records, task.section.metrics)
     verifiers = dict(sorted({r.problem_type: r.details.get("verifier") for r in records}.items()))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.results import DataSource, SkippedSample
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.spec import load_specs

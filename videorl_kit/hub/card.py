@@ -6,7 +6,7 @@ The front matter follows the Hub's dataset-card conventions: ``configs`` (one pe
 data source with its pinned revision.
 
 Example:
-    >>> from videorl_kit.hub.manifest import SpecEntry
+    >>> from videorl_kit.hf.manifest import SpecEntry
     >>> entry = SpecEntry(id="synth-count", version=1, problem_type="numerical",
     ...     verifier={"name": "numeric", "version": 1}, spec_path="specs/synth-count.yaml",
     ...     sample_path="data/synth-count/sample.parquet", sample_rows=2,
@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.hub.errors import HubError
-from videorl_kit.hub.manifest import MANIFEST_FORMAT_VERSION, MANIFEST_NAME, SpecEntry
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.manifest import MANIFEST_FORMAT_VERSION, MANIFEST_NAME, SpecEntry
 
 #: The split name of every sample config (the full data is never uploaded).
 SAMPLE_SPLIT = "sample"

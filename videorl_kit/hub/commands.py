@@ -10,7 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.spec.loader import discover_spec_paths
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 EndpointOption = Annotated[
@@ -80,7 +81,6 @@ def publish_command(
       HF_ENDPOINT=http://127.0.0.1:8080 videorl-kit publish a.yaml -r org/tasks --json
     """
     from videorl_kit.hub.publish import publish
-    from videorl_kit.spec.loader import discover_spec_paths
 
     if dry_run and out is None:
         raise UserError("--dry-run needs --out DIR (the folder to write the repo into)")

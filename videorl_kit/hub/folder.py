@@ -19,21 +19,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from videorl_kit.errors import UserError
+from videorl_kit import __version__
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ProblemType
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, SpecEntry, hash_tree
+from videorl_kit.hf.refs import COMMIT_SHA_RE, HF_SCHEME, check_repo_id
+from videorl_kit.hf.safety import check_plain_yaml, read_spec_path
 from videorl_kit.hub.card import build_card, dump_yaml
-from videorl_kit.hub.errors import HubError
-from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, SpecEntry, hash_tree
-from videorl_kit.hub.refs import COMMIT_SHA_RE, HF_SCHEME, check_repo_id
-from videorl_kit.hub.safety import check_plain_yaml, read_spec_path
 from videorl_kit.hub.sample import DEFAULT_SAMPLE_ROWS, sample_rows, write_sample_parquet
-from videorl_kit.problem_types import ProblemType
-
-if TYPE_CHECKING:
-    from videorl_kit.spec import TaskSpec
+from videorl_kit.spec.loader import SpecError, default_verifier_ref, load_spec
+from videorl_kit.spec.models import TaskSpec
 
 DEFAULT_LICENSE = "other"
 
@@ -63,11 +63,11 @@ def resolved_spec_data(spec: TaskSpec) -> dict[str, Any]:
     if spec.routes_per_row:  # pin every problem type's verifier, the defaults included
         given = data.get("verifiers") or {}
         data["verifiers"] = {
-            ptype.value: given.get(ptype.value) or _default_verifier(ptype.value, spec.id)
+            ptype.value: given.get(ptype.value) or default_verifier_ref(ptype).model_dump()
             for ptype in ProblemType
         }
     elif not data.get("verifier"):
-        data["verifier"] = _default_verifier(str(spec.problem_type), spec.id)
+        data["verifier"] = default_verifier_ref(spec.problem_type).model_dump()
     return data
 
 
@@ -77,19 +77,6 @@ def _entry_verifier(resolved: dict[str, Any]) -> dict[str, Any]:
         return {"name": resolved["verifier"]["name"], "version": resolved["verifier"]["version"]}
     per_type = {t: f"{v['name']}@{v['version']}" for t, v in resolved["verifiers"].items()}
     return {"name": "per-row", "version": 1, "by_problem_type": per_type}
-
-
-def _default_verifier(problem_type: str, spec_id: str) -> dict[str, Any]:
-    try:
-        from videorl_kit.rewards.registry import default_verifier_name, get_verifier
-    except ImportError as exc:
-        raise HubError(
-            f"spec {spec_id}: no verifier given and the verifier registry is unavailable ({exc}); "
-            "name the verifier in the spec"
-        ) from None
-    name = default_verifier_name(problem_type)
-    info = get_verifier(name)
-    return {"name": info.name, "version": int(info.version), "params": {}}
 
 
 def _spec_yaml(data: dict[str, Any], source_name: str, kit_version: str) -> str:
@@ -120,8 +107,6 @@ def _data_source(spec: TaskSpec) -> tuple[dict[str, Any], list[str]]:
 
 
 def _load_spec(path: str | Path) -> TaskSpec:
-    from videorl_kit.spec import SpecError, load_spec
-
     shown = str(path)
     if not shown.startswith(HF_SCHEME):
         file = Path(path)
@@ -163,9 +148,6 @@ def build_repo_folder(
         >>> built.files[-1]  # doctest: +SKIP
         'videorl_kit_manifest.json'
     """
-    from videorl_kit import __version__
-    from videorl_kit.spec import TaskSpec
-
     check_repo_id(repo_id)
     if not spec_paths:
         raise HubError("no spec files given")

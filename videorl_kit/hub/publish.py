@@ -21,11 +21,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from videorl_kit.hub.client import REPO_TYPE, hub_endpoint, hub_errors, make_api
-from videorl_kit.hub.errors import HubError
+from videorl_kit.hf.client import REPO_TYPE, hub_endpoint, hub_errors, make_api
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, read_manifest
+from videorl_kit.hf.refs import check_repo_id, format_hf_uri
+from videorl_kit.hf.resolve import download_file
 from videorl_kit.hub.folder import DEFAULT_LICENSE, BuiltFolder, build_repo_folder
-from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest
-from videorl_kit.hub.refs import check_repo_id, format_hf_uri
 from videorl_kit.hub.sample import DEFAULT_SAMPLE_ROWS
 
 if TYPE_CHECKING:
@@ -75,11 +76,7 @@ def _spec_summaries(built: BuiltFolder, repo_id: str, revision: str | None) -> l
 
 def _previous_state(api: HfApi, repo_id: str) -> tuple[str | None, set[str], Manifest | None]:
     """Head commit, files at head, and the manifest of the previous publish (if any)."""
-    from huggingface_hub import hf_hub_download
     from huggingface_hub.hf_api import RepoFile
-
-    from videorl_kit.hub.client import hub_cache_dir
-    from videorl_kit.hub.manifest import read_manifest
 
     with hub_errors(f"reading {repo_id}"):
         info = api.repo_info(repo_id=repo_id, repo_type=REPO_TYPE)
@@ -93,17 +90,9 @@ def _previous_state(api: HfApi, repo_id: str) -> tuple[str | None, set[str], Man
             )
             if isinstance(item, RepoFile)
         }
-        if MANIFEST_NAME not in tree:
-            return head, tree, None
-        local = hf_hub_download(
-            repo_id,
-            MANIFEST_NAME,
-            repo_type=REPO_TYPE,
-            revision=head,
-            endpoint=api.endpoint,
-            token=api.token,
-            cache_dir=hub_cache_dir(),
-        )
+    if MANIFEST_NAME not in tree:
+        return head, tree, None
+    local = download_file(api, repo_id, head, MANIFEST_NAME)
     try:
         previous = read_manifest(Path(local), f"{repo_id}@{head[:12]}/{MANIFEST_NAME}")
     except HubError:

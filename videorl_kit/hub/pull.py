@@ -26,16 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from videorl_kit.hub.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
-from videorl_kit.hub.errors import HubError, HubIntegrityError
-from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, SpecEntry, read_manifest, verify_tree
-from videorl_kit.hub.refs import format_hf_uri, normalize_repo_path, parse_repo_ref
-from videorl_kit.hub.safety import check_plain_yaml, read_spec_text
+from videorl_kit.hf.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
+from videorl_kit.hf.errors import HubError, HubIntegrityError
+from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, SpecEntry, read_manifest, verify_tree
+from videorl_kit.hf.refs import format_hf_uri, normalize_repo_path, parse_repo_ref
+from videorl_kit.hf.safety import check_plain_yaml, read_spec_text
+from videorl_kit.spec.loader import SpecError, load_spec
+from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.yaml_source import SpecLoadError, parse_yaml_text
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
-
-    from videorl_kit.spec import TaskSpec
 
 MAX_MANIFEST_BYTES = 16 << 20
 """The largest manifest ``pull`` downloads (a manifest lists paths and hashes: far smaller)."""
@@ -93,9 +94,6 @@ class PulledRepo:
 
 
 def _load_entry(root: Path, entry: SpecEntry, manifest: Manifest, repo: str, sha: str) -> TaskSpec:
-    from videorl_kit.spec import SpecError, load_spec
-    from videorl_kit.spec.yaml_source import SpecLoadError, parse_yaml_text
-
     uri = format_hf_uri(repo, sha, entry.spec_path)
     for needed in (entry.spec_path, entry.sample_path):
         if needed not in manifest.files:
@@ -148,7 +146,7 @@ def tree_files(entries: list[Any], where: str) -> dict[str, int]:
         >>> tree_files([{"type": "file", "path": "../etc/passwd", "size": 3}], "o/n@abc")
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubIntegrityError: o/n@abc: bad entry in the repo tree (path \
+        videorl_kit.hf.errors.HubIntegrityError: o/n@abc: bad entry in the repo tree (path \
 '../etc/passwd' leaves the repo): {"type": "file", "path": "../etc/passwd", "size": 3}
     """
     files: dict[str, int] = {}

@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-if TYPE_CHECKING:
-    from videorl_kit.spec import TaskSpec
+from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.models import TaskSpec
 
 #: Columns of the sample manifest; ``answer`` is JSON text (``json.loads`` gives the value).
 SAMPLE_SCHEMA = pa.schema(
@@ -86,7 +86,7 @@ def sample_rows(spec: TaskSpec, limit: int) -> list[dict[str, Any]]:
     """The first ``limit`` well-formed rows of ``spec``'s data, as sample-manifest rows.
 
     Raises whatever :func:`videorl_kit.spec.data.iter_samples` raises for unreadable data
-    (a :class:`~videorl_kit.errors.UserError`). Malformed rows are skipped, not sampled.
+    (a :class:`~videorl_kit.core.errors.UserError`). Malformed rows are skipped, not sampled.
 
     Example:
         >>> rows = sample_rows(spec, 5)  # doctest: +SKIP
@@ -95,8 +95,6 @@ def sample_rows(spec: TaskSpec, limit: int) -> list[dict[str, Any]]:
     """
     if limit <= 0:
         return []
-    from videorl_kit.spec.data import iter_samples
-
     fields = spec.data.fields
     media_root = spec.resolve(spec.data.media_root) if spec.data.media_root else None
     rows: list[dict[str, Any]] = []

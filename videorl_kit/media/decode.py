@@ -33,8 +33,8 @@ import numpy as np
 import PIL
 from PIL import Image, ImageOps
 
-from videorl_kit.media import geometry
-from videorl_kit.media.budget import ImageBudgetParams, as_image_budget, as_video_budget
+from videorl_kit.core.budget import ImageBudget, as_image_budget, as_video_budget
+from videorl_kit.media.budget import budget_image_size
 from videorl_kit.media.container import ThreadType, check_media_file
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedImage, DecodedVideo
 from videorl_kit.media.decoders import DEFAULT_DECODER, DecodeOptions, decoder_names, get_decoder
@@ -149,7 +149,7 @@ def decode_image(path: str | os.PathLike[str], budget: Any) -> DecodedImage:
         >>> image.frames.shape  # doctest: +SKIP
         (1, 476, 644, 3)
     """
-    params: ImageBudgetParams = as_image_budget(budget)
+    params: ImageBudget = as_image_budget(budget)
     file = check_media_file(path)
     try:
         with Image.open(file) as opened:
@@ -159,13 +159,7 @@ def decode_image(path: str | os.PathLike[str], budget: Any) -> DecodedImage:
         raise NotAnImageError(file, f"not a readable image ({exc})") from None
     width, height = image.size
     try:
-        out_h, out_w = geometry.smart_resize(
-            height,
-            width,
-            factor=params.patch,
-            min_pixels=params.min_pixels,
-            max_pixels=params.max_pixels,
-        )
+        out_h, out_w = budget_image_size(params, height, width)
     except ValueError as exc:
         raise BudgetTooSmallError(file, str(exc)) from None
     if (out_w, out_h) != (width, height):

@@ -25,9 +25,11 @@ from videorl_kit.media.orientation import Orientation
 
 __all__ = ["SAMPLER_VERSION", "DecodedImage", "DecodedVideo"]
 
-SAMPLER_VERSION = "1"
-"""Version of the frame selection + resize rules; part of every cache key. Bump it whenever
-the frames produced for the same file and budget could change."""
+SAMPLER_VERSION = "qwen-vl-utils-0.0.14/1"
+"""Version of the frame selection + resize rules (:mod:`videorl_kit.media.geometry` follows
+qwen-vl-utils 0.0.14); part of every cache key, through each decoder's version string and the
+store's ``sampler_version`` column. Bump it whenever the frames produced for the same file
+and budget could change."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 __all__ = [
     "BudgetTooSmallError",

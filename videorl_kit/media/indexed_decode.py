@@ -21,7 +21,7 @@ Example (a "library" that reads every frame as mid grey):
     ...     positions = uniform_frame_indices(10, sample_count(path, 10, Fraction(5), params))
     ...     frames = np.full((len(positions), 64, 96, 3), 128, np.uint8)
     ...     return IndexedFrames(frames, 10, 5.0, positions, [p / 5 for p in positions])
-    >>> video = decode_by_index(clip, VideoBudgetParams(), DecodeOptions(), "grey", "grey 1",
+    >>> video = decode_by_index(clip, VideoBudget(), DecodeOptions(), "grey", "grey 1",
     ...                         read_grey)
     >>> video.frame_indices, video.frames.shape, video.decoder
     ([0, 3, 6, 9], (4, 56, 84, 3), 'grey')
@@ -36,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from videorl_kit.media.budget import VideoBudgetParams, output_size
+from videorl_kit.core.budget import VideoBudget
+from videorl_kit.media.budget import output_size
 from videorl_kit.media.decoded import DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions
 from videorl_kit.media.orientation import apply_orientation, swaps_axes
@@ -57,13 +58,13 @@ class IndexedFrames:
     timestamps_s: list[float]  # their times, from the first frame
 
 
-IndexedRead = Callable[[Path, VideoBudgetParams, int], IndexedFrames]
+IndexedRead = Callable[[Path, VideoBudget, int], IndexedFrames]
 """``read(path, params, threads)``: choose the frames to sample and read them."""
 
 
 def decode_by_index(
     path: Path,
-    params: VideoBudgetParams,
+    params: VideoBudget,
     options: DecodeOptions,
     name: str,
     version: str,

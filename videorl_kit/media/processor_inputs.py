@@ -101,20 +101,22 @@ def video_metadata_dict(decoded: Any) -> dict[str, Any]:
 
 def processor_outputs(
     processor: Any,
-    text: str,
+    text: str | Sequence[str],
     videos: Sequence[Any],
     video_metadata: Sequence[dict[str, Any]],
     images: Sequence[Any],
 ) -> Any:
-    """Run an HF Qwen-VL processor on cached media: one prompt ``text`` (chat template
-    applied) with its videos (uint8 T×H×W×3, metadata from
-    :meth:`~videorl_kit.store.reader.CachedFrames.video_metadata`
-    or :func:`video_metadata_dict`) and images (H×W×3).
+    """Run an HF Qwen-VL processor on cached media: the prompt ``text`` (chat template
+    applied; a list of texts is a batch, padded on the tokenizer's side) with its videos
+    (uint8 T×H×W×3, metadata from
+    :meth:`~videorl_kit.store.reader.CachedFrames.video_metadata` or
+    :func:`video_metadata_dict`) and images (H×W×3), in placeholder order.
 
     The cache already sampled and resized the frames, so the processor runs with
     ``do_sample_frames=False`` and ``do_resize=False``; the metadata gives Qwen2.5-VL its
     ``second_per_grid_ts`` and Qwen3-VL its ``<t seconds>`` markers. Returns the processor's
-    batch (``input_ids``, ``pixel_values_videos``, ``video_grid_thw``, ...), batch size 1.
+    batch (``input_ids``, ``pixel_values_videos``, ``video_grid_thw``, ...). The dataset
+    items, OpenRLHF's native-video agent and the evaluator all call this function.
 
     Example:
         >>> out = processor_outputs(processor, text, [frames], [meta], [])  # doctest: +SKIP
@@ -123,11 +125,16 @@ def processor_outputs(
     """
     from transformers.video_utils import VideoMetadata
 
-    kwargs: dict[str, Any] = {"text": [text], "return_tensors": "pt", "do_resize": False}
+    texts = [text] if isinstance(text, str) else list(text)
+    kwargs: dict[str, Any] = {
+        "text": texts, "padding": True, "return_tensors": "pt", "do_resize": False
+    }  # fmt: skip
     if videos:
         kwargs["videos"] = [frames.copy() for frames in videos]
         kwargs["video_metadata"] = [VideoMetadata(**meta) for meta in video_metadata]
         kwargs["do_sample_frames"] = False
+        if hasattr(getattr(processor, "video_processor", None), "cap_pixels_per_frame"):
+            kwargs["cap_pixels_per_frame"] = True  # moot (do_resize=False); silences a warning
     if images:
         kwargs["images"] = [image.copy() for image in images]
     return processor(**kwargs)

@@ -26,11 +26,12 @@ Public API (import from the submodules, or lazily from here):
 * :func:`extract_answer` (``extract``): the shared extraction pipeline; returns an
   :class:`Extraction` with every step (answer blocks, final statement, hedge flag, ...).
 * :func:`format_score` (``format``): the format rules ``answer_tag`` and ``none``.
-* Registry (``registry``): :func:`get_verifier`, :func:`default_verifier_name`,
+* Registry (:mod:`videorl_kit.core.verifiers`): :func:`get_verifier`, :func:`default_verifier_name`,
   :func:`available_verifiers` (name -> versions), :func:`verifier_infos`,
   :class:`UnknownVerifierError`, :func:`register_verifier`.
   Entry-point group for third-party verifiers: ``videorl_kit.verifiers``.
-* Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``, ``NoParams``).
+* Writing a verifier: see :mod:`videorl_kit.rewards.base` (``VerifyOutcome``) and
+  ``docs/extending.md``.
 
 Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatiotemporal_iou,
 tracking_iou, wer, rouge, math, code_exec and preference, all at version 2; the changelog is in
@@ -41,7 +42,7 @@ Importing this package is cheap: submodules load on first attribute access.
 
 from __future__ import annotations
 
-from videorl_kit.lazy import lazy_exports
+from videorl_kit.core.lazy import lazy_exports
 
 _LAZY = {
     "RewardResult": "videorl_kit.rewards.result",
@@ -55,14 +56,14 @@ _LAZY = {
     "TaskRewardFunction": "videorl_kit.rewards.trl_functions",
     "trl_reward_functions": "videorl_kit.rewards.trl_functions",
     "VerifyOutcome": "videorl_kit.rewards.base",
-    "NoParams": "videorl_kit.rewards.base",
-    "get_verifier": "videorl_kit.rewards.registry",
-    "default_verifier_name": "videorl_kit.rewards.registry",
-    "available_verifiers": "videorl_kit.rewards.registry",
-    "verifier_infos": "videorl_kit.rewards.registry",
-    "register_verifier": "videorl_kit.rewards.registry",
-    "UnknownVerifierError": "videorl_kit.rewards.registry",
-    "VerifierInfo": "videorl_kit.rewards.registry",
+    "NoParams": "videorl_kit.core.verifiers",
+    "get_verifier": "videorl_kit.core.verifiers",
+    "default_verifier_name": "videorl_kit.core.verifiers",
+    "available_verifiers": "videorl_kit.core.verifiers",
+    "verifier_infos": "videorl_kit.core.verifiers",
+    "register_verifier": "videorl_kit.core.verifiers",
+    "UnknownVerifierError": "videorl_kit.core.verifiers",
+    "VerifierInfo": "videorl_kit.core.verifiers",
 }
 
 __all__ = sorted(_LAZY)

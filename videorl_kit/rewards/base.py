@@ -10,9 +10,10 @@ and the options (``Ｂ`` is ``B``, ``３½`` is ``3 1/2``; a verifier registered
 Shape of a verifier:
 
 * a class whose ``__init__`` takes one argument, an instance of its pydantic *params model*
-  (``extra="forbid"``; use :class:`NoParams` when there is nothing to configure);
+  (``extra="forbid"``; use :class:`~videorl_kit.core.verifiers.NoParams` when there is
+  nothing to configure);
 * a method ``score(answer_text, gold, options) -> VerifyOutcome``;
-* registered with :func:`videorl_kit.rewards.registry.register_verifier`.
+* registered with :func:`videorl_kit.core.verifiers.register_verifier`.
 
 Rules for ``score``:
 
@@ -28,7 +29,7 @@ Rules for ``score``:
 Example:
     >>> from pydantic import BaseModel, ConfigDict
     >>> from videorl_kit.rewards.base import VerifyOutcome
-    >>> from videorl_kit.rewards.registry import register_verifier
+    >>> from videorl_kit.core.verifiers import register_verifier
     >>> class ExactParams(BaseModel):
     ...     model_config = ConfigDict(extra="forbid", frozen=True)
     ...     case_sensitive: bool = False
@@ -57,8 +58,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 Status = Literal["ok", "unverifiable", "error"]
 """``ok``: the answer was graded. ``unverifiable``: the ground truth could not be read.
 ``error``: the verifier (or the extraction) failed on this input: a bug, never a verdict."""
@@ -68,17 +67,6 @@ STATUS_UNVERIFIABLE: Status = "unverifiable"
 STATUS_ERROR: Status = "error"
 #: Statuses without a training signal: trainers mask them (never read them as "wrong").
 MASKED_STATUSES: frozenset[str] = frozenset({STATUS_UNVERIFIABLE, STATUS_ERROR})
-
-
-class NoParams(BaseModel):
-    """Params model of a verifier without parameters (any key is an error).
-
-    Example:
-        >>> NoParams().model_dump()
-        {}
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def clamp01(value: float) -> float:
@@ -116,43 +104,17 @@ class VerifyOutcome:
     @classmethod
     def ok(cls, accuracy: float, **details: Any) -> VerifyOutcome:
         """A graded answer with ``accuracy`` clamped to [0, 1]."""
-        if not 0.0 <= accuracy <= 1.0:
-            accuracy = clamp01(accuracy)
-        if cls is VerifyOutcome:
-            return _new_outcome(float(accuracy), STATUS_OK, details)
-        return cls(float(accuracy), STATUS_OK, details)
+        return cls(clamp01(accuracy), STATUS_OK, details)
 
     @classmethod
     def wrong(cls, reason: str, **details: Any) -> VerifyOutcome:
         """A graded answer that scores 0, with the reason (e.g. unparseable, hedged)."""
-        if cls is VerifyOutcome:
-            return _new_outcome(0.0, STATUS_OK, {"reason": reason, **details})
         return cls(0.0, STATUS_OK, {"reason": reason, **details})
 
     @classmethod
     def unverifiable(cls, reason: str, **details: Any) -> VerifyOutcome:
         """The ground truth cannot be read: accuracy 0, status ``unverifiable``."""
-        if cls is VerifyOutcome:
-            return _new_outcome(0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
         return cls(0.0, STATUS_UNVERIFIABLE, {"reason": reason, **details})
-
-
-# Hot path: building a frozen slots dataclass through its generated __init__ costs a Python-level
-# object.__setattr__ per field; setting the slots through their descriptors gives the same object
-# (same fields, same class) in a third of the time. Only for values the caller has already checked.
-_new_object = object.__new__
-_set_accuracy = VerifyOutcome.accuracy.__set__  # type: ignore[attr-defined]
-_set_status = VerifyOutcome.status.__set__  # type: ignore[attr-defined]
-_set_details = VerifyOutcome.details.__set__  # type: ignore[attr-defined]
-
-
-def _new_outcome(accuracy: float, status: Status, details: dict[str, Any]) -> VerifyOutcome:
-    """``VerifyOutcome(accuracy, status, details)``, built without the generated ``__init__``."""
-    outcome = _new_object(VerifyOutcome)
-    _set_accuracy(outcome, accuracy)
-    _set_status(outcome, status)
-    _set_details(outcome, details)
-    return outcome
 
 
 @runtime_checkable

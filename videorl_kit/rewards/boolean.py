@@ -38,9 +38,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import clean_answer
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Only this many leading characters of an answer are read.

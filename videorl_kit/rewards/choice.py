@@ -37,9 +37,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import (
     NEGATION_WORDS,
     clean_gold,

@@ -15,7 +15,7 @@ such a ground truth unverifiable instead).
 
 The child runs under bubblewrap with namespaces, a seccomp filter and resource limits
 (:mod:`videorl_kit.rewards.sandbox`). Where that isolation cannot run, building the verifier
-raises :class:`~videorl_kit.errors.UserError` (one line) unless the params opt in to
+raises :class:`~videorl_kit.core.errors.UserError` (one line) unless the params opt in to
 ``isolation: subprocess``. Every result records the isolation and how its tests were judged in
 ``details["sandbox"]``.
 
@@ -47,7 +47,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from videorl_kit.errors import UserError, VideoRLKitError
+from videorl_kit.core.errors import UserError, VideoRLKitError
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.code_tests import (
     CodeTestPlan,
@@ -56,7 +57,6 @@ from videorl_kit.rewards.code_tests import (
     judge_call_tests,
     plan_tests,
 )
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sandbox import (
     ChildReport,
     SandboxLimits,

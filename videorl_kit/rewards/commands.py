@@ -20,8 +20,13 @@ from typing import Annotated, Any
 
 import typer
 
-from videorl_kit.errors import UserError
-from videorl_kit.safe_text import to_json
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import canonical_problem_type
+from videorl_kit.core.safe_text import to_json
+from videorl_kit.rewards import router
+from videorl_kit.rewards.task import TaskReward
+from videorl_kit.spec import SpecError, load_spec
+from videorl_kit.spec.data import iter_samples
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 SpecOption = Annotated[
@@ -47,7 +52,6 @@ def _error_row(line_no: int, message: str) -> dict[str, Any]:
 
 
 def _load_spec(spec_path: Path) -> Any:
-    from videorl_kit.spec import SpecError, load_spec
 
     try:
         return load_spec(spec_path)
@@ -58,7 +62,6 @@ def _load_spec(spec_path: Path) -> Any:
 
 
 def _task_reward(spec: Any, spec_path: Path) -> Any:
-    from videorl_kit.rewards.task import TaskReward
 
     try:
         return TaskReward.from_spec(spec)
@@ -76,19 +79,16 @@ class _Scorer:
         self._samples: dict[str, Any] | None = None
 
     def _function_for(self, problem_type: Any) -> Any:
-        from videorl_kit.problem_types import canonical_problem_type
-        from videorl_kit.rewards.router import reward_function_for
 
         if self.task is not None:
             return self.task.function_for(problem_type)
         ptype = canonical_problem_type(str(problem_type))
         if ptype.value not in self.by_type:
-            self.by_type[ptype.value] = reward_function_for(ptype)
+            self.by_type[ptype.value] = router.reward_function_for(ptype)
         return self.by_type[ptype.value]
 
     def _sample(self, sample_id: str) -> Any:
         """The spec's sample with this id (its data are read on first use)."""
-        from videorl_kit.spec.data import iter_samples
 
         if self._samples is None:
             self._samples = {}
@@ -326,8 +326,6 @@ def explain(
 
       videorl-kit reward explain --line rollouts.jsonl:7
     """
-    from videorl_kit.problem_types import canonical_problem_type
-    from videorl_kit.rewards.router import reward_function_for
 
     item: dict[str, Any] = _read_line(line) if line else {}
     problem_type = problem_type or item.get("problem_type")
@@ -344,7 +342,7 @@ def explain(
         if not problem_type:
             raise UserError("give --type (or --line FILE:N with a problem_type, or --spec)")
         try:
-            fn = reward_function_for(canonical_problem_type(str(problem_type)))
+            fn = router.reward_function_for(canonical_problem_type(str(problem_type)))
         except (ValueError, LookupError) as exc:
             raise UserError(str(exc)) from None
     if response is None or gold is None:

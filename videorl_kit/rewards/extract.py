@@ -53,22 +53,7 @@ FLOOD_SPECIAL_TOKENS: tuple[str, ...] = (
 #: Up to this many ``|>`` in a response, every ``<|name|>`` token is removed.
 MAX_GENERIC_SPECIAL = 4096
 _SPECIAL_NAME_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
-#: Used when the text has few ``<`` (one attempt per ``<``); floods use str.find instead.
-_TAG_RE = re.compile(r"<(/?)(answer|think|thought)>", re.IGNORECASE)
-_TAG_REGEX_MAX_LT = 2048
-#: Up to this many ``<``, each one is looked at directly (str.find from one to the next).
-_TAG_FIND_MAX_LT = 32
-#: The tags as usually written (lower case): looked up without a regex.
-_LOWER_TAGS: dict[str, tuple[str, bool]] = {
-    "<answer>": ("answer", False),
-    "</answer>": ("answer", True),
-    "<think>": ("think", False),
-    "</think>": ("think", True),
-    "<thought>": ("think", False),
-    "</thought>": ("think", True),
-}
-_new_tuple = tuple.__new__
-#: Tag literals (matched case-insensitively): (literal, kind, closing).
+#: Tag literals, lower case: (literal, kind, closing). A tag is one of these in any case.
 TAG_LITERALS: tuple[tuple[str, str, bool], ...] = (
     ("<answer>", "answer", False),
     ("</answer>", "answer", True),
@@ -77,6 +62,9 @@ TAG_LITERALS: tuple[tuple[str, str, bool], ...] = (
     ("<thought>", "think", False),
     ("</thought>", "think", True),
 )
+#: Letters that match a tag's ASCII letter case-insensitively (as ``re.IGNORECASE`` has it)
+#: without lower-casing to it; İ is also the one letter whose lower case is two characters.
+_CASELESS_EXTRAS = {0x130: "i", 0x131: "i", 0x17F: "s"}
 
 #: Final statements are searched in this many trailing characters of the non-think text.
 FINAL_STATEMENT_WINDOW = 8192
@@ -230,8 +218,10 @@ def strip_special_tokens(text: str) -> tuple[str, int]:
 def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
     """Answer/think tags in ``text``, in order (``thought`` counts as ``think``).
 
-    The whole text is scanned; the scan stops after ``limit + 1`` tags (callers treat more than
-    ``limit`` tags as a degenerate response).
+    Tags are matched without regard to case (exactly as ``re.IGNORECASE`` matches them) by a
+    search for each literal in a lower-cased copy of the text of the same length, so a flood of
+    ``<`` costs no more than plain text. At most the first ``limit + 1`` tags are returned
+    (callers treat more than ``limit`` tags as a degenerate response).
 
     Example:
         >>> [(t.kind, t.closing) for t in scan_tags("<think>a</think><ANSWER>b</Answer>")]
@@ -239,63 +229,21 @@ def scan_tags(text: str, limit: int = MAX_TAGS) -> tuple[Tag, ...]:
     """
     if "<" not in text:
         return ()
-    few = _scan_few_tags(text, limit)  # None: more than _TAG_FIND_MAX_LT "<"
-    if few is not None:
-        return few
-    n_lt = text.count("<")
-    tags: list[Tag] = []
-    if n_lt <= _TAG_REGEX_MAX_LT:
-        for m in _TAG_RE.finditer(text):
-            slash, name = m.group(1, 2)
-            kind = "answer" if name[0] in "aA" else "think"
-            tags.append(Tag(m.start(), m.end(), kind, slash == "/"))
-            if len(tags) > limit:
-                break
-        return tuple(tags)
+    if not text.isascii() and any(chr(c) in text for c in _CASELESS_EXTRAS):
+        text = text.translate(_CASELESS_EXTRAS)
     low = text.lower()
-    if len(low) != len(text):  # only U+0130 changes length when lower-cased
-        low = text.replace("\u0130", "I").lower()
-    for literal, kind, closing in TAG_LITERALS:  # floods of "<": exact C-speed searches
-        size = len(literal)
-        pos = low.find(literal)
-        while pos >= 0:
-            tags.append(Tag(pos, pos + size, kind, closing))
-            if len(tags) > limit:
-                return tuple(sorted(tags))
-            pos = low.find(literal, pos + size)
-    return tuple(sorted(tags))
-
-
-def _scan_few_tags(text: str, limit: int) -> tuple[Tag, ...] | None:
-    """:func:`scan_tags` for a text with few ``<``: each ``<`` is checked where it stands.
-
-    Returns None as soon as the text turns out to have more than :data:`_TAG_FIND_MAX_LT`.
-    """
     tags: list[Tag] = []
-    n_lt = 0
-    pos = text.find("<")
-    while pos >= 0:
-        n_lt += 1
-        if n_lt > _TAG_FIND_MAX_LT:
-            return None
-        close = text.find(">", pos + 1, pos + 10)  # "</thought>" is the longest tag
-        if close > 0:
-            end = close + 1
-            kind_closing = _LOWER_TAGS.get(text[pos:end])
-            if kind_closing is None:  # upper or mixed case
-                m = _TAG_RE.match(text, pos)
-                if m is not None:
-                    slash, name = m.group(1, 2)
-                    kind_closing = ("answer" if name[0] in "aA" else "think", slash == "/")
-                    end = m.end()
-            if kind_closing is not None:
-                tags.append(_new_tuple(Tag, (pos, end, *kind_closing)))
-                if len(tags) > limit:
-                    break
-                pos = text.find("<", end)
-                continue
-        pos = text.find("<", pos + 1)
-    return tuple(tags)
+    for literal, kind, closing in TAG_LITERALS:
+        # a tag never overlaps another; the first limit + 1 of each literal hold the first
+        # limit + 1 of all of them
+        found = 0
+        pos = low.find(literal)
+        while pos >= 0 and found <= limit:
+            tags.append(Tag(pos, pos + len(literal), kind, closing))
+            found += 1
+            pos = low.find(literal, pos + len(literal))
+    tags.sort()
+    return tuple(tags[: limit + 1])
 
 
 def clean_answer(text: str) -> str:
@@ -471,134 +419,6 @@ def _norm_block(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def well_formed_extraction(text: str) -> tuple[Extraction, str | None] | None:
-    """The extraction of a well-formed response and its ``answer_tag`` format failure (None:
-    the format is right), or None for any other response.
-
-    Well-formed: ``…<think>…</think>…<answer>…</answer>…`` or ``…<answer>…</answer>…`` with
-    the tags in lower case and no other ``<`` in the text. Then the tags are exactly the ones
-    :func:`scan_tags` finds (every ``<`` starts one), there is no special token (no ``<|``),
-    and :func:`_canonical_extraction` applies: a few C-speed partitions replace those steps.
-    The format reason is the one :func:`~videorl_kit.rewards.format.check_format` gives for
-    these tags, computed from the same pieces.
-
-    Example:
-        >>> ex, reason = well_formed_extraction("<think>hmm</think> <answer>B</answer>")
-        >>> ex.answer, reason
-        ('B', None)
-        >>> well_formed_extraction("Sure! <answer>B</answer>")[1]
-        'text before the first tag'
-        >>> well_formed_extraction("The answer is B") is None
-        True
-    """
-    before, sep, rest = text.partition("<think>")
-    if sep:
-        if "<" in before:
-            return None
-        thought, sep, rest = rest.partition("</think>")
-        if not sep or "<" in thought:
-            return None
-        think_blocks = 1
-    elif "<" in before:  # no <think>: ``before`` is the whole text
-        before, sep, rest = text.partition("<answer>")
-        if not sep or "<" in before:
-            return None
-        thought = None
-        think_blocks = 0
-    else:
-        return None
-    if thought is not None:
-        between, sep, rest = rest.partition("<answer>")
-        if not sep or "<" in between:
-            return None
-    block, sep, after = rest.partition("</answer>")
-    if not sep or "<" in block or "<" in after:
-        return None
-    first = len(before)
-    if thought is None:
-        a_close = first + 8 + len(block)
-        tags: tuple[Tag, ...] = (
-            _new_tuple(Tag, (first, first + 8, "answer", False)),
-            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
-        )
-        outside = text
-    else:
-        t_close = first + 7 + len(thought)
-        a_open = t_close + 8 + len(between)
-        a_close = a_open + 8 + len(block)
-        tags = (
-            _new_tuple(Tag, (first, first + 7, "think", False)),
-            _new_tuple(Tag, (t_close, t_close + 8, "think", True)),
-            _new_tuple(Tag, (a_open, a_open + 8, "answer", False)),
-            _new_tuple(Tag, (a_close, a_close + 9, "answer", True)),
-        )
-        outside = f"{before} {text[t_close + 8 :]}"
-    if before and not before.isspace():
-        format_reason: str | None = "text before the first tag"
-    elif thought is not None and between and not between.isspace():
-        format_reason = "text between </think> and <answer>"
-    elif after and not after.isspace():
-        format_reason = "text after </answer>"
-    else:
-        format_reason = None
-    block = block.strip()
-    if not block and format_reason is None:
-        format_reason = "empty <answer> block"
-    return _tagged_extraction(text, 0, tags, think_blocks, outside, block), format_reason
-
-
-def _canonical_extraction(text: str, n_special: int, tags: tuple[Tag, ...]) -> Extraction | None:
-    """Fast path for ``<answer>…</answer>`` and ``<think>…</think><answer>…</answer>``."""
-    n = len(tags)
-    if n == 2:
-        a_open, a_close = tags
-        if a_open.kind != "answer" or a_open.closing or a_close.kind != "answer":
-            return None
-        outside, think_blocks = text, 0
-    elif n == 4:
-        t_open, t_close, a_open, a_close = tags
-        if (
-            t_open.kind != "think"
-            or t_open.closing
-            or t_close.kind != "think"
-            or not t_close.closing
-            or a_open.kind != "answer"
-            or a_open.closing
-            or a_close.kind != "answer"
-        ):
-            return None
-        outside, think_blocks = f"{text[: t_open.start]} {text[t_close.end :]}", 1
-    else:
-        return None
-    if not a_close.closing:
-        return None
-    block = text[a_open.end : a_close.start].strip()
-    return _tagged_extraction(text, n_special, tags, think_blocks, outside, block)
-
-
-def _tagged_extraction(
-    text: str, n_special: int, tags: tuple[Tag, ...], think_blocks: int, outside: str, block: str
-) -> Extraction:
-    """The Extraction of a well-formed response whose one ``<answer>`` block is ``block``."""
-    return _new_tuple(  # Extraction(...) by position: this is the hot path
-        Extraction,
-        (
-            text,  # text
-            n_special,  # special_tokens_removed
-            tags,  # tags
-            think_blocks,  # think_blocks
-            False,  # unterminated_think
-            (block,),  # answer_blocks
-            outside,  # outside_think
-            None,  # final_statement
-            block,  # answer
-            "answer_tag",  # source
-            False,  # hedge
-            None if block else "empty <answer> block",  # reason
-        ),
-    )
-
-
 def extract_answer(response: str) -> Extraction:
     """Run the extraction pipeline on one raw response (never raises on a ``str``).
 
@@ -610,10 +430,6 @@ def extract_answer(response: str) -> Extraction:
         >>> extract_answer("reasoning...</think>Final answer: 12 m").answer
         '12 m'
     """
-    if type(response) is str:
-        quick = well_formed_extraction(response)
-        if quick is not None:
-            return quick[0]
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
@@ -632,25 +448,41 @@ def extract_answer(response: str) -> Extraction:
             reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
         )
 
-    if not tags:  # no tags at all: a final statement, else the whole text
-        final = find_final_statement(text)
-        if final:
-            answer, source, reason = final, "final_statement", None
-        else:
-            answer = text.strip() or None
-            source = "body" if answer else "none"
-            reason = None if answer else "empty response"
-        return _new_tuple(
-            Extraction,
-            (text, n_special, (), 0, False, (), text, final or None, answer, source, False, reason),
-        )
-    fast = _canonical_extraction(text, n_special, tags)
-    if fast is not None:
-        return fast
-    think_regions: list[tuple[int, int]] = []  # whole blocks, tags included
-    think_parts: list[tuple[int, int]] = []  # contents only
-    stray_tags: list[tuple[int, int]] = []  # answer tags and stray </think> outside think
-    blocks: list[str] = []
+    blocks = _blocks(text, tags)
+    outside = _complement(text, blocks.think_regions)
+    answer, source, final, reason = _choose_answer(text, blocks, outside)
+    return Extraction(
+        text=text,
+        special_tokens_removed=n_special,
+        tags=tags,
+        think_blocks=len(blocks.think_parts),
+        unterminated_think=blocks.unterminated,
+        answer_blocks=blocks.answers,
+        outside_think=outside,
+        final_statement=final,
+        answer=answer,
+        source=source,
+        hedge=source == "answer_tag" and answer is None,
+        reason=reason,
+    )
+
+
+class _Blocks(NamedTuple):
+    """Where the think and answer blocks of a response are (spans are ``(start, end)``)."""
+
+    think_parts: list[tuple[int, int]]  # contents of think blocks
+    think_regions: list[tuple[int, int]]  # whole think blocks, tags included
+    stray_tags: list[tuple[int, int]]  # answer tags and stray </think> outside think blocks
+    answers: tuple[str, ...]  # contents of closed answer blocks outside think blocks, stripped
+    unterminated: bool  # a think block that was never closed
+
+
+def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
+    """Step 2 and 3 of the module docstring: read the tags into think and answer blocks."""
+    think_regions: list[tuple[int, int]] = []
+    think_parts: list[tuple[int, int]] = []
+    stray_tags: list[tuple[int, int]] = []
+    answers: list[str] = []
     think_open: int | None = None  # content start of the open think block
     think_start = 0
     answer_open: int | None = None
@@ -682,67 +514,43 @@ def extract_answer(response: str) -> Extraction:
         if not tag.closing:
             answer_open = tag.end  # a re-opened block restarts its content
         elif answer_open is not None:
-            blocks.append(text[answer_open : tag.start].strip())
+            answers.append(text[answer_open : tag.start].strip())
             answer_open = None
     unterminated = think_open is not None or implicit_close
     if think_open is not None:
-        think_parts.append((think_open or 0, len(text)))
+        think_parts.append((think_open, len(text)))
         think_regions.append((think_start, len(text)))
-    think_count = len(think_parts)
-    outside = _complement(text, think_regions)
+    return _Blocks(think_parts, think_regions, stray_tags, tuple(answers), unterminated)
 
-    blocks_t = tuple(blocks)
-    final: str | None = None
-    hedge = False
-    reason: str | None = None
-    answer: str | None = None
-    source: Source = "none"
-    if blocks_t:
-        source = "answer_tag"
-        filled = [b for b in blocks_t if b]
+
+def _choose_answer(
+    text: str, blocks: _Blocks, outside: str
+) -> tuple[str | None, Source, str | None, str | None]:
+    """Steps 3 to 5 of the module docstring: ``(answer, source, final statement, reason)``."""
+    if blocks.answers:
+        filled = [b for b in blocks.answers if b]
         distinct = {_norm_block(b) for b in filled} if len(filled) > 1 else set(filled)
         if len(distinct) > 1:
-            hedge = True
-            reason = f"{len(distinct)} different non-empty <answer> blocks (hedge)"
-        else:
-            answer = next((b for b in blocks_t if b), "")
-            if not answer:
-                reason = "empty <answer> block"
-    else:
-        final = find_final_statement(outside)
-        if final:
-            answer, source = final, "final_statement"
-        else:
-            body = _complement(text, sorted(think_regions + stray_tags)).strip()
-            if body:
-                answer, source = body, "body"
-            elif think_parts:
-                start, end = think_parts[-1]
-                final = find_final_statement(text[start:end])
-                if final and not unterminated:
-                    answer, source = final, "think_final_statement"
-                else:
-                    reason = (
-                        "unterminated <think> block and no answer"
-                        if unterminated
-                        else "nothing outside the <think> block"
-                    )
-            else:
-                reason = "empty response"
-    return _new_tuple(  # Extraction(...) by position
-        Extraction,
-        (
-            text,
-            n_special,
-            tags,
-            think_count,
-            unterminated,
-            blocks_t,
-            outside,
-            final,
-            answer,
-            source,
-            hedge,
-            reason,
-        ),
-    )
+            return (
+                None,
+                "answer_tag",
+                None,
+                f"{len(distinct)} different non-empty <answer> blocks (hedge)",
+            )
+        answer = filled[0] if filled else ""
+        return answer, "answer_tag", None, None if answer else "empty <answer> block"
+    final = find_final_statement(outside)
+    if final:
+        return final, "final_statement", final, None
+    body = _complement(text, sorted(blocks.think_regions + blocks.stray_tags)).strip()
+    if body:
+        return body, "body", final, None
+    if not blocks.think_parts:
+        return None, "none", final, "empty response"
+    start, end = blocks.think_parts[-1]
+    final = find_final_statement(text[start:end])
+    if final and not blocks.unterminated:
+        return final, "think_final_statement", final, None
+    if blocks.unterminated:
+        return None, "none", final, "unterminated <think> block and no answer"
+    return None, "none", final, "nothing outside the <think> block"

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from videorl_kit.rewards.extract import Extraction, Tag, extract_answer, well_formed_extraction
+from videorl_kit.core.reward_rules import FORMAT_RULES
+from videorl_kit.rewards.extract import Extraction, Tag, extract_answer
 
-FORMAT_RULES: tuple[str, ...] = ("answer_tag", "none")
-
-#: (kind, closing) of each tag, flattened, of the two allowed shapes.
-_WITH_THINK = ("think", False, "think", True, "answer", False, "answer", True)
-_ANSWER_ONLY = ("answer", False, "answer", True)
+#: (kind, closing) of each tag of the two allowed shapes.
+_WITH_THINK = (("think", False), ("think", True), ("answer", False), ("answer", True))
+_ANSWER_ONLY = _WITH_THINK[2:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,33 +69,23 @@ def check_format(response: str | Extraction, rule: str = "answer_tag") -> Format
         raise ValueError(f"unknown format rule {rule!r}; valid rules: {', '.join(FORMAT_RULES)}")
     ex = response if isinstance(response, Extraction) else extract_answer(response)
     tags, text = ex.tags, ex.text
-    n = len(tags)
-    if n == 4:
-        first, t_close, a_open, a_close = tags
-        kinds = (first[2], first[3], t_close[2], t_close[3])
-        if (*kinds, a_open[2], a_open[3], a_close[2], a_close[3]) != _WITH_THINK:
-            return _bad_shape(tags)
-        if t_close.end < a_open.start and not text[t_close.end : a_open.start].isspace():
-            between = True
-        else:
-            between = False
-    elif n == 2:
-        first = a_open = tags[0]
-        a_close = tags[1]
-        if (a_open[2], a_open[3], a_close[2], a_close[3]) != _ANSWER_ONLY:
-            return _bad_shape(tags)
-        between = False
-    else:
+    if tuple((tag.kind, tag.closing) for tag in tags) not in (_WITH_THINK, _ANSWER_ONLY):
         return _bad_shape(tags)
-    if first.start and not text[: first.start].isspace():
+    a_open, a_close = tags[-2:]
+    if _has_text(text[: tags[0].start]):
         return _TEXT_BEFORE
-    if between:
+    if len(tags) == 4 and _has_text(text[tags[1].end : a_open.start]):
         return _TEXT_BETWEEN
-    if a_close.end < len(text) and not text[a_close.end :].isspace():
+    if _has_text(text[a_close.end :]):
         return _TEXT_AFTER
-    if a_open.end >= a_close.start or text[a_open.end : a_close.start].isspace():
+    if not _has_text(text[a_open.end : a_close.start]):
         return _EMPTY_ANSWER
     return _PASS
+
+
+def _has_text(piece: str) -> bool:
+    """True unless ``piece`` is empty or whitespace."""
+    return bool(piece) and not piece.isspace()
 
 
 def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
@@ -112,34 +101,6 @@ def _bad_shape(tags: tuple[Tag, ...]) -> FormatCheck:
     if n_think > sum(1 for t in tags if t.kind == "think" and t.closing):
         return _UNTERMINATED_THINK
     return _OUT_OF_ORDER
-
-
-_BY_REASON: dict[str | None, FormatCheck] = {
-    None: _PASS,
-    _TEXT_BEFORE.reason: _TEXT_BEFORE,
-    _TEXT_BETWEEN.reason: _TEXT_BETWEEN,
-    _TEXT_AFTER.reason: _TEXT_AFTER,
-    _EMPTY_ANSWER.reason: _EMPTY_ANSWER,
-}
-
-
-def extract_with_format(response: str, rule: str = "answer_tag") -> tuple[Extraction, FormatCheck]:
-    """``(extract_answer(response), check_format(that, rule))`` in one pass when it can.
-
-    A well-formed response (see :func:`~videorl_kit.rewards.extract.well_formed_extraction`)
-    gets both from the same few string operations; any other goes through the two steps.
-
-    Example:
-        >>> ex, fmt = extract_with_format("<think>x</think><answer>7</answer> ok")
-        >>> ex.answer, fmt.reason
-        ('7', 'text after </answer>')
-    """
-    if rule == "answer_tag" and type(response) is str:
-        quick = well_formed_extraction(response)
-        if quick is not None:
-            return quick[0], _BY_REASON[quick[1]]
-    ex = extract_answer(response)
-    return ex, check_format(ex, rule)
 
 
 def format_score(response: str | Extraction, rule: str = "answer_tag") -> float:

@@ -49,10 +49,10 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from videorl_kit.errors import VideoRLKitError
-from videorl_kit.rewards.base import NoParams, VerifyOutcome
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.verifiers import NoParams, register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import matching_braces
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Longest answer text parsed as grounding JSON (longer answers score 0).
@@ -203,13 +203,15 @@ def to_box(value: Any) -> Box:
 def second_key(key: Any) -> float:
     """The second a ``boxes`` key names: ``"9"``, ``"9.0"`` and ``9`` are all 9.0.
 
+    A string key is a number as ``float()`` reads it, else a time (``"0:03"``, ``"3s"``).
+
     Example:
         >>> second_key("9.0") == second_key(9) == 9.0
         True
     """
     if type(key) is str:
         try:
-            second = float(key)  # fast path: "9", "9.0"
+            second = float(key)  # a number as float() reads it: "9", "9.0", ".5"
         except ValueError:
             return parse_time(key.strip())
         if math.isfinite(second) and second >= 0:

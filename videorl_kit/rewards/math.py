@@ -39,18 +39,17 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
-from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
+from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family
 from videorl_kit.rewards.math_intervals import inequality_as_interval
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Deepest bracket nesting an answer may have.
@@ -202,18 +201,6 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     return text, None
 
 
-def simple_rational(text: str) -> Fraction | None:
-    """Exact value of a plain rational (``-3``, ``0.25``, ``3/4``, ``\\frac{3}{4}``), else None.
-
-    (The rational family of :mod:`videorl_kit.rewards.math_exact`.)
-
-    Example:
-        >>> simple_rational(r"\\frac{6}{8}"), simple_rational("0.75"), simple_rational("x")
-        (Fraction(3, 4), Fraction(3, 4), None)
-    """
-    return rational_value(text)
-
-
 def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
     """math-verify's parse of a ground truth, from a bounded LRU cache (all rollouts of a
     prompt share their gold)."""
@@ -278,12 +265,12 @@ class MathVerifier:
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is not None:
             answer = _as_set(answer)
-            verdict = exact_verdict(gold_text, answer)  # plain answers: no sympy needed
+            verdict = exact_verdict(gold_text, answer)  # plain rationals: no sympy needed
             if verdict is not None:
                 return VerifyOutcome.ok(
                     1.0 if verdict else 0.0, pred=answer, gold=gold_text, fast_path=True
                 )
-        elif in_exact_family(gold_text):  # a gold math-verify reads; nothing to compare
+        elif in_exact_family(gold_text):  # a plain rational gold; nothing to compare
             return VerifyOutcome.wrong(why or "no answer", gold=gold_text, fast_path=True)
         try:
             gold_parsed = _parsed_gold(gold_text[:10_000], timeout_s)

@@ -36,9 +36,9 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.text import clean_gold, stated_answer
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).

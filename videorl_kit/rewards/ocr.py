@@ -22,8 +22,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sequence import edit_distance
 from videorl_kit.rewards.text import clean_gold
 

@@ -39,10 +39,10 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.contrasts import contrast
 from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES
-from videorl_kit.rewards.registry import register_verifier
 from videorl_kit.rewards.sequence import lcs_length
 from videorl_kit.rewards.text import (
     NEGATION_WORDS,

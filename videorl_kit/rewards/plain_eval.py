@@ -41,7 +41,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 #: Largest sequence (items or characters) an operation may build.
 MAX_ITEMS = 10_000_000

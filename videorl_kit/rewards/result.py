@@ -96,38 +96,6 @@ class RewardResult:
         }
 
 
-# Hot path (the router builds one result per response): set the slots through their descriptors
-# instead of the generated __init__ (a Python-level object.__setattr__ per field, then
-# __post_init__). Same object; only for values the caller has already checked.
-_new_object = object.__new__
-_set_accuracy = RewardResult.accuracy.__set__  # type: ignore[attr-defined]
-_set_format = RewardResult.format.__set__  # type: ignore[attr-defined]
-_set_overall = RewardResult.overall.__set__  # type: ignore[attr-defined]
-_set_status = RewardResult.status.__set__  # type: ignore[attr-defined]
-_set_details = RewardResult.details.__set__  # type: ignore[attr-defined]
-
-
-def checked_result(
-    accuracy: float, format: float, overall: float, status: Status, details: dict[str, Any]
-) -> RewardResult:
-    """``RewardResult(...)`` for values already known to be valid (skips ``__post_init__``).
-
-    The caller guarantees what ``__post_init__`` checks: the three scores in [0, 1], a known
-    ``status``, and accuracy and overall 0 unless it is ``"ok"``.
-
-    Example:
-        >>> checked_result(1.0, 0.0, 0.9, "ok", {}) == RewardResult(1.0, 0.0, 0.9, "ok", {})
-        True
-    """
-    result = _new_object(RewardResult)
-    _set_accuracy(result, accuracy)
-    _set_format(result, format)
-    _set_overall(result, overall)
-    _set_status(result, status)
-    _set_details(result, details)
-    return result
-
-
 def error_details(exc: BaseException) -> dict[str, str]:
     """``{"error_type": class name, "error": "Class: message"}`` (message cut to 500 chars).
 

@@ -22,20 +22,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.reward_rules import ANSWER_SOURCES, FORMAT_RULES, RewardWeights
+from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
 from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
-from videorl_kit.rewards.format import FORMAT_RULES, check_format, extract_with_format
-from videorl_kit.rewards.registry import default_verifier_name, get_verifier
-from videorl_kit.rewards.result import RewardResult, checked_result, error_details
+from videorl_kit.rewards.format import check_format
+from videorl_kit.rewards.result import RewardResult, error_details
 from videorl_kit.rewards.text import fold_compat
 
 VerifierArg = str | Sequence[Any] | None
-#: What is graded: ``auto`` (the ``<answer>`` block, else the final statement, else the text
-#: outside ``<think>``) or ``answer_tag`` (only the ``<answer>`` block, no fallback).
-ANSWER_SOURCES: tuple[str, ...] = ("auto", "answer_tag")
 
 
 def _as_text(value: Any) -> str:
@@ -55,13 +53,6 @@ def _as_text(value: Any) -> str:
 def _as_options(options: Any) -> list[str] | None:
     if options is None:
         return None
-    if type(options) is list and options:  # the common case: a list of strings
-        try:
-            "".join(options)  # raises TypeError unless every item is a str (checked in C)
-        except TypeError:
-            pass
-        else:
-            return options[:]  # what the general path below returns for it (a copy)
     if isinstance(options, str):
         try:
             decoded = json.loads(options)
@@ -76,12 +67,12 @@ def _as_options(options: Any) -> list[str] | None:
 def _check_weights(weights: Sequence[float]) -> tuple[float, float]:
     if len(weights) != 2:
         raise ValueError(f"weights must be (accuracy, format), got {weights!r}")
-    w_acc, w_fmt = float(weights[0]), float(weights[1])
-    if not (math.isfinite(w_acc) and math.isfinite(w_fmt)) or w_acc < 0 or w_fmt < 0:
-        raise ValueError(f"weights must be finite and >= 0, got {weights!r}")
-    if w_acc + w_fmt <= 0 or w_acc + w_fmt > 1 + 1e-9:
-        raise ValueError(f"weights must sum to a value in (0, 1], got {w_acc + w_fmt:g}")
-    return w_acc, w_fmt
+    try:
+        checked = RewardWeights(accuracy=weights[0], format=weights[1])
+    except ValidationError as exc:
+        problems = "; ".join(error["msg"] for error in exc.errors())
+        raise ValueError(f"weights {tuple(weights)!r}: {problems}") from None
+    return checked.accuracy, checked.format
 
 
 class RewardFunction:
@@ -140,12 +131,10 @@ class RewardFunction:
             outcome = self._verifier.score(text, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
-        if type(outcome) is not VerifyOutcome and not isinstance(outcome, VerifyOutcome):
+        if not isinstance(outcome, VerifyOutcome):
             return _contract_error(f"verifier returned {type(outcome).__name__}")
         acc = outcome.accuracy
-        if not (type(acc) is float and 0.0 <= acc <= 1.0) and not (
-            isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1
-        ):
+        if not (isinstance(acc, int | float) and math.isfinite(acc) and 0 <= acc <= 1):
             return _contract_error(f"verifier returned accuracy {acc!r}")
         if outcome.status in MASKED_STATUSES:
             return outcome
@@ -158,39 +147,26 @@ class RewardFunction:
 
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
-        try:  # the whole pipeline in one frame: this runs once per response
-            ex, fmt = extract_with_format(
-                response if type(response) is str else _as_text(response), self.format_rule
-            )
+        try:
+            ex = extract_answer(_as_text(response))
+            fmt = check_format(ex, self.format_rule)  # the format is read from the extraction
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
-            outcome = self._verify(
-                ex,
-                answer if type(answer) is str else _as_text(answer),
-                None if options is None else _as_options(options),
-            )
-            extracted = ex.answer
-            if extracted is not None and len(extracted) > 200:
-                extracted = shorten(extracted, 200)
+            outcome = self._verify(ex, _as_text(answer), _as_options(options))
             details: dict[str, Any] = {
                 "verifier": self._tag,
-                "extracted": extracted,
+                "extracted": None if ex.answer is None else shorten(ex.answer, 200),
                 "source": ex.source,
             }
             if fmt.reason:
                 details["format_reason"] = fmt.reason
             if outcome.details:
                 details.update(outcome.details)
-            # _verify checked the accuracy (a number in [0, 1]) and the status, and fmt.score is
-            # 0.0 or 1.0, so the result is valid: build it without re-checking.
             if outcome.status in MASKED_STATUSES:
-                return checked_result(0.0, fmt.score, 0.0, outcome.status, details)
+                return RewardResult(0.0, fmt.score, 0.0, outcome.status, details)
             w_acc, w_fmt = self.weights
-            accuracy = outcome.accuracy
-            overall = w_acc * accuracy + w_fmt * fmt.score
-            if not 0.0 <= overall <= 1.0:
-                overall = clamp01(overall)
-            return checked_result(accuracy, fmt.score, overall, "ok", details)
+            overall = clamp01(w_acc * outcome.accuracy + w_fmt * fmt.score)
+            return RewardResult(outcome.accuracy, fmt.score, overall, "ok", details)
         except Exception as exc:  # defensive: extraction or formatting bug
             return RewardResult.error(exc, verifier=self._tag)
 

@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - an interpreter without the C accelerat
     from json.encoder import py_encode_basestring_ascii as _encode_string
 
 try:  # the kit's root error on the host; inside the sandbox the kit is not there
-    from videorl_kit.errors import VideoRLKitError as _KitError
+    from videorl_kit.core.errors import VideoRLKitError as _KitError
 except ImportError:  # pragma: no cover - only in the child
 
     class _KitError(Exception):  # type: ignore[no-redef]

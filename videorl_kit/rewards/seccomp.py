@@ -50,7 +50,7 @@ from __future__ import annotations
 import errno
 import struct
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 #: ``AUDIT_ARCH_*`` value and system-call numbers per machine (``platform.machine()`` names).
 _ARCH_X86_64 = 0xC000003E

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import RewardFunction, reward_function_from_spec
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.rewards.task import TaskReward
+from videorl_kit.spec import load_spec
 
 TASK_ID_COLUMN = "task_id"
 ANSWER_COLUMN = "answer"
@@ -165,7 +166,7 @@ class TaskRewardFunction:
 def trl_reward_functions(specs: Iterable[Any]) -> list[TaskRewardFunction]:
     """One TRL reward function per spec (loaded specs, or paths of spec files).
 
-    Raises :class:`~videorl_kit.errors.UserError` for a spec that does not load and
+    Raises :class:`~videorl_kit.core.errors.UserError` for a spec that does not load and
     ``ValueError`` for two specs with one task id.
 
     Example:
@@ -174,7 +175,6 @@ def trl_reward_functions(specs: Iterable[Any]) -> list[TaskRewardFunction]:
         >>> [f.__name__ for f in fns]
         ['synth-count', 'synth-boolean']
     """
-    from videorl_kit.spec import load_spec
 
     functions = [
         TaskRewardFunction.from_spec(load_spec(s) if isinstance(s, str | Path) else s)

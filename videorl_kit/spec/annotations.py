@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.spec.eval_section import AnnotationLayout, template_fields
 from videorl_kit.spec.models import FieldMap
 

@@ -4,7 +4,7 @@ Uses the same arithmetic as the Qwen2.5-VL / Qwen3-VL processors (via
 :mod:`videorl_kit.media.geometry`), so the numbers match what a model will see.
 
 Example:
-    >>> from videorl_kit.spec.models import VideoBudget
+    >>> from videorl_kit.core.budget import VideoBudget
     >>> est = estimate_video(VideoBudget(), duration_s=10, width=640, height=360, source_fps=30)
     >>> est.frames, est.total_tokens == est.frames // 2 * est.tokens_per_temporal_patch
     (20, True)
@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from videorl_kit.core.budget import ImageBudget, VideoBudget
 from videorl_kit.media import geometry
-from videorl_kit.spec.models import ImageBudget, VideoBudget
+from videorl_kit.media.budget import budget_frame_count, budget_frame_size, budget_image_size
 
 
 @dataclass(frozen=True)
@@ -60,29 +61,13 @@ def estimate_video(
     """Frames, resized frame size and visual tokens for a video of the given shape.
 
     Example:
-        >>> from videorl_kit.spec.models import VideoBudget
+        >>> from videorl_kit.core.budget import VideoBudget
         >>> estimate_video(VideoBudget(max_frames=8), duration_s=60, width=1280, height=720).frames
         8
     """
     total_frames = max(1, round(duration_s * source_fps))
-    frames = geometry.video_frame_count(
-        total_frames,
-        source_fps,
-        fps=budget.fps,
-        min_frames=budget.min_frames,
-        max_frames=budget.max_frames,
-        temporal_patch=budget.temporal_patch,
-    )
-    max_pixels = geometry.video_frame_max_pixels(
-        frames,
-        min_pixels=budget.min_pixels,
-        max_pixels=budget.max_pixels,
-        total_pixels=budget.total_pixels,
-        factor=budget.patch,
-    )
-    new_h, new_w = geometry.smart_resize(
-        height, width, factor=budget.patch, min_pixels=budget.min_pixels, max_pixels=max_pixels
-    )
+    frames = budget_frame_count(budget, total_frames, source_fps)
+    new_h, new_w = budget_frame_size(budget, height, width, frames)
     total = geometry.visual_tokens(
         frames, new_h, new_w, factor=budget.patch, temporal_patch=budget.temporal_patch
     )
@@ -105,16 +90,10 @@ def estimate_image(budget: ImageBudget, *, width: int, height: int) -> ImageEsti
     """Resized size and visual tokens for one image.
 
     Example:
-        >>> from videorl_kit.spec.models import ImageBudget
+        >>> from videorl_kit.core.budget import ImageBudget
         >>> estimate_image(ImageBudget(), width=448, height=448).total_tokens
         256
     """
-    new_h, new_w = geometry.smart_resize(
-        height,
-        width,
-        factor=budget.patch,
-        min_pixels=budget.min_pixels,
-        max_pixels=budget.max_pixels,
-    )
+    new_h, new_w = budget_image_size(budget, height, width)
     tokens = geometry.image_visual_tokens(new_h, new_w, factor=budget.patch)
     return ImageEstimate(width, height, new_h, new_w, tokens)

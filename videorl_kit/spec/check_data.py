@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.spec.data import data_file, iter_samples, media_root_of
 from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.yaml_source import SpecLoadError, load_yaml_with_includes
 
 NAMED_MISSING_MEDIA = 5
 """Missing media files named one by one; the rest are counted."""
@@ -101,7 +102,6 @@ def _shown(path: Path) -> str:
 
 def _spec_location(spec: TaskSpec, field_path: tuple[str, ...]) -> str:
     """``spec-file:line`` of a field (the spec file's first line when unknown)."""
-    from videorl_kit.spec.yaml_source import SpecLoadError, load_yaml_with_includes
 
     if spec.source_file is None:
         return "(spec in code):1"

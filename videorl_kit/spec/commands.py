@@ -12,9 +12,13 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.spec.budget import estimate_image, estimate_video
+from videorl_kit.spec.check_data import check_data
+from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.loader import SpecError, discover_spec_paths, load_spec
 from videorl_kit.spec.models import TaskSpec
+from videorl_kit.spec.prompt import render_prompt
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
@@ -66,7 +70,6 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
 
           videorl-kit validate task_specs/ recipes/ --json
         """
-        from videorl_kit.spec.check_data import check_data
 
         paths = discover_spec_paths(list(specs))
         if not paths:
@@ -183,8 +186,6 @@ def show(
 
       videorl-kit show task_specs/synth-count.yaml --sample 3
     """
-    from videorl_kit.spec.data import iter_samples
-    from videorl_kit.spec.prompt import render_prompt
 
     spec = load_spec(spec_path)
     chosen = None
@@ -253,7 +254,6 @@ def budget(
 
       videorl-kit budget task_specs/synth-count.yaml --duration 120 --size 1920x1080 --json
     """
-    from videorl_kit.spec.budget import estimate_image, estimate_video
 
     spec = load_spec(spec_path)
     width, height = _parse_size(size)

@@ -20,7 +20,7 @@ rows past ``data.limit``): they are neither counted nor skipped, and they keep t
 numbers of the rows after them unchanged. ``data.limit`` counts kept rows.
 
 A row that cannot be used becomes a sample with ``skip_rule`` (a rule of
-:mod:`videorl_kit.skip_rules`)
+:mod:`videorl_kit.core.skip_rules`)
 and ``skip_reason`` set, so a consumer counts it as skipped instead of losing it.
 
 Example:
@@ -51,16 +51,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError, VideoRLKitError
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.safe_text import lone_surrogate_field
-from videorl_kit.skip_rules import (
+from videorl_kit.core.errors import UserError, VideoRLKitError
+from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.safe_text import lone_surrogate_field
+from videorl_kit.core.skip_rules import (
     RULE_DATA_TYPE_MISMATCH,
     RULE_MALFORMED_ROW,
     RULE_MISSING_PROBLEM_TYPE,
     RULE_PROBLEM_TYPE_MISMATCH,
     RULE_UNKNOWN_PROBLEM_TYPE,
 )
+from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
 from videorl_kit.spec.paths import PathRoots
@@ -110,10 +111,7 @@ class Sample:
 def data_file(spec: TaskSpec) -> Path:
     """The local file holding ``spec``'s rows (downloaded at the pinned revision for Hub data)."""
     if spec.data.hub is not None:
-        from videorl_kit.hub import resolve_hf_uri
-
-        hub = spec.data.hub
-        return Path(resolve_hf_uri(f"hf://{hub.repo}@{hub.revision}/{hub.file}").local_path)
+        return Path(resolve_hf_uri(spec.data.hub.uri).local_path)
     assert spec.data.path is not None
     return spec.resolve(spec.data.path, field="data.path")
 

@@ -38,9 +38,10 @@ from __future__ import annotations
 import string
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
+from videorl_kit.core.strict_model import StrictModel
 
 AnswerForm = Literal["as_is", "option_index", "time_span"]
 """How the gold answer is written in the benchmark's answer column.
@@ -56,10 +57,6 @@ Variant = Literal["standard", "no_visual", "shuffled_frames", "random_choice"]
 ``shuffled_frames`` permutes each video's frames (seeded per sample) while keeping their
 timestamps in order, ``random_choice`` replaces the model by a seeded uniform guess among
 the options (samples without options get an empty answer)."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def template_fields(template: str) -> list[str]:
@@ -87,7 +84,7 @@ def template_fields(template: str) -> list[str]:
     return names
 
 
-class AnnotationLayout(_Strict):
+class AnnotationLayout(StrictModel):
     """How a benchmark's rows map onto the spec's fields (applied before ``data.fields``)."""
 
     video: str | None = Field(
@@ -124,7 +121,7 @@ class AnnotationLayout(_Strict):
         return value
 
 
-class MetricsSpec(_Strict):
+class MetricsSpec(StrictModel):
     """What the evaluator aggregates besides the per-problem-type metrics."""
 
     primary: str | None = Field(
@@ -162,7 +159,7 @@ class MetricsSpec(_Strict):
         return value
 
 
-class GenerationParams(_Strict):
+class GenerationParams(StrictModel):
     """Sampling parameters, the same for every backend (temperature 0 = greedy)."""
 
     temperature: float = Field(0.0, ge=0, le=5, description="0 means greedy decoding.")
@@ -173,7 +170,7 @@ class GenerationParams(_Strict):
     presence_penalty: float = Field(0.0, ge=-2, le=2, description="vLLM only.")
 
 
-class AnnotationSource(_Strict):
+class AnnotationSource(StrictModel):
     """Where the annotation file comes from, and how sure we are of it."""
 
     origin: str = Field(
@@ -194,14 +191,14 @@ class AnnotationSource(_Strict):
     note: str | None = Field(None, description="What was and was not verified.")
 
 
-class FixtureRef(_Strict):
+class FixtureRef(StrictModel):
     """A three-row file in the source's exact layout, with tiny media (paths: spec-relative)."""
 
     path: str = Field(..., description="Fixture rows (JSON/JSONL/Parquet).")
     media_root: str = Field(..., description="Folder the fixture's media paths resolve against.")
 
 
-class EvalSection(_Strict):
+class EvalSection(StrictModel):
     """The evaluation-only part of a spec (the ``eval:`` key)."""
 
     benchmark: str | None = Field(None, description="Display name, e.g. 'Video-MME'.")

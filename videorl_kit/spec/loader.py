@@ -25,9 +25,17 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
-from videorl_kit.safe_text import quoted
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.safe_text import quoted
+from videorl_kit.core.verifiers import (
+    UnknownVerifierError,
+    available_verifiers,
+    default_verifier_name,
+    get_verifier,
+)
+from videorl_kit.hf.refs import HF_SCHEME
+from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.paths import (
     ALLOW_ABSOLUTE_FIELD,
@@ -43,7 +51,6 @@ from videorl_kit.spec.prompt import (
     template_problem,
 )
 from videorl_kit.spec.yaml_source import (
-    HUB_SCHEME,
     FieldPath,
     HubResolver,
     SpecIssue,
@@ -146,9 +153,13 @@ def load_specs(paths: list[str | Path]) -> list[TaskSpec]:
     return specs
 
 
-def _default_verifier(problem_type: ProblemType) -> VerifierRef:
-    from videorl_kit.rewards.registry import default_verifier_name, get_verifier
+def default_verifier_ref(problem_type: ProblemType | str) -> VerifierRef:
+    """The verifier a spec of ``problem_type`` uses when it names none, at its newest version.
 
+    Example:
+        >>> default_verifier_ref("multiple choice").model_dump()
+        {'name': 'choice', 'version': 2, 'params': {}}
+    """
     info = get_verifier(default_verifier_name(problem_type))
     return VerifierRef(name=info.name, version=info.version, params={})
 
@@ -156,7 +167,6 @@ def _default_verifier(problem_type: ProblemType) -> VerifierRef:
 def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
     """``spec`` with its default verifier filled in (one-type specs) and every verifier that
     leaves its version out pinned to the newest, so the resolved spec records it."""
-    from videorl_kit.rewards.registry import get_verifier
 
     def pinned(ref: VerifierRef) -> VerifierRef:
         if ref.version is not None:
@@ -166,7 +176,7 @@ def _with_verifier_versions(spec: TaskSpec) -> TaskSpec:
     update: dict[str, Any] = {}
     if spec.verifier is None:
         if isinstance(spec.problem_type, ProblemType):
-            update["verifier"] = _default_verifier(spec.problem_type)
+            update["verifier"] = default_verifier_ref(spec.problem_type)
     elif spec.verifier.version is None:
         update["verifier"] = pinned(spec.verifier)
     if any(ref.version is None for ref in spec.verifiers.values()):
@@ -280,8 +290,6 @@ def _verifier_issues(doc: YamlDocument) -> list[SpecIssue]:
 def _verifier_ref_issues(
     doc: YamlDocument, at: tuple[Any, ...], verifier: Any, problem_type: Any
 ) -> list[SpecIssue]:
-    from videorl_kit.rewards.registry import UnknownVerifierError, available_verifiers, get_verifier
-
     if not isinstance(verifier, dict) or not isinstance(verifier.get("name"), str):
         return []
     name, version = verifier["name"], verifier.get("version")
@@ -364,8 +372,6 @@ def _synthetic_variables(doc: YamlDocument) -> dict[str, Any]:
 
 def _first_row_issues(doc: YamlDocument, spec: TaskSpec) -> list[SpecIssue]:
     """The template rendered on the first data row, when the data is a readable local file."""
-    from videorl_kit.spec.data import iter_samples
-
     if spec.data.path is None:
         return []  # Hub data: validating never downloads it
     try:
@@ -391,7 +397,7 @@ def _path_issues(doc: YamlDocument) -> list[SpecIssue]:
     allow = data.get("allow_absolute_paths") is True
     if allow:
         file, line = doc.origin(("data", "allow_absolute_paths"))
-        if doc.root.from_hub or file.startswith(HUB_SCHEME):
+        if doc.root.from_hub or file.startswith(HF_SCHEME):
             message = (
                 "a spec from the Hub cannot read outside its own folder; set "
                 f"{ALLOW_ABSOLUTE_FIELD}: true in a local spec that includes it"
@@ -438,7 +444,7 @@ def discover_spec_paths(paths: list[str | Path]) -> list[Path | str]:
     """
     found: list[Path | str] = []
     for entry in paths:
-        if str(entry).startswith("hf://"):
+        if str(entry).startswith(HF_SCHEME):
             found.append(str(entry))
             continue
         path = Path(entry)

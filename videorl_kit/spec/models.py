@@ -2,7 +2,7 @@
 
 Every field is documented where it is defined; unknown keys are errors. The models
 check single fields and simple invariants; cross-cutting checks (verifier exists and
-fits the problem type, template compiles) live in :mod:`videorl_kit.spec.validate`.
+fits the problem type, template compiles) live in :mod:`videorl_kit.spec.loader`.
 
 Example:
     >>> spec = TaskSpec.model_validate({
@@ -19,17 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model_validator
 
-from videorl_kit.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.budget import ImageBudget, VideoBudget
+from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.reward_rules import AnswerSource, FormatRule, RewardWeights
+from videorl_kit.core.strict_model import StrictModel
+from videorl_kit.hf.refs import format_hf_uri
 from videorl_kit.spec.eval_section import EvalSection
 from videorl_kit.spec.paths import PathRoots, find_spec_root, root_folders
 
@@ -53,11 +49,7 @@ def canonical_task_type(value: Any) -> Any:
     return canonical_problem_type(value) if isinstance(value, str) else value
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FieldMap(_Strict):
+class FieldMap(StrictModel):
     """Which column of a data row holds each part of a sample (EasyVideoR1 names by default)."""
 
     question: str = Field("problem", description="Column with the question text.")
@@ -75,7 +67,7 @@ class FieldMap(_Strict):
     data_type: str = Field("data_type", description="Column with 'video', 'image' or 'text'.")
 
 
-class HubData(_Strict):
+class HubData(StrictModel):
     """A data file inside a Hub dataset repo, pinned to a revision."""
 
     repo: str = Field(..., description="Dataset repo id, 'org/name'.", pattern=r"^[\w.-]+/[\w.-]+$")
@@ -83,8 +75,18 @@ class HubData(_Strict):
     split: str = Field("train", description="Split name, used in sample ids and reports.")
     file: str = Field(..., description="Path of the JSONL/JSON/Parquet file inside the repo.")
 
+    @property
+    def uri(self) -> str:
+        """The file as an ``hf://`` URI at the pinned revision.
 
-class DataSpec(_Strict):
+        Example:
+            >>> HubData(repo="org/name", revision="v1", file="rows.jsonl").uri
+            'hf://org/name@v1/rows.jsonl'
+        """
+        return format_hf_uri(self.repo, self.revision, self.file)
+
+
+class DataSpec(StrictModel):
     """Where the rows come from and how to read them."""
 
     path: str | None = Field(
@@ -128,71 +130,14 @@ class DataSpec(_Strict):
         return self
 
 
-class VideoBudget(_Strict):
-    """Frame sampling and pixel budget for videos (qwen-vl-utils semantics).
-
-    ``patch`` is the resize factor: 28 for Qwen2/2.5-VL (14 px patches, 2x2 merge),
-    32 for Qwen3-VL (16 px patches). Frame counts are rounded to ``temporal_patch``.
-    """
-
-    fps: float = Field(2.0, gt=0, le=60, description="Frames sampled per second of video.")
-    min_frames: int = Field(4, ge=1, description="Lower bound on sampled frames.")
-    max_frames: int = Field(32, ge=1, description="Upper bound on sampled frames.")
-    min_pixels: int = Field(3136, ge=1, description="Lower bound on pixels per frame.")
-    max_pixels: int = Field(200704, ge=1, description="Upper bound on pixels per frame.")
-    total_pixels: int | None = Field(
-        None, ge=1, description="Upper bound on pixels summed over all frames (None: no bound)."
-    )
-    patch: Literal[28, 32] = Field(
-        28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL)."
-    )
-    temporal_patch: int = Field(2, ge=1, description="Frames merged into one temporal patch.")
-
-    @model_validator(mode="after")
-    def _ordered_bounds(self) -> VideoBudget:
-        # "field: message" aims the error at that field's line (see loader._issue_from_error)
-        if self.min_frames > self.max_frames:
-            raise ValueError(
-                f"min_frames: {self.min_frames} exceeds max_frames ({self.max_frames})"
-            )
-        if self.min_pixels > self.max_pixels:
-            raise ValueError(
-                f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})"
-            )
-        if self.total_pixels is not None and self.total_pixels < self.min_pixels * self.min_frames:
-            raise ValueError(
-                f"total_pixels: {self.total_pixels} cannot fit min_frames ({self.min_frames}) "
-                f"frames of min_pixels ({self.min_pixels})"
-            )
-        return self
-
-
-class ImageBudget(_Strict):
-    """Pixel budget for images (joint image-video tasks use both budgets)."""
-
-    min_pixels: int = Field(3136, ge=1, description="Lower bound on pixels.")
-    max_pixels: int = Field(1003520, ge=1, description="Upper bound on pixels.")
-    patch: Literal[28, 32] = Field(
-        28, description="Resize factor: 28 (Qwen2/2.5-VL), 32 (Qwen3-VL)."
-    )
-
-    @model_validator(mode="after")
-    def _ordered_bounds(self) -> ImageBudget:
-        if self.min_pixels > self.max_pixels:
-            raise ValueError(
-                f"min_pixels: {self.min_pixels} exceeds max_pixels ({self.max_pixels})"
-            )
-        return self
-
-
-class BudgetSpec(_Strict):
+class BudgetSpec(StrictModel):
     """Pixel and frame budgets per modality, shared by cache, training and evaluation."""
 
     video: VideoBudget = Field(default_factory=VideoBudget)
     image: ImageBudget = Field(default_factory=ImageBudget)
 
 
-class VerifierRef(_Strict):
+class VerifierRef(StrictModel):
     """A registered verifier, by name and version, with its parameters (never code)."""
 
     name: str = Field(..., description="Registered verifier name, e.g. 'numeric'.")
@@ -207,31 +152,15 @@ class VerifierRef(_Strict):
     params: dict[str, Any] = Field(default_factory=dict, description="Verifier parameters.")
 
 
-class RewardWeights(_Strict):
-    """Weights of the reward parts: overall = accuracy·w_acc + format·w_fmt."""
-
-    accuracy: float = Field(0.9, ge=0, le=1)
-    format: float = Field(0.1, ge=0, le=1)
-
-    @model_validator(mode="after")
-    def _sum_to_one(self) -> RewardWeights:
-        if abs(self.accuracy + self.format - 1.0) > 1e-9:
-            raise ValueError(
-                f"accuracy + format weights must sum to 1 (got {self.accuracy + self.format:g}) "
-                "so that overall stays in [0, 1]"
-            )
-        return self
-
-
-class RewardSpec(_Strict):
+class RewardSpec(StrictModel):
     """How the reward is assembled from accuracy and format, and what text is graded."""
 
-    format: Literal["answer_tag", "none"] = Field(
+    format: FormatRule = Field(
         "answer_tag",
         description="'answer_tag': one <answer>…</answer>, optionally after one <think>…</think>.",
     )
     weights: RewardWeights = Field(default_factory=RewardWeights)
-    answer_source: Literal["auto", "answer_tag"] = Field(
+    answer_source: AnswerSource = Field(
         "auto",
         description=(
             "What the verifier grades. 'auto': the <answer> block when there is one, else the "
@@ -243,14 +172,14 @@ class RewardSpec(_Strict):
     )
 
 
-class PromptSpec(_Strict):
+class PromptSpec(StrictModel):
     """Prompt template (sandboxed Jinja; variables: question, options, problem_type, row)."""
 
     template: str = Field(..., min_length=1, description="Jinja template of the user turn.")
     system: str | None = Field(None, description="Optional system message.")
 
 
-class TaskSpec(_Strict):
+class TaskSpec(StrictModel):
     """A task: problem type, data, budgets, verifier, reward and prompt.
 
     ``source_file`` (where the spec was read from) and ``provenance`` (Hub files and the

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.spec.paths import ALLOW_ABSOLUTE_KEY
 

@@ -37,10 +37,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from videorl_kit.errors import UserError
-from videorl_kit.hub.manifest import MANIFEST_NAME
-from videorl_kit.safe_text import quoted
-from videorl_kit.spec_files import special_file_kind
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import quoted
+from videorl_kit.core.spec_files import special_file_kind
+from videorl_kit.hf.manifest import MANIFEST_NAME
 
 #: Files that mark the root of a project or of a pulled Hub spec repo.
 ROOT_MARKERS = (MANIFEST_NAME, ".git", "pyproject.toml")

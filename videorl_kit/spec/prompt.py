@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2.exceptions import SecurityError
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.spec.template_sandbox import (
     TemplateLimitError,
     TemplateProblem,

@@ -55,7 +55,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace, pass_environment, pass_eval_context
 from jinja2.visitor import NodeTransformer
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 
 @dataclass(frozen=True)

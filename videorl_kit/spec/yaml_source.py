@@ -5,7 +5,7 @@ validation errors can point at the exact line even when the value came from an i
 base file.
 
 Everything it reads is bounded: each file is a regular file of at most
-:data:`~videorl_kit.spec_files.MAX_SPEC_BYTES`, a spec and its includes read at most
+:data:`~videorl_kit.core.spec_files.MAX_SPEC_BYTES`, a spec and its includes read at most
 :data:`MAX_TOTAL_BYTES` from at most :data:`MAX_INCLUDE_FILES` files, includes nest at most
 :data:`MAX_INCLUDE_DEPTH` deep and mappings/lists at most :data:`MAX_DEPTH` deep (the YAML is
 read from its event stream, without recursion). Tags other than plain data, aliases of
@@ -35,8 +35,16 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.errors import VideoRLKitError
-from videorl_kit.safe_text import has_lone_surrogate, one_line, quoted
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.safe_text import has_lone_surrogate, one_line, quoted
+from videorl_kit.core.spec_files import (
+    MAX_SPEC_BYTES,
+    SAFE_YAML_TAGS,
+    UnreadableSpecFile,
+    read_spec_file,
+)
+from videorl_kit.hf.refs import HF_SCHEME, format_hf_uri
+from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.spec.paths import (
     ALLOW_ABSOLUTE_KEY,
     PathRefused,
@@ -45,18 +53,10 @@ from videorl_kit.spec.paths import (
     find_spec_root,
     root_folders,
 )
-from videorl_kit.spec_files import (
-    MAX_SPEC_BYTES,
-    SAFE_YAML_TAGS,
-    UnreadableSpecFile,
-    read_spec_file,
-)
 
 FieldPath = tuple[str | int, ...]
 Origin = tuple[str, int]
 
-#: Scheme prefix for includes that come from the Hugging Face Hub.
-HUB_SCHEME = "hf://"
 #: Deepest nesting of mappings and lists in one file (real specs use 4).
 MAX_DEPTH = 64
 #: Longest chain of includes (a spec that includes a base that includes ... ).
@@ -391,8 +391,6 @@ HubResolver = Callable[[str], tuple[Path, dict[str, str]]]
 
 
 def _default_hub_resolver(uri: str) -> tuple[Path, dict[str, str]]:
-    from videorl_kit.hub import resolve_hf_uri
-
     resolved = resolve_hf_uri(uri)
     return Path(resolved.local_path), resolved.provenance()
 
@@ -433,11 +431,11 @@ def load_yaml_with_includes(
     def fetch(uri: str) -> Path:
         local, record = resolver(uri)
         hub_files.append(record)
-        pinned[uri] = f"{HUB_SCHEME}{record['repo']}@{record['revision']}/{record['path']}"
+        pinned[uri] = format_hf_uri(record["repo"], record["revision"], record["path"])
         return local
 
     def identity(file: Path, shown: str) -> str:
-        return shown if shown.startswith(HUB_SCHEME) else str(file.resolve())
+        return shown if shown.startswith(HF_SCHEME) else str(file.resolve())
 
     def load(file: Path, shown: str, stack: tuple[str, ...]) -> tuple[dict, dict]:
         key = identity(file, shown)
@@ -488,13 +486,13 @@ def load_yaml_with_includes(
         entry: str, file: Path, shown: str, line: int, quote: bool, absolute: bool
     ) -> tuple[Path, str]:
         named = f" {one_line(entry)}" if quote else ""
-        if entry.startswith(HUB_SCHEME):
+        if entry.startswith(HF_SCHEME):
             try:
                 return fetch(entry), entry
             except Exception as exc:  # network, auth, missing file: report at the include line
                 detail = one_line(str(exc)) if quote else type(exc).__name__
                 raise _fail(shown, line, "include", f"cannot fetch{named}: {detail}") from None
-        if shown.startswith(HUB_SCHEME):
+        if shown.startswith(HF_SCHEME):
             # a relative include inside a Hub file stays within the same repo and commit
             uri = f"{pinned[shown].rsplit('/', 1)[0]}/{entry}"
             return _locate(uri, file, shown, line, quote, absolute)
@@ -519,7 +517,7 @@ def load_yaml_with_includes(
             )
         return child, _display(child)
 
-    if str(path).startswith(HUB_SCHEME):
+    if str(path).startswith(HF_SCHEME):
         root_shown = str(path)
         try:
             root_file = fetch(root_shown)
@@ -538,6 +536,6 @@ def load_yaml_with_includes(
 
 
 def _short(name: str) -> str:
-    if name.startswith(HUB_SCHEME):
+    if name.startswith(HF_SCHEME):
         return name
     return _display(Path(name))

@@ -2,7 +2,7 @@
 
 One frozen dataclass holds every option of ``build_cache`` (the ``build-cache`` flags), each
 documented below, checked when the config is made: every problem is reported at once, in
-one :class:`~videorl_kit.errors.UserError` line that names the flag. Importing this module
+one :class:`~videorl_kit.core.errors.UserError` line that names the flag. Importing this module
 is cheap (no Lance, no decoders), so the command line builds its config before any work.
 
 Example:
@@ -12,7 +12,7 @@ Example:
     >>> BuildConfig(workers=0, engine="spark")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    videorl_kit.errors.UserError: --workers must be >= 1, not 0; --engine must be 'local' or ...
+    videorl_kit.core.errors.UserError: --workers must be >= 1, not 0; --engine must be ...
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.media.decoders import DEFAULT_DECODER, decoder_names
 from videorl_kit.store.defaults import (
     DEFAULT_BATCH_BYTES,
@@ -129,7 +129,7 @@ class BuildConfig:
             >>> BuildConfig.with_options(None, {"worker": 3})  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            videorl_kit.errors.UserError: unknown build option(s) 'worker'; the options are ...
+            videorl_kit.core.errors.UserError: unknown build option(s) 'worker'; the options are ...
         """
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)

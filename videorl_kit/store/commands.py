@@ -18,7 +18,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
+from videorl_kit.spec.loader import discover_spec_paths
 from videorl_kit.store.build_config import BuildConfig
 from videorl_kit.store.defaults import (
     DEFAULT_BATCH_ITEMS,
@@ -142,7 +143,6 @@ def build_cache_command(
 
       videorl-kit build-cache task_specs/*.yaml --store cache/ --repair
     """
-    from videorl_kit.spec.loader import discover_spec_paths
     from videorl_kit.store.builder import build_cache
     from videorl_kit.store.identify import decoder_identity
 

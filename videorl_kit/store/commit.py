@@ -7,8 +7,11 @@ it:
   committed when the buffer holds ``batch_items`` items, ``batch_bytes`` bytes of frames, or
   has waited ``batch_seconds``. Each commit is one Lance transaction per table: frames go in
   with ``merge_insert("cache_key").when_not_matched_insert_all()`` (insert if absent, so
-  re-running a batch adds nothing), failures with an upsert on ``failure_id`` (so
-  ``attempts`` grows on a retry).
+  re-running a batch adds nothing; ``cache repair`` builds with ``replace_frames=True`` and
+  overwrites the damaged row of a key), failures with an upsert on ``failure_id`` (so
+  ``attempts`` grows on a retry). Frames rows and failures named for removal
+  (:meth:`BatchCommitter.remove_frames`, :meth:`BatchCommitter.resolve_failure`) are deleted
+  in the same commit.
 * **Fragments** written elsewhere (the Ray engine's workers write the frames data files) are
   committed with :meth:`BatchCommitter.commit_fragments`: one ``Append`` transaction, after
   which the duplicate keys it may have added (another builder committed the same key
@@ -130,13 +133,16 @@ class BatchCommitter:
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         batch_seconds: float = DEFAULT_BATCH_SECONDS,
         on_commit: Callable[[CommitEvent], None] | None = None,
+        replace_frames: bool = False,
     ):
         self.tables = tables
         self.batch_items = max(1, batch_items)
         self.batch_bytes = batch_bytes
         self.batch_seconds = batch_seconds
         self.on_commit = on_commit
+        self.replace_frames = replace_frames
         self._frames: dict[str, dict[str, Any]] = {}
+        self._removed_frames: set[str] = set()
         self._failures: dict[str, dict[str, Any]] = {}
         self._resolved: set[str] = set()
         self._bytes = 0
@@ -163,6 +169,11 @@ class BatchCommitter:
         self._resolved.add(failure_id)
         self._failures.pop(failure_id, None)
 
+    def remove_frames(self, cache_key: str) -> None:
+        """Delete the frames row of ``cache_key`` with the next commit (repair removes it)."""
+        self._removed_frames.add(cache_key)
+        self._frames.pop(cache_key, None)
+
     @property
     def buffered(self) -> int:
         """Items waiting for the next commit."""
@@ -184,12 +195,20 @@ class BatchCommitter:
         """Commit everything buffered (no new table version when nothing is buffered)."""
         now = datetime.now(UTC)
         frames_rows = failure_rows = 0
+        if self._removed_frames:
+            self.tables.table(FRAMES_TABLE).delete(
+                sql_in("cache_key", sorted(self._removed_frames))
+            )
         if self._frames:
             rows = [{**row, "created_at": now} for row in self._frames.values()]
             table = pa.Table.from_pylist(rows, schema=FRAMES_SCHEMA)
-            dataset = self.tables.table(FRAMES_TABLE)
-            result = dataset.merge_insert("cache_key").when_not_matched_insert_all().execute(table)
-            frames_rows = int(result.get("num_inserted_rows", 0))
+            merge = self.tables.table(FRAMES_TABLE).merge_insert("cache_key")
+            if self.replace_frames:
+                merge = merge.when_matched_update_all()
+            result = merge.when_not_matched_insert_all().execute(table)
+            frames_rows = int(
+                result.get("num_inserted_rows", 0) + result.get("num_updated_rows", 0)
+            )
             self.bytes_committed += self._bytes
         if self._failures:
             table = pa.Table.from_pylist(list(self._failures.values()), schema=FAILURES_SCHEMA)
@@ -203,8 +222,9 @@ class BatchCommitter:
             failure_rows = len(self._failures)
         if self._resolved:
             self.tables.table(FAILURES_TABLE).delete(sql_in("failure_id", sorted(self._resolved)))
-        committed = bool(self._frames or self._failures or self._resolved)
+        committed = bool(self._frames or self._failures or self._resolved or self._removed_frames)
         self._frames.clear()
+        self._removed_frames.clear()
         self._failures.clear()
         self._resolved.clear()
         self._bytes = 0

@@ -84,7 +84,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from videorl_kit.errors import UserError, VideoRLKitError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.store.commit import BatchCommitter
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
 from videorl_kit.store.engine import EngineReport

@@ -1,4 +1,4 @@
-"""Errors raised by the frame store; all are :class:`~videorl_kit.errors.UserError` subclasses.
+"""Errors raised by the frame store; all are :class:`~videorl_kit.core.errors.UserError` subclasses.
 
 Example:
     >>> err = StoreMismatchError("store /s was built with cache schema 0")
@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from videorl_kit.errors import UserError, VideoRLKitError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 
 
 class StoreError(UserError):

@@ -51,7 +51,7 @@ import cramjam
 import numpy as np
 import xxhash
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 CODEC_NONE: Final[str] = "none"
 """The cell is the frames' raw C-order bytes."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.media.decode import IMAGE_DECODER, decoder_version
 from videorl_kit.media.decoders import DEFAULT_DECODER
 from videorl_kit.media.errors import DecoderUnavailableError, MissingFileError
@@ -112,7 +112,7 @@ def decoder_identity(modality: str, video_decoder: str = DEFAULT_DECODER) -> tup
         >>> decoder_identity("video", "ffmpeg-cli")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        videorl_kit.errors.UserError: decoder 'ffmpeg-cli' is unknown; choose one of pyav, ...
+        videorl_kit.core.errors.UserError: decoder 'ffmpeg-cli' is unknown; choose one of pyav, ...
     """
     name = video_decoder if modality == "video" else IMAGE_DECODER
     try:

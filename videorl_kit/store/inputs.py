@@ -13,7 +13,7 @@
    unknown or missing problem type, a type other than the spec's, a ``data_type`` that
    contradicts the row's media) or a second row with an already used sample id (rule
    ``duplicate_id``). It has no trustworthy media, so it is one input that always ends
-   ``skipped`` with its row rule (:data:`videorl_kit.skip_rules.ROW_RULES`).
+   ``skipped`` with its row rule (:data:`videorl_kit.core.skip_rules.ROW_RULES`).
 
 Well-formed rows without media (text-only) are not inputs: there is nothing to cache.
 They still get a ``samples`` row. Two paths with identical content under one budget are
@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from videorl_kit.errors import UserError
-from videorl_kit.skip_rules import RULE_DUPLICATE_ID
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.skip_rules import RULE_DUPLICATE_ID
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash

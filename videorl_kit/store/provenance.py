@@ -34,6 +34,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.store.schema import canonical_json, sha256_text
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def pin_hub_data(spec: TaskSpec) -> tuple[TaskSpec, dict[str, str] | None]:
     Returns the spec to read rows with (``data.hub.revision`` replaced by the commit sha)
     and the data record (``uri``, ``repo``, ``revision``, ``path``, ``sha256``); a spec
     with local data comes back unchanged with ``None``. Hub errors (repo, revision or file
-    not found, Hub unreachable) are :class:`~videorl_kit.errors.UserError` subclasses.
+    not found, Hub unreachable) are :class:`~videorl_kit.core.errors.UserError` subclasses.
 
     Example:
         >>> pinned, record = pin_hub_data(spec)  # doctest: +SKIP
@@ -123,9 +124,7 @@ def pin_hub_data(spec: TaskSpec) -> tuple[TaskSpec, dict[str, str] | None]:
     hub = spec.data.hub
     if hub is None:
         return spec, None
-    from videorl_kit.hub import resolve_hf_uri
-
-    resolved = resolve_hf_uri(f"hf://{hub.repo}@{hub.revision}/{hub.file}")
+    resolved = resolve_hf_uri(hub.uri)
     pinned_hub = hub.model_copy(update={"revision": resolved.revision})
     pinned = spec.model_copy(update={"data": spec.data.model_copy(update={"hub": pinned_hub})})
     return pinned, resolved.provenance()

@@ -26,36 +26,29 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import lance
-import pyarrow as pa
 
 from videorl_kit.media.hashing import file_content_hash
-from videorl_kit.store.commit import sql_in
+from videorl_kit.store.commit import BatchCommitter
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
 from videorl_kit.store.engine_local import run_local
 from videorl_kit.store.errors import StoreIntegrityError
-from videorl_kit.store.identify import decoder_identity
+from videorl_kit.store.identify import FileIdentity, decoder_identity, failure_row
+from videorl_kit.store.inputs import MediaItem
 from videorl_kit.store.integrity import accept_versions, damaged_files, rolled_back_tables
 from videorl_kit.store.reader import FrameStore
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import (
-    CACHE_SCHEMA_VERSION,
-    FAILURES_SCHEMA,
     FAILURES_TABLE,
-    FRAMES_SCHEMA,
-    FRAMES_TABLE,
     SAMPLES_TABLE,
     TABLE_NAMES,
     cache_key,
-    canonical_json,
-    failure_id,
 )
 from videorl_kit.store.tables import StoreTables
-from videorl_kit.store.worker import DecodeTask, decode_task
+from videorl_kit.store.worker import DecodeTask, ErrorInfo, decode_task
 
 UNRECOVERABLE = "UnrecoverableRowError"
 """``error_class`` of the failure rows repair writes for rows it had to remove."""
@@ -214,20 +207,15 @@ def _decode_task(item: _Damaged, budgets: dict[str, dict[str, Any]]) -> DecodeTa
 
 
 def _failure_row(item: _Damaged, reason: str, budgets: dict[str, Any]) -> dict[str, Any]:
-    now = datetime.now(UTC)
+    """The ``failures`` row recording that repair removed ``item``'s frames row."""
     budget = budgets.get(item.budget_hash)
-    return {
-        "failure_id": failure_id(item.source_uri, item.cache_key),
-        "source_uri": item.source_uri, "cache_key": item.cache_key,
-        "source_content_hash": item.content_hash or "", "source_size": -1,
-        "source_mtime_ns": -1, "modality": item.modality, "budget_hash": item.budget_hash,
-        "budget_json": canonical_json(budget["budget"]) if budget else "",
-        "error_class": UNRECOVERABLE,
-        "message": f"removed by cache repair: {reason}", "traceback": "",
-        "decoder": item.decoder, "decoder_version": item.decoder_version, "attempts": 1,
-        "first_failed_at": now, "last_failed_at": now,
-        "cache_schema_version": CACHE_SCHEMA_VERSION,
-    }  # fmt: skip
+    media = MediaItem(item.source_uri, item.modality, budget["budget"] if budget else {},
+                      item.budget_hash)  # fmt: skip
+    return failure_row(
+        media, item.cache_key, FileIdentity(item.content_hash, -1, -1),
+        ErrorInfo(UNRECOVERABLE, f"removed by cache repair: {reason}", ""),
+        (item.decoder, item.decoder_version), None,
+    )  # fmt: skip
 
 
 def repair_store(
@@ -261,40 +249,25 @@ def repair_store(
         else:
             tasks.append(task)
     by_key = {item.cache_key: item for item in todo}
-    rows = []
     results = run_local(tasks, workers=workers, decode_fn=decode_task,
                         mp_context=DEFAULT_MP_CONTEXT, item_timeout_s=item_timeout_s)  # fmt: skip
+    committer = BatchCommitter(tables, replace_frames=True)
     for result in results:
-        item = by_key[result.task.cache_key]
         if result.status == "ok" and result.row is not None:
-            rows.append({**result.row, "created_at": datetime.now(UTC)})
+            committer.add_frames(result.row)
+            report.redecoded.append(result.task.cache_key)
         else:
             why = result.error.message if result.error else result.skip_detail
-            unrecoverable.append((item, f"decoding it again failed: {why}"))
-    frames = tables.table(FRAMES_TABLE)
-    gone = [item.cache_key for item, _ in unrecoverable]
-    if gone:
-        frames.delete(sql_in("cache_key", gone))
-        failures = [_failure_row(item, reason, budgets) for item, reason in unrecoverable]
-        (
-            tables.table(FAILURES_TABLE)
-            .merge_insert("failure_id")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(pa.Table.from_pylist(failures, schema=FAILURES_SCHEMA))
-        )
-        report.removed = [
+            unrecoverable.append(
+                (by_key[result.task.cache_key], f"decoding it again failed: {why}")
+            )
+    for item, reason in unrecoverable:
+        committer.remove_frames(item.cache_key)
+        committer.add_failure(_failure_row(item, reason, budgets))
+        report.removed.append(
             {"cache_key": item.cache_key, "source_uri": item.source_uri, "reason": reason}
-            for item, reason in unrecoverable
-        ]
-    if rows:
-        (
-            tables.table(FRAMES_TABLE)
-            .merge_insert("cache_key")
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(pa.Table.from_pylist(rows, schema=FRAMES_SCHEMA))
         )
-        report.redecoded = [row["cache_key"] for row in rows]
-    tables.record_versions()
+    committer.flush()
+    if not committer.n_commits:
+        tables.record_versions()
     return report

@@ -40,8 +40,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from videorl_kit.errors import UserError
-from videorl_kit.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
 from videorl_kit.spec.prompt import render_prompt
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef

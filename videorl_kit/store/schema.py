@@ -41,6 +41,8 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from videorl_kit.media.decoded import SAMPLER_VERSION
+
 CACHE_SCHEMA_VERSION: Final[int] = 4
 """Version of the table layout and key recipe; bump on any change of meaning.
 
@@ -54,9 +56,6 @@ stored cell, checked on every read) and ``decode_warnings`` (what the decoder no
 frames the container holds but that do not decode). A store of another version is refused
 with a rebuild hint.
 """
-
-SAMPLER_VERSION: Final[str] = "qwen-vl-utils-0.0.14/1"
-"""Version of the frame-sampling and resize arithmetic (media.geometry follows qwen-vl-utils)."""
 
 FRAMES_TABLE: Final[str] = "frames"
 FAILURES_TABLE: Final[str] = "failures"

@@ -48,6 +48,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from videorl_kit.media.chat import video_messages
 from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.store.collate import collate_samples
 from videorl_kit.store.commit import sql_in
@@ -248,17 +249,6 @@ class CachedSampleDataset:
                     )
         return videos, images
 
-    def messages(self, row: dict[str, Any], n_videos: int, n_images: int) -> list[dict[str, Any]]:
-        """Chat messages of one sample: optional system turn, then media items and the prompt."""
-        content: list[dict[str, Any]] = [{"type": "video"} for _ in range(n_videos)]
-        content += [{"type": "image"} for _ in range(n_images)]
-        content.append({"type": "text", "text": row["prompt"] or ""})
-        messages: list[dict[str, Any]] = []
-        if row["system_prompt"]:
-            messages.append({"role": "system", "content": row["system_prompt"]})
-        messages.append({"role": "user", "content": content})
-        return messages
-
     def __getitem__(self, index: int) -> dict[str, Any]:
         row = self.rows[index]
         videos, images = self._media(row)
@@ -269,7 +259,9 @@ class CachedSampleDataset:
             "prompt": row["prompt"],
             "answer": row["answer"],
             "options": row["options"],
-            "messages": self.messages(row, len(videos), len(images)),
+            "messages": video_messages(
+                row["prompt"], row["system_prompt"], len(videos), len(images)
+            ),
             "videos": [v.frames for v in videos],
             "video_metadata": [v.video_metadata() for v in videos],
             "images": [i.frames[0] for i in images],

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of

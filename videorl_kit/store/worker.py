@@ -29,15 +29,16 @@ from typing import Any, Literal
 import numpy as np
 import PIL.Image
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.skip_rules import RULE_DATA_TYPE_MISMATCH, RULE_OVER_TOKEN_BUDGET
 from videorl_kit.media import geometry
 from videorl_kit.media.container import open_video
 from videorl_kit.media.decode import decode_image, decode_video
+from videorl_kit.media.decoded import SAMPLER_VERSION
 from videorl_kit.media.decoders import DEFAULT_DECODER, get_decoder
 from videorl_kit.media.errors import MediaError
-from videorl_kit.skip_rules import RULE_DATA_TYPE_MISMATCH, RULE_OVER_TOKEN_BUDGET
 from videorl_kit.store.frame_codec import encode_frames
-from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, SAMPLER_VERSION, canonical_json
+from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, canonical_json
 
 Status = Literal["ok", "failed", "skipped"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.problem_types import ProblemType
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
-from videorl_kit.problem_types import ProblemType
+from videorl_kit.core.errors import UserError
+from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.synth.catalog import CATALOG, TASK_NAMES
 from videorl_kit.synth.encode import ENCODER_SETTINGS, write_mp4, write_png
 from videorl_kit.synth.item import SynthItem
@@ -305,7 +305,7 @@ def generate_suite(
     ``out_dir/manifest.json`` but this run did not write are removed; nothing else in
     ``out_dir`` is touched, and the new manifest describes this run only. ``on_task_done`` is called
     with each task's summary as soon as its files are written (for progress display). Raises
-    :class:`~videorl_kit.errors.UserError` for a bad count, an unknown task or an
+    :class:`~videorl_kit.core.errors.UserError` for a bad count, an unknown task or an
     ``out_dir`` that is not a writable directory.
 
     Example:

@@ -5,18 +5,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.train.metrics import TaskSummary
-from videorl_kit.train.run import RunReport, TrainBackend
+from videorl_kit.train.plot import plot_run
 from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model, check_family
 
-BackendFactory = Callable[[], TrainBackend]
+if TYPE_CHECKING:  # the run and the plan load Lance: imported when `train` runs
+    from videorl_kit.train.run import RunReport, TrainBackend
+
+BackendFactory = Callable[[], "TrainBackend"]
 
 
 def tiny_model(
@@ -147,7 +150,6 @@ def plot(
 
       videorl-kit plot runs/tiny-grpo
     """
-    from videorl_kit.train.plot import plot_run
 
     for path in plot_run(run_dir):
         typer.echo(str(path))

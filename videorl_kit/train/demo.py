@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from videorl_kit.store import build_cache
+from videorl_kit.synth import write_demo_task
+
 DEMO_RECIPE = """\
 # GRPO on the demo task (videorl_kit.synth.write_demo_task) with a tiny random Qwen2.5-VL.
 id: demo-grpo
@@ -33,8 +36,6 @@ def write_demo_recipe(folder: str | Path, *, build: bool = True) -> Path:
 
     Returns the recipe's path. The store is ``folder/store``, the run folder ``folder/runs/demo``.
     """
-    from videorl_kit.store import build_cache
-    from videorl_kit.synth import write_demo_task
 
     folder = Path(folder)
     spec = write_demo_task(folder)

@@ -3,7 +3,7 @@
 A :class:`TrainPlan` is a loaded recipe with the command line's overrides applied, its model
 located, its store opened (every task has ready samples cached under the budgets its spec
 declares) and its output folder checked (fresh, or a run of the same recipe to resume). Bad
-input raises :class:`~videorl_kit.errors.UserError` with one line per problem, and nothing
+input raises :class:`~videorl_kit.core.errors.UserError` with one line per problem, and nothing
 has been written when it does.
 
 Example:
@@ -24,8 +24,10 @@ from typing import Any
 
 import yaml
 
-from videorl_kit.errors import UserError
-from videorl_kit.spec.yaml_source import HUB_SCHEME
+from videorl_kit.core.errors import UserError
+from videorl_kit.hf.refs import HF_SCHEME
+from videorl_kit.store import CachedSampleDataset
+from videorl_kit.store.errors import rebuild_hint
 from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
@@ -57,7 +59,7 @@ class ModelSource:
         if self.kind == "tiny":
             return f"{TINY_PREFIX}{self.name}"
         if self.kind == "hub":
-            return f"{HUB_SCHEME}{self.name}" + (f"@{self.revision}" if self.revision else "")
+            return f"{HF_SCHEME}{self.name}" + (f"@{self.revision}" if self.revision else "")
         return self.name
 
 
@@ -103,8 +105,8 @@ def parse_model(value: str, base: Path) -> ModelSource:
     """
     if value.startswith(TINY_PREFIX):
         return ModelSource("tiny", value[len(TINY_PREFIX) :])
-    if value.startswith(HUB_SCHEME):
-        repo, _, revision = value[len(HUB_SCHEME) :].partition("@")
+    if value.startswith(HF_SCHEME):
+        repo, _, revision = value[len(HF_SCHEME) :].partition("@")
         return ModelSource("hub", repo, revision or None)
     path = Path(value).expanduser()
     return ModelSource("local", str(path if path.is_absolute() else base / path))
@@ -163,8 +165,6 @@ def _check_model(loaded: LoadedRecipe, model: ModelSource) -> None:
 
 def _check_store(loaded: LoadedRecipe, store: Path) -> dict[str, int]:
     """Ready samples per task, each checked against its spec's budgets and the cached frames."""
-    from videorl_kit.store import CachedSampleDataset
-    from videorl_kit.store.errors import rebuild_hint
 
     counts = {}
     for entry in loaded.tasks:
@@ -247,7 +247,7 @@ def plan_training(
         >>> plan_training("recipes/tiny-grpo.yaml", model="no/such/model")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        videorl_kit.errors.UserError: model .../no/such/model: does not exist (recipe recipes/...)
+        videorl_kit.core.errors.UserError: model .../no/such/model: does not exist (recipe ...)
     """
     loaded = load_recipe(recipe, backend=backend)
     if max_steps is not None:

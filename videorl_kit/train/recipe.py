@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from videorl_kit.core.strict_model import StrictModel
+from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.spec.loader import SpecError, is_base_file, load_spec, model_issues
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.spec.yaml_source import (
-    HUB_SCHEME,
     SpecIssue,
     SpecLoadError,
     YamlDocument,
@@ -60,11 +61,7 @@ RECIPE_KEYS = ("tasks", "algorithm")
 """Top-level keys only a recipe has (with ``kind: recipe``): how ``validate`` tells them apart."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TaskRef(_Strict):
+class TaskRef(StrictModel):
     """A task spec (a file, a glob or an ``hf://`` URI) and its mixing weight.
 
     A bare string in ``tasks:`` means ``{spec: <string>, weight: 1}``. A glob gives every
@@ -76,14 +73,14 @@ class TaskRef(_Strict):
     weight: float = Field(1.0, gt=0, description="Mixing weight of the task's prompts.")
 
 
-class AlgorithmSpec(_Strict):
+class AlgorithmSpec(StrictModel):
     """The algorithm by name (see ``docs/algorithms.md``) and its parameters."""
 
     name: str = Field("grpo", description="grpo, dapo, gspo, dr_grpo, rloo, reinforce_pp, ...")
     params: AlgorithmParams = Field(default_factory=AlgorithmParams)
 
 
-class RolloutSpec(_Strict):
+class RolloutSpec(StrictModel):
     """How completions are sampled."""
 
     group_size: int = Field(8, ge=2, description="Completions per prompt (the GRPO group).")
@@ -92,7 +89,7 @@ class RolloutSpec(_Strict):
     top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling threshold.")
 
 
-class OptimSpec(_Strict):
+class OptimSpec(StrictModel):
     """Optimiser, schedule and batch sizes (global counts, whatever the number of devices)."""
 
     lr: float = Field(1e-6, gt=0, description="AdamW learning rate.")
@@ -109,7 +106,7 @@ class OptimSpec(_Strict):
     steps: int = Field(..., ge=1, description="Optimiser steps to train.")
 
 
-class LoggingSpec(_Strict):
+class LoggingSpec(StrictModel):
     """Where metrics go; ``metrics.jsonl`` in the output folder is always written."""
 
     every_steps: int = Field(1, ge=1, description="Log every N optimiser steps.")
@@ -118,7 +115,7 @@ class LoggingSpec(_Strict):
     wandb_project: str | None = Field(None, description="W&B project (default: the recipe id).")
 
 
-class TrlSection(_Strict):
+class TrlSection(StrictModel):
     """Settings only the TRL backend reads."""
 
     use_vllm: bool = Field(False, description="Generate with vLLM (GPU only).")
@@ -134,7 +131,7 @@ class TrlSection(_Strict):
     )
 
 
-class OpenRLHFSection(_Strict):
+class OpenRLHFSection(StrictModel):
     """Settings only the OpenRLHF backend reads: cluster sizing for Ray, vLLM and DeepSpeed."""
 
     nodes: int = Field(1, ge=1, description="Ray nodes.")
@@ -158,7 +155,7 @@ class OpenRLHFSection(_Strict):
     )
 
 
-class Recipe(_Strict):
+class Recipe(StrictModel):
     """A training recipe; ``docs/training.md`` describes every field."""
 
     kind: Literal["recipe"] = Field("recipe", description="Marks the file as a recipe.")
@@ -290,7 +287,7 @@ def _at(doc: YamlDocument, path: tuple[Any, ...], message: str) -> SpecIssue:
 
 def _expand(entry: str, folder: Path) -> list[str]:
     """The spec files an entry of ``tasks`` names (a glob may name none)."""
-    if entry.startswith(HUB_SCHEME):
+    if entry.startswith(HF_SCHEME):
         return [entry]
     pattern = entry if Path(entry).is_absolute() else str(folder / entry)
     if not glob.has_magic(pattern):
@@ -310,7 +307,7 @@ def _task_issues(
         if not files:
             issues.append(_at(doc, where, f"no spec file matches {ref.spec!r}"))
         for file in files:
-            if not file.startswith(HUB_SCHEME) and not Path(file).is_file():
+            if not file.startswith(HF_SCHEME) and not Path(file).is_file():
                 issues.append(
                     _at(doc, where, f"spec file not found: {ref.spec} (looked for {file})")
                 )

@@ -4,7 +4,7 @@ A backend (``videorl_kit.adapters.trl``, ``videorl_kit.adapters.openrlhf``) impl
 :class:`TrainBackend`. :func:`run_training` calls it in a fixed order:
 
 1. ``check(plan)``: backend-specific bad input (a package missing, an option it does not
-   know), raised as :class:`~videorl_kit.errors.UserError` before anything is written;
+   know), raised as :class:`~videorl_kit.core.errors.UserError` before anything is written;
 2. :func:`write_run_files`: the run folder's record (resolved recipe, every spec with its
    provenance, the kit and library versions) and, for ``tiny:`` models, the tiny model;
 3. ``prepare(plan)``: the backend writes what it launches from (TRL: its config; OpenRLHF:
@@ -42,6 +42,7 @@ import yaml
 from videorl_kit import __version__
 from videorl_kit.train.metrics import METRICS_FILE, TaskSummary, read_metrics, task_summaries
 from videorl_kit.train.plan import BASE_MODEL_DIR, RESOLVED_RECIPE, TrainPlan
+from videorl_kit.train.tiny_model import build_tiny_model
 
 SPECS_FILE = "specs.json"
 VERSIONS_FILE = "versions.json"
@@ -131,7 +132,6 @@ def write_run_files(plan: TrainPlan) -> None:
     ``specs.json`` (each spec resolved, its file, hash, Hub provenance, weight and ready
     samples), ``versions.json`` (kit, Python, platform, library versions, git commit).
     """
-    from videorl_kit.train.tiny_model import build_tiny_model
 
     out = plan.output_dir
     out.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 FAMILIES = ("qwen2.5-vl", "qwen3-vl")
 """Model families :func:`build_tiny_model` can write."""

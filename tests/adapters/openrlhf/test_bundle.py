@@ -286,7 +286,7 @@ def test_the_bundle_runs_as_a_ray_job(ray_cluster, native_bundle, capsys):
     from ray.job_submission import JobStatus, JobSubmissionClient
 
     from videorl_kit.adapters.openrlhf.launch import submit
-    from videorl_kit.errors import UserError
+    from videorl_kit.core.errors import UserError
 
     env = json.loads((native_bundle / "runtime_env.json").read_text(encoding="utf-8"))
     client = JobSubmissionClient(ray_cluster)
@@ -323,7 +323,7 @@ def _wait(client, job: str, timeout_s: float = 600):
 
 
 def test_a_pinned_hub_revision_is_refused_before_anything_is_written(workspace, tmp_path):
-    from videorl_kit.errors import UserError
+    from videorl_kit.core.errors import UserError
 
     result = runner.invoke(
         app, ["train", str(workspace / "recipes" / "tiny-grpo.yaml"), "--backend", "openrlhf",

@@ -22,8 +22,7 @@ from videorl_kit.adapters.openrlhf.chat import chat_markers
 from videorl_kit.adapters.openrlhf.labels import encode_label
 from videorl_kit.adapters.openrlhf.media import write_png_frames
 from videorl_kit.adapters.openrlhf.reward import ERROR_REASONS, BundleReward, write_tasks_file
-from videorl_kit.rewards.base import NoParams
-from videorl_kit.rewards.registry import register_verifier
+from videorl_kit.core.verifiers import NoParams, register_verifier
 from videorl_kit.spec.loader import load_spec
 from videorl_kit.spec.models import TaskSpec
 
@@ -193,7 +192,7 @@ def test_a_call_with_other_than_one_sample_is_a_logged_zero(bundle):
 
 
 def test_reward_file_loads_only_its_own_format(tmp_path):
-    from videorl_kit.errors import UserError
+    from videorl_kit.core.errors import UserError
 
     path = tmp_path / "tasks.resolved.json"
     path.write_text('{"format": "something-else"}', encoding="utf-8")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.environment import model_fingerprint
 from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.eval.results import ModelInfo
@@ -54,7 +54,7 @@ def check_vlm_folder(path: Path, option: str = "--model") -> Any:
         >>> check_vlm_folder(Path("/nonexistent"))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        videorl_kit.errors.UserError: --model /nonexistent: no such folder ...
+        videorl_kit.core.errors.UserError: --model /nonexistent: no such folder ...
     """
     if not path.is_dir():
         raise UserError(

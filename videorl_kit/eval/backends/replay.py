@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import Backend
 from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.eval.results import ModelInfo

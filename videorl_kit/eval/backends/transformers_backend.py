@@ -4,9 +4,11 @@ The model is an ``AutoModelForImageTextToText`` with its ``AutoProcessor``, load
 local folder. Cached frames go to the processor as videos together with their
 ``VideoMetadata`` (source fps, selected frame indices) and with ``do_sample_frames=False``
 and ``do_resize=False``: the cache already sampled and resized them, under the spec's
-budget. A processor without a video processor gets every frame as an image instead. Prompts
-are left-padded and generated together; sampling parameters come from the spec
-(temperature 0 is greedy), and sampled decoding is seeded per batch.
+budget (:func:`~videorl_kit.media.processor_inputs.processor_outputs`, as for training). A
+processor without a video processor gets every frame as an image after its timestamp, as in
+training (:mod:`videorl_kit.media.chat`). Prompts are left-padded and generated together;
+sampling parameters come from the spec (temperature 0 is greedy), and sampled decoding is
+seeded per batch.
 
 Cheap checks happen when the backend is created (the folder exists, its config is a
 vision-language model, its fingerprint); the weights load on the first batch, after the
@@ -24,9 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import LocalModelBackend
 from videorl_kit.eval.requests import GenerationRequest
+from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.spec.eval_section import GenerationParams
 
 
@@ -99,35 +102,19 @@ class TransformersBackend(LocalModelBackend):
 
     def model_inputs(self, requests: Sequence[GenerationRequest]) -> Any:
         """The processor's batch for ``requests`` (left-padded, media as cached)."""
-        from transformers.video_utils import VideoMetadata
-
         processor = self.processor
         as_video = self.video_capable
-        texts = [
-            processor.apply_chat_template(
-                r.messages(frames_as_images=not as_video),
-                add_generation_prompt=True,
-                tokenize=False,
+        texts, videos, metadata, pictures = [], [], [], []
+        for request in requests:
+            messages, shown = request.chat(frames_as_images=not as_video)
+            texts.append(
+                processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
             )
-            for r in requests
-        ]
-        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
-        videos = [video for r in requests for video in r.videos]
-        images = []
-        if videos and as_video:
-            kwargs["videos"] = [v.frames.copy() for v in videos]
-            kwargs["video_metadata"] = [VideoMetadata(**v.metadata) for v in videos]
-            kwargs["do_sample_frames"] = False
-            if hasattr(processor.video_processor, "cap_pixels_per_frame"):
-                kwargs["cap_pixels_per_frame"] = True  # moot (do_resize=False); silences a warning
-        for r in requests:
-            if not as_video:
-                images += [frame.copy() for video in r.videos for frame in video.frames]
-            images += [image.copy() for image in r.images]
-        if images:
-            kwargs["images"] = images
-        kwargs["do_resize"] = False
-        return processor(**kwargs)
+            pictures += shown
+            if as_video:
+                videos += [video.frames for video in request.videos]
+                metadata += [video.metadata for video in request.videos]
+        return processor_outputs(processor, texts, videos, metadata, pictures)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Generate all requests in one batch; decode only the new tokens."""

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import LocalModelBackend
 from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.spec.eval_section import GenerationParams
@@ -65,9 +65,8 @@ def sampling_kwargs(params: GenerationParams, seed: int) -> dict[str, Any]:
 
 def chat_prompt(processor: Any, request: GenerationRequest) -> str:
     """The request's chat-templated prompt text (one placeholder per video and image)."""
-    return processor.apply_chat_template(
-        request.messages(), add_generation_prompt=True, tokenize=False
-    )
+    messages, _ = request.chat()
+    return processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
 
 def engine_inputs(prompt: str, request: GenerationRequest) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def engine_inputs(prompt: str, request: GenerationRequest) -> dict[str, Any]:
         >>> import numpy as np
         >>> from videorl_kit.eval.requests import VideoInput
         >>> video = VideoInput(np.zeros((2, 28, 28, 3), np.uint8),
-        ...     {"fps": 30.0, "total_num_frames": 60, "frames_indices": [0, 30]}, "k")
+        ...     {"fps": 30.0, "total_num_frames": 60, "frames_indices": [0, 30]}, "k", (0.0, 1.0))
         >>> request = GenerationRequest("t", "s", "?", None, "boolean", None,
         ...     GenerationParams(), 0, videos=(video,))
         >>> inputs = engine_inputs("<prompt>", request)

@@ -8,7 +8,7 @@ A decoder is a module of this package whose name is the decoder's name (``pyav.p
   raises :class:`~videorl_kit.media.errors.DecoderUnavailableError` when the library is
   missing or cannot load.
 * ``decode(path, params, options) -> DecodedVideo``: sample and resize the frames of
-  ``path`` under ``params`` (a :class:`~videorl_kit.media.budget.VideoBudgetParams`), with
+  ``path`` under ``params`` (a :class:`~videorl_kit.core.budget.VideoBudget`), with
   the :class:`DecodeOptions` that apply to it; bad input raises a
   :class:`~videorl_kit.media.errors.MediaError` subclass naming the file.
 
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, cast
 from videorl_kit.media.errors import DecoderUnavailableError
 
 if TYPE_CHECKING:
-    from videorl_kit.media.budget import VideoBudgetParams
+    from videorl_kit.core.budget import VideoBudget
     from videorl_kit.media.decoded import DecodedVideo
 
 __all__ = [
@@ -85,7 +85,7 @@ class VideoDecoder(Protocol):
         """The version string recorded with its frames (part of the cache key)."""
         ...
 
-    def decode(self, path: Path, params: VideoBudgetParams, options: DecodeOptions) -> DecodedVideo:
+    def decode(self, path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVideo:
         """Sample and resize ``path``'s frames under ``params``."""
         ...
 

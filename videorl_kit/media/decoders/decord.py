@@ -17,7 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.media.budget import VideoBudgetParams, sample_count
+from videorl_kit.core.budget import VideoBudget
+from videorl_kit.media.budget import sample_count
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions, unavailable
 from videorl_kit.media.errors import DecodeError
@@ -42,7 +43,7 @@ def version() -> str:
     return f"decord {_library().__version__}; sampler {SAMPLER_VERSION}"
 
 
-def _read(path: Path, params: VideoBudgetParams, threads: int) -> IndexedFrames:
+def _read(path: Path, params: VideoBudget, threads: int) -> IndexedFrames:
     decord = _library()
     try:
         reader = decord.VideoReader(str(path), num_threads=threads)
@@ -57,6 +58,6 @@ def _read(path: Path, params: VideoBudgetParams, threads: int) -> IndexedFrames:
     return IndexedFrames(frames, total, float(fps), positions, [float(t) - first for t in starts])
 
 
-def decode(path: Path, params: VideoBudgetParams, options: DecodeOptions) -> DecodedVideo:
+def decode(path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVideo:
     """Sample and resize ``path``'s frames with decord."""
     return decode_by_index(path, params, options, "decord", version(), _read)

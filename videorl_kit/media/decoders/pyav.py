@@ -49,11 +49,11 @@ needs. Decisions, each tested:
 
 Example:
     >>> import tempfile
-    >>> from videorl_kit.media.budget import VideoBudgetParams
+    >>> from videorl_kit.core.budget import VideoBudget
     >>> from videorl_kit.synth.encode import write_mp4
     >>> clip = Path(tempfile.mkdtemp()) / "clip.mp4"
     >>> write_mp4(clip, [np.full((96, 128, 3), 8 * i, np.uint8) for i in range(30)], fps=10)
-    >>> video = decode(clip, VideoBudgetParams(max_pixels=50176), DecodeOptions())
+    >>> video = decode(clip, VideoBudget(max_pixels=50176), DecodeOptions())
     >>> video.frames.shape, video.frame_indices, video.timestamps_s
     ((6, 84, 140, 3), [0, 6, 12, 17, 23, 29], [0.0, 0.6, 1.2, 1.7, 2.3, 2.9])
     >>> version().startswith("av ")
@@ -73,8 +73,9 @@ import av
 import av.error
 import numpy as np
 
-from videorl_kit.errors import VideoRLKitError
-from videorl_kit.media.budget import VideoBudgetParams, output_size, sample_count
+from videorl_kit.core.budget import VideoBudget
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.media.budget import output_size, sample_count
 from videorl_kit.media.container import FrameIndex, ThreadType, scan_frame_index, video_container
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions
@@ -103,7 +104,7 @@ def version() -> str:
 class _FrameSink:
     """Orients, resizes and stores decoded frames into their output slots."""
 
-    def __init__(self, path: Path, chosen: list[int], params: VideoBudgetParams) -> None:
+    def __init__(self, path: Path, chosen: list[int], params: VideoBudget) -> None:
         self.path = path
         self.params = params
         self.slots: dict[int, list[int]] = {}
@@ -417,7 +418,7 @@ class _Sampled:
     missing: set[int]
 
 
-def decode(path: Path, params: VideoBudgetParams, options: DecodeOptions) -> DecodedVideo:
+def decode(path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVideo:
     """Decode ``path``, sample frames and resize them by ``params``; see the module notes."""
     with _Source(path, options.threads, options.thread_type) as source:
         index = source.scan()

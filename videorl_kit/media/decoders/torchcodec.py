@@ -18,7 +18,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.media.budget import VideoBudgetParams, sample_count
+from videorl_kit.core.budget import VideoBudget
+from videorl_kit.media.budget import sample_count
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions, unavailable
 from videorl_kit.media.errors import DecodeError
@@ -46,7 +47,7 @@ def version() -> str:
     return f"torchcodec {torchcodec.__version__}; sampler {SAMPLER_VERSION}"
 
 
-def _read(path: Path, params: VideoBudgetParams, threads: int) -> IndexedFrames:
+def _read(path: Path, params: VideoBudget, threads: int) -> IndexedFrames:
     video_decoder = _video_decoder_class()
     try:
         decoder = video_decoder(str(path), seek_mode="exact", num_ffmpeg_threads=max(threads, 1))
@@ -66,6 +67,6 @@ def _read(path: Path, params: VideoBudgetParams, threads: int) -> IndexedFrames:
     return IndexedFrames(frames, total, fps, positions, starts)
 
 
-def decode(path: Path, params: VideoBudgetParams, options: DecodeOptions) -> DecodedVideo:
+def decode(path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVideo:
     """Sample and resize ``path``'s frames with torchcodec."""
     return decode_by_index(path, params, options, "torchcodec", version(), _read)

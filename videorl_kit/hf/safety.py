@@ -20,13 +20,13 @@ from pathlib import Path
 
 import yaml
 
-from videorl_kit.hub.errors import HubError
-from videorl_kit.spec_files import (
+from videorl_kit.core.spec_files import (
     SAFE_YAML_TAGS,
     UnreadableSpecFile,
     decode_spec_bytes,
     read_spec_file,
 )
+from videorl_kit.hf.errors import HubError
 
 _WHY = "a spec is plain data (code is referenced by registered name, never embedded)"
 
@@ -35,14 +35,14 @@ def check_plain_yaml(text: str, where: str, *, allow_aliases: bool = True) -> No
     """Raise :class:`HubError` naming file and line if ``text`` is not plain-data YAML.
 
     Rejects YAML syntax errors, every tag outside
-    :data:`~videorl_kit.spec_files.SAFE_YAML_TAGS` and, with ``allow_aliases=False``,
+    :data:`~videorl_kit.core.spec_files.SAFE_YAML_TAGS` and, with ``allow_aliases=False``,
     anchors/aliases. Every document in the stream is checked.
 
     Example:
         >>> check_plain_yaml("a: &x [1]\\nb: *x\\n", "s.yaml", allow_aliases=False)
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: s.yaml:2: YAML aliases are not allowed in published specs
+        videorl_kit.hf.errors.HubError: s.yaml:2: YAML aliases are not allowed in published specs
     """
     problems: list[str] = []
     try:
@@ -84,7 +84,7 @@ def read_spec_path(path: Path, where: str) -> str:
         >>> read_spec_path(Path("/dev/zero"), "specs/a.yaml")
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: specs/a.yaml: not a regular file (a character device)
+        videorl_kit.hf.errors.HubError: specs/a.yaml: not a regular file (a character device)
     """
     try:
         return read_spec_file(path)

@@ -1,13 +1,18 @@
 """Versioned registry of verifiers: ``(name, version) -> VerifierInfo``.
 
-Built-in verifiers are registered lazily: their module is imported the first time one of their
-names is asked for (so a module that fails to import breaks only its own verifier). Third-party
+What a spec may name: each verifier's name, version, the problem types it scores and its
+params model. Spec validation reads it here, below the reward code: the implementations in
+:mod:`videorl_kit.rewards` register themselves with :func:`register_verifier` when their
+module is imported. Built-in verifiers are plugins like third-party ones: their modules are
+listed in :data:`~videorl_kit.core.problem_types.BUILTIN_VERIFIERS` and imported the first
+time one of their names is asked for (so a module that fails to import breaks only its own
+verifier). Third-party
 verifiers load through the entry-point group ``videorl_kit.verifiers``; an entry point's *name*
 is the verifier name and its *value* points at the decorated class (``pkg.module:MyVerifier``)
 or at a module that registers on import.
 
 Example:
-    >>> from videorl_kit.rewards.registry import get_verifier, default_verifier_name
+    >>> from videorl_kit.core.verifiers import get_verifier, default_verifier_name
     >>> default_verifier_name("numerical")
     'numeric'
     >>> info = get_verifier("numeric", version=2)
@@ -35,28 +40,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from videorl_kit.errors import VideoRLKitError
-from videorl_kit.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.rewards.base import NoParams, Verifier
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.core.problem_types import (
+    BUILTIN_VERIFIERS,
+    DEFAULT_VERIFIERS,
+    ProblemType,
+    canonical_problem_type,
+)
+from videorl_kit.core.strict_model import StrictModel
 
 ENTRY_POINT_GROUP = "videorl_kit.verifiers"
-
-#: Built-in verifiers: (name, version) -> "module" or "module:attr", imported on first use.
-BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
-    ("choice", 2): "videorl_kit.rewards.choice",
-    ("numeric", 2): "videorl_kit.rewards.numeric",
-    ("mra", 2): "videorl_kit.rewards.numeric",
-    ("boolean", 2): "videorl_kit.rewards.boolean",
-    ("temporal_iou", 2): "videorl_kit.rewards.grounding",
-    ("box_iou", 2): "videorl_kit.rewards.grounding",
-    ("spatiotemporal_iou", 2): "videorl_kit.rewards.grounding",
-    ("tracking_iou", 2): "videorl_kit.rewards.grounding",
-    ("wer", 2): "videorl_kit.rewards.ocr",
-    ("rouge", 2): "videorl_kit.rewards.open_ended",
-    ("math", 2): "videorl_kit.rewards.math",
-    ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
-    ("preference", 2): "videorl_kit.rewards.preference",
-}
 
 #: Built-in versions that were replaced, with why: asking for one is an error that says so
 #: (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
@@ -69,22 +62,14 @@ RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
     ("code_exec", 1): "withdrawn: its verdicts could be forged (issue 11)",
 }
 
-#: The verifier a problem type uses when a spec names none.
-DEFAULT_VERIFIERS: dict[ProblemType, str] = {
-    ProblemType.MULTIPLE_CHOICE: "choice",
-    ProblemType.NUMERICAL: "numeric",
-    ProblemType.REGRESSION: "mra",
-    ProblemType.BOOLEAN: "boolean",
-    ProblemType.TEMPORAL_GROUNDING: "temporal_iou",
-    ProblemType.SPATIAL_GROUNDING: "box_iou",
-    ProblemType.SPATIOTEMPORAL_GROUNDING: "spatiotemporal_iou",
-    ProblemType.TRACKING: "tracking_iou",
-    ProblemType.OCR: "wer",
-    ProblemType.OPEN_ENDED: "rouge",
-    ProblemType.MATH: "math",
-    ProblemType.CODE: "code_exec",
-    ProblemType.CRITIC: "preference",
-}
+
+class NoParams(StrictModel):
+    """Params model of a verifier without parameters (any key is an error).
+
+    Example:
+        >>> NoParams().model_dump()
+        {}
+    """
 
 
 class UnknownVerifierError(VideoRLKitError, LookupError):
@@ -124,7 +109,7 @@ class VerifierInfo:
     problem_types: frozenset[ProblemType]
     params_model: type[BaseModel]
     description: str
-    factory: Callable[[Any], Verifier]
+    factory: Callable[[Any], Any]
     raw_text: bool = False
 
     def validate_params(self, params: Mapping[str, Any] | BaseModel | None = None) -> BaseModel:
@@ -149,7 +134,7 @@ class VerifierInfo:
                 f"invalid params for verifier {self.name!r} v{self.version}: {problems}"
             ) from None
 
-    def create(self, params: Mapping[str, Any] | BaseModel | None = None) -> Verifier:
+    def create(self, params: Mapping[str, Any] | BaseModel | None = None) -> Any:
         """Validate ``params`` and build a verifier instance."""
         return self.factory(self.validate_params(params))
 
@@ -186,7 +171,7 @@ def register_verifier(
     the same class (re-import) is fine.
 
     Example:
-        >>> from videorl_kit.rewards.base import NoParams, VerifyOutcome
+        >>> from videorl_kit.rewards.base import VerifyOutcome
         >>> @register_verifier(name="doc_always_one", version=1, problem_types=["open_ended"])
         ... class AlwaysOne:
         ...     '''Scores every answer 1 (documentation example).'''

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from videorl_kit.hub.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
-from videorl_kit.hub.errors import HubError, HubIntegrityError
-from videorl_kit.hub.manifest import MANIFEST_NAME, Manifest, read_manifest, sha256_file
-from videorl_kit.hub.refs import format_hf_uri, parse_hf_uri
-from videorl_kit.hub.safety import check_plain_yaml, read_spec_path
+from videorl_kit.hf.client import REPO_TYPE, hub_cache_dir, hub_errors, make_api, resolve_commit
+from videorl_kit.hf.errors import HubError, HubIntegrityError
+from videorl_kit.hf.manifest import MANIFEST_NAME, Manifest, read_manifest, sha256_file
+from videorl_kit.hf.refs import format_hf_uri, parse_hf_uri
+from videorl_kit.hf.safety import check_plain_yaml, read_spec_path
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from videorl_kit.hub.errors import HubIntegrityError
-from videorl_kit.hub.refs import normalize_repo_path
+from videorl_kit.hf.errors import HubIntegrityError
+from videorl_kit.hf.refs import normalize_repo_path
 
 MANIFEST_NAME = "videorl_kit_manifest.json"
 MANIFEST_FORMAT = "videorl-kit-spec-repo"

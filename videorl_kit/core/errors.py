@@ -11,7 +11,7 @@ Example:
     >>> raise UserError("data/x.jsonl: no such file")
     Traceback (most recent call last):
     ...
-    videorl_kit.errors.UserError: data/x.jsonl: no such file
+    videorl_kit.core.errors.UserError: data/x.jsonl: no such file
     >>> issubclass(UserError, VideoRLKitError)
     True
 """

@@ -1,7 +1,10 @@
-"""Canonical problem types and the aliases other projects use for them.
+"""Canonical problem types, the aliases other projects use for them, and how each is scored.
 
-Both the spec models and the reward router read this one table, so a type
-name means the same thing everywhere.
+This file is the registration of a problem type (``docs/extending.md``): its
+:class:`ProblemType` member, its aliases, its default verifier (:data:`DEFAULT_VERIFIERS`)
+and the module of each built-in verifier (:data:`BUILTIN_VERIFIERS`, imported the first time
+the verifier is asked for). The spec models, the verifier registry and the reward router
+read these tables, so a type name means the same thing everywhere.
 
 Example:
     >>> canonical_problem_type("multiple choice").value
@@ -59,6 +62,43 @@ ALIASES: dict[str, ProblemType] = {
     "coding": ProblemType.CODE,
     "llava": ProblemType.CRITIC,
     "preference": ProblemType.CRITIC,
+}
+
+
+#: Built-in verifiers: (name, version) -> the module (or "module:class") that registers it,
+#: imported the first time the verifier is asked for.
+BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
+    ("choice", 2): "videorl_kit.rewards.choice",
+    ("numeric", 2): "videorl_kit.rewards.numeric",
+    ("mra", 2): "videorl_kit.rewards.numeric",
+    ("boolean", 2): "videorl_kit.rewards.boolean",
+    ("temporal_iou", 2): "videorl_kit.rewards.grounding",
+    ("box_iou", 2): "videorl_kit.rewards.grounding",
+    ("spatiotemporal_iou", 2): "videorl_kit.rewards.grounding",
+    ("tracking_iou", 2): "videorl_kit.rewards.grounding",
+    ("wer", 2): "videorl_kit.rewards.ocr",
+    ("rouge", 2): "videorl_kit.rewards.open_ended",
+    ("math", 2): "videorl_kit.rewards.math",
+    ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
+    ("preference", 2): "videorl_kit.rewards.preference",
+}
+
+
+#: The verifier a problem type uses when a spec names none.
+DEFAULT_VERIFIERS: dict[ProblemType, str] = {
+    ProblemType.MULTIPLE_CHOICE: "choice",
+    ProblemType.NUMERICAL: "numeric",
+    ProblemType.REGRESSION: "mra",
+    ProblemType.BOOLEAN: "boolean",
+    ProblemType.TEMPORAL_GROUNDING: "temporal_iou",
+    ProblemType.SPATIAL_GROUNDING: "box_iou",
+    ProblemType.SPATIOTEMPORAL_GROUNDING: "spatiotemporal_iou",
+    ProblemType.TRACKING: "tracking_iou",
+    ProblemType.OCR: "wer",
+    ProblemType.OPEN_ENDED: "rouge",
+    ProblemType.MATH: "math",
+    ProblemType.CODE: "code_exec",
+    ProblemType.CRITIC: "preference",
 }
 
 

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from videorl_kit.hub.errors import HubError
+from videorl_kit.hf.errors import HubError
 
 HF_SCHEME = "hf://"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
@@ -80,7 +80,7 @@ def check_revision(revision: str) -> str:
         >>> check_revision("a..b")
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: invalid revision 'a..b': not a branch, tag or commit sha
+        videorl_kit.hf.errors.HubError: invalid revision 'a..b': not a branch, tag or commit sha
     """
     if not revision or len(revision) > 255 or _BAD_REVISION.search(revision):
         raise HubError(f"invalid revision {revision!r}: not a branch, tag or commit sha")
@@ -116,7 +116,7 @@ def normalize_repo_path(path: str, *, what: str = "path") -> str:
         >>> normalize_repo_path("../etc/passwd")
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: invalid path '../etc/passwd': must stay inside the repo
+        videorl_kit.hf.errors.HubError: invalid path '../etc/passwd': must stay inside the repo
     """
     if not path or "\\" in path or "\x00" in path or path.startswith("/"):
         raise HubError(f"invalid {what} {path!r}: expected a relative path inside the repo")
@@ -135,7 +135,7 @@ def parse_hf_uri(uri: str) -> HubUri:
         >>> parse_hf_uri("hf://org/name")
         Traceback (most recent call last):
         ...
-        videorl_kit.hub.errors.HubError: invalid Hub URI 'hf://org/name': expected hf://ORG/NAME@REV/path/to/file.yaml
+        videorl_kit.hf.errors.HubError: invalid Hub URI 'hf://org/name': expected hf://ORG/NAME@REV/path/to/file.yaml
     """
     usage = f"invalid Hub URI {uri!r}: expected hf://ORG/NAME@REV/path/to/file.yaml"
     if not uri.startswith(HF_SCHEME):

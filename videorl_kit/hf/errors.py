@@ -1,18 +1,18 @@
-"""Errors raised by the Hub publish/pull code.
+"""Errors raised by the Hub code (resolving ``hf://`` files, publishing, pulling).
 
-Both are :class:`~videorl_kit.errors.UserError` subclasses, so the CLI prints them as
+Both are :class:`~videorl_kit.core.errors.UserError` subclasses, so the CLI prints them as
 one line with exit status 1.
 
 Example:
     >>> raise HubIntegrityError("specs/a.yaml: sha256 mismatch")
     Traceback (most recent call last):
     ...
-    videorl_kit.hub.errors.HubIntegrityError: specs/a.yaml: sha256 mismatch
+    videorl_kit.hf.errors.HubIntegrityError: specs/a.yaml: sha256 mismatch
 """
 
 from __future__ import annotations
 
-from videorl_kit.errors import UserError
+from videorl_kit.core.errors import UserError
 
 
 class HubError(UserError):

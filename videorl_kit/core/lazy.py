@@ -9,8 +9,8 @@ so ``import videorl_kit`` (or ``videorl_kit.store``) stays cheap: nothing heavy 
 torch, pyarrow, pydantic models) is imported until a name is used.
 
 Example:
-    >>> import types
-    >>> getattr_, dir_ = lazy_exports("videorl_kit", {"ProblemType": "videorl_kit.problem_types"})
+    >>> exports = {"ProblemType": "videorl_kit.core.problem_types"}
+    >>> getattr_, dir_ = lazy_exports("videorl_kit", exports)
     >>> getattr_("ProblemType").OCR.value
     'ocr'
     >>> getattr_("nothing")

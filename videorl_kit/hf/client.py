@@ -9,7 +9,7 @@ Example:
     ...     raise ConnectionRefusedError("connection refused")
     Traceback (most recent call last):
     ...
-    videorl_kit.hub.errors.HubError: pulling org/name: connection refused
+    videorl_kit.hf.errors.HubError: pulling org/name: connection refused
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from videorl_kit.hub.errors import HubError
-from videorl_kit.hub.refs import COMMIT_SHA_RE
+from videorl_kit import __version__
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.refs import COMMIT_SHA_RE
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -64,8 +65,6 @@ def make_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
         'http://127.0.0.1:9'
     """
     from huggingface_hub import HfApi
-
-    from videorl_kit import __version__
 
     return HfApi(
         endpoint=hub_endpoint(endpoint),

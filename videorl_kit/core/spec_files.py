@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import stat
 
-from videorl_kit.errors import VideoRLKitError
+from videorl_kit.core.errors import VideoRLKitError
 
 #: Largest spec file read (each include counts on its own); real specs are a few kilobytes.
 MAX_SPEC_BYTES = 1 << 20
