@@ -79,7 +79,6 @@ bench: install
 	$(PY) benchmarks/bench_spec.py
 	$(PY) benchmarks/bench_eval.py
 	$(PY) benchmarks/bench_train.py
-	$(PY) benchmarks/bench_train.py
 
 clean:
 	rm -rf $(VENV) $(ORLHF_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache
