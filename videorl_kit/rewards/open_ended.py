@@ -195,8 +195,8 @@ def _copula(word: str, gold: list[str], after_comma: bool) -> bool:
 
 def _modifier(word: str, gold: list[str], after_comma: bool) -> bool:
     """An adverb ("walking slowly"), a participle ("a dog barking"), a word of
-    :data:`_TRAILING_WORDS` ("now", "upstairs"), or a place right after a comma ("Paris,
-    France")."""
+    :data:`_TRAILING_WORDS` ("now", "upstairs"), or a name right after a comma, the place
+    around the gold ("Paris, France"; "dog, cat" is a list)."""
     return (
         word.endswith("ly")
         or (len(word) > 4 and word.endswith(("ing", "ed")))
@@ -211,7 +211,7 @@ _FOLLOWERS = (_count_noun, _copula, _modifier)
 
 
 def _follows_statement(words: list[str], gold: list[str], after_comma: bool, slot: int = 0) -> bool:
-    """Whether ``words``, what follows the gold (``after_comma``: right after a comma), leave
+    """Whether ``words``, what follows the gold (``after_comma``: a name after a comma), leave
     it the thing named: words of :data:`_FOLLOWERS` (each slot used at most once, in order),
     then at most one :func:`_adjunct_phrase`. Never another noun ("a cat toy", "dog food": the
     gold would only describe it).
@@ -224,13 +224,14 @@ def _follows_statement(words: list[str], gold: list[str], after_comma: bool, slo
     )
 
 
-def _comma_parts(sentence: str) -> set[int]:
-    """Indices of the normalised words of ``sentence`` that start a part after a comma."""
-    starts, at = set(), 0
+def _comma_parts(sentence: str) -> dict[int, bool]:
+    """The normalised words of ``sentence`` that start a part after a comma: their index, and
+    whether the part starts with a capital letter (a name: "Paris, France")."""
+    starts, at = {}, 0
     for number, part in enumerate(sentence.split(",")):
         size = len(_with_digits(normalize_text(part, drop_articles=True)).split())
         if number and size:
-            starts.add(at)
+            starts[at] = part.lstrip()[:1].isupper()
         at += size
     return starts
 
@@ -280,11 +281,11 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
         return False  # a second count: "6 5", "six chairs, five tables"
     if _is_action(gold[0]) and any(_is_action(w) and w not in _ING_NOT_ACTIONS for w in others):
         return False  # a second action: "cutting vegetables while peeling potatoes"
-    comma_parts = _comma_parts(sentence) if "," in sentence else set()
+    comma_parts = _comma_parts(sentence) if "," in sentence else {}
     if start in comma_parts:
         return False  # an item of a list: "dog, cat", "cat, dog, bird"
-    if not _follows_statement(after, gold, start + n in comma_parts):
-        return False  # "a cat toy"; but "Paris, France" puts a place after a comma
+    if not _follows_statement(after, gold, comma_parts.get(start + n, False)):
+        return False  # "a cat toy", "dog, cat"; but "Paris, France" names the place around it
     prev, prev2 = words[start - 1] if start else "", words[start - 2] if start > 1 else ""
     if f"{prev} {gold[0]}" in _OTHER_THINGS or prev in _LIKENESS or prev2 in _LIKENESS:
         return False  # "a hot dog", "a toy car", "a stuffed brown dog"
