@@ -54,6 +54,12 @@ from videorl_kit.rewards.text import (
     stated_answer,
 )
 
+
+def _word_set(words: str) -> frozenset[str]:
+    """The words of ``words``, a space-separated list."""
+    return frozenset(words.split())
+
+
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
 #: Only the first this-many characters of an answer are tokenised.
@@ -71,12 +77,9 @@ _NOT_A_STATEMENT = NEGATION_WORDS | frozenset(
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
 #: Words that place the answer relative to the gold instead of stating it ("near Paris").
-_RELATIONAL_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "near behind beside beneath below above outside around except besides unlike than "
-        "like opposite next close far past beyond toward towards",
-    )
+_RELATIONAL_WORDS = _word_set(
+    "near behind beside beneath below above outside around except besides unlike than "
+    "like opposite next close far past beyond toward towards"
 )
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
 #: Compounds that name something other than their last word: English compounds are
@@ -93,33 +96,24 @@ _OTHER_THINGS = frozenset(
     )
 )
 #: Modifiers that make a likeness of the thing, not the thing ("a toy car", "a stuffed dog").
-_LIKENESS = frozenset(
-    re.findall(
-        r"\w+",
-        "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
-        "artificial imitation",
-    )
+_LIKENESS = _word_set(
+    "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
+    "artificial imitation"
 )
 #: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
 _LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
 #: Words that may follow the gold at the end of the sentence ("He is walking now", "in the
 #: kitchen upstairs").
-_TRAILING_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "too also now here there today tonight again already indeed alone together inside "
-        "outside upstairs downstairs",
-    )
+_TRAILING_WORDS = _word_set(
+    "too also now here there today tonight again already indeed alone together inside "
+    "outside upstairs downstairs"
 )
 #: Prepositions that open a phrase saying where, when, how or with what an action or a count
 #: holds ("cutting vegetables in the kitchen", "five chairs around the table").
-_ADJUNCT_PREPOSITIONS = frozenset(
-    re.findall(
-        r"\w+",
-        "in on at by with into onto inside outside under underneath beneath below above over "
-        "behind beside near around across along through toward towards from for during next to "
-        "up down past among between against within",
-    )
+_ADJUNCT_PREPOSITIONS = _word_set(
+    "in on at by with into onto inside outside under underneath beneath below above over "
+    "behind beside near around across along through toward towards from for during next to "
+    "up down past among between against within"
 )
 #: The prepositions that may follow a *thing* the gold names: those that, before a gold, stop
 #: it being stated ("a dog near the tree" states "dog", never "tree"). After "in" or "with"
@@ -137,12 +131,9 @@ _COMPARATIVES = frozenset(["more", "fewer", "less", "extra", "additional", "othe
 _COPULAS = frozenset(["is", "are", "was", "were"])
 #: ``-ing`` words that are no second action beside an action gold: places, times and things
 #: ("in the morning", "by the swimming pool", "in the dining room").
-_ING_NOT_ACTIONS = frozenset(
-    re.findall(
-        r"\w+",
-        "morning evening building ceiling wedding meeting living dining parking swimming "
-        "waiting shopping thing something anything everything during spring string",
-    )
+_ING_NOT_ACTIONS = _word_set(
+    "morning evening building ceiling wedding meeting living dining parking swimming "
+    "waiting shopping thing something anything everything during spring string"
 )
 #: Marks that join items of a list ("dog/cat", "dog; cat", "dog & cat", "dog - cat").
 _LIST_MARKS_RE = re.compile(r"[;/&+|]|\s[-–—]\s")
