@@ -1,5 +1,7 @@
 """How answers are read since issue 10: compatibility forms, rejected options, powers, grouped
-thousands, quantity words, Python literals in grounding answers, inequalities as intervals.
+thousands, quantity words, Python literals in grounding answers, inequalities as intervals;
+round 3: short open-ended golds inside a sentence (and the attacks on that rule: two candidates
+of one kind, lists, repeated golds, runs of phrases), set-builder notation as intervals.
 
 The golden file ``families_issue10.jsonl`` holds the graded cases; here are the helpers' own
 contracts, properties over generated answers, and the attacks on the Python-literal reader

@@ -159,6 +159,11 @@ def _is_action(word: str) -> bool:
     return len(word) > 4 and word.endswith("ing")
 
 
+def _is_count(gold: list[str]) -> bool:
+    """Whether the normalised ``gold`` holds a number (``5``, ``3 people``)."""
+    return any(w.isdigit() for w in gold)
+
+
 def _adjunct_phrase(words: list[str], gold: list[str]) -> bool:
     """Whether ``words`` (what follows a stated gold) is one phrase that only places it: a
     preposition (:data:`_ADJUNCT_PREPOSITIONS` after an action or a count, only the placing
@@ -166,9 +171,8 @@ def _adjunct_phrase(words: list[str], gold: list[str]) -> bool:
     :data:`MAX_ADJUNCT_WORDS` words in all, joining no second answer (:data:`_JOINING_WORDS`),
     with no number after a count ("around six tables").
     """
-    count = any(w.isdigit() for w in gold)
-    action = _is_action(gold[0])
-    prepositions = _ADJUNCT_PREPOSITIONS if count or action else _PLACING_PREPOSITIONS
+    count = _is_count(gold)
+    prepositions = _ADJUNCT_PREPOSITIONS if count or _is_action(gold[0]) else _PLACING_PREPOSITIONS
     if not words or len(words) > MAX_ADJUNCT_WORDS or words[0] not in prepositions:
         return False
     return not any(word in _JOINING_WORDS or (count and word.isdigit()) for word in words[1:])
@@ -268,7 +272,7 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
     start = spans[0]
     after = words[start + n :]
     others = words[:start] + after
-    if any(w.isdigit() for w in gold) and any(w.isdigit() for w in others):
+    if _is_count(gold) and any(w.isdigit() for w in others):
         return False  # a second count: "6 5", "six chairs, five tables"
     if _is_action(gold[0]) and any(_is_action(w) and w not in _ING_NOT_ACTIONS for w in others):
         return False  # a second action: "cutting vegetables while peeling potatoes"
