@@ -1,5 +1,7 @@
 """How answers are read since issue 10: compatibility forms, rejected options, powers, grouped
-thousands, quantity words, Python literals in grounding answers, inequalities as intervals.
+thousands, quantity words, Python literals in grounding answers, inequalities as intervals;
+round 3: short open-ended golds inside a sentence (and the attacks on that rule: two candidates
+of one kind, lists, repeated golds, runs of phrases), set-builder notation as intervals.
 
 The golden file ``families_issue10.jsonl`` holds the graded cases; here are the helpers' own
 contracts, properties over generated answers, and the attacks on the Python-literal reader
@@ -8,12 +10,13 @@ contracts, properties over generated answers, and the attacks on the Python-lite
 
 from __future__ import annotations
 
+import itertools
 import time
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from videorl_kit.rewards.contrasts import contrast
@@ -533,3 +536,196 @@ def test_contrast_is_symmetric_and_never_fires_on_the_same_words(words: list[str
     assert contrast(words, words) is None
     other = [{"opens": "closes", "closes": "opens"}.get(w, w) for w in words]
     assert (contrast(words, other) is None) == (contrast(other, words) is None)
+
+
+# ------------------------------------------------------------------ round 3: a short gold inside a sentence
+
+
+ACTIONS = ["cutting vegetables", "peeling potatoes", "washing dishes", "playing guitar", "walking"]
+COUNT_WORDS = {"two": 2, "three": 3, "five": 5, "seven": 7}
+PLACES = st.sampled_from(
+    [
+        "in the kitchen",
+        "on the stage",
+        "at the table",
+        "with a knife",
+        "near the window",
+        "in the morning",
+        "by the swimming pool",
+        "around the big table",
+    ]
+)
+#: Candidates of one kind: an answer must never state two of them at once, nor one of them in a
+#: list of them.
+KINDS = {
+    "action": ACTIONS,
+    "count": ["2", "3", "five", "seven"],
+    "thing": ["dog", "cat", "kitchen", "garden", "red car"],
+}
+#: Names: a name after a comma reads as the place around the gold ("Paris, France"), so
+#: "Paris, London" states Paris (docs/verifiers.md); never both.
+NAMES = ["Paris", "London", "Tokyo"]
+PREPOSITIONS = [
+    "in", "on", "at", "with", "by", "for", "from", "to", "into", "near", "behind", "under",
+    "over", "around", "beside", "next to", "in the", "with a",
+]  # fmt: skip
+#: Ways an attacker joins two candidates of one kind, hoping either one is read as the answer.
+PAIRINGS = [
+    "{a} {b}",
+    "{a}, {b}",
+    "{a}/{b}",
+    "{a}; {b}",
+    "{a} & {b}",
+    "{a} - {b}",
+    "It is {a}, {b}.",
+    "There are {a} {b}.",
+    "{a} is {b}",
+    "{a} are {b} in the kitchen",
+    "{a} slowly {b}",
+    "{a} now {b}",
+    "She is {a} while {b}.",
+    *(f"{{a}} {preposition} {{b}}" for preposition in PREPOSITIONS),
+]
+
+
+def _states(answer: str, gold: str) -> bool:
+    return ROUGE(f"<answer>{answer}</answer>", gold).accuracy == 1.0
+
+
+@given(
+    st.sampled_from(ACTIONS),
+    st.sampled_from(["She is", "The man is", "A child was", "They are", ""]),
+    PLACES,
+)
+def test_an_action_stated_then_placed_counts(action: str, subject: str, place: str) -> None:
+    text = f"{subject} {action} {place}.".strip()
+    assert _states(text, action), text
+
+
+@given(
+    st.sampled_from(sorted(COUNT_WORDS)),
+    st.sampled_from(["chairs", "people", "birds"]),
+    st.sampled_from(["There are {n} {x} {p}.", "{N} {x} are sitting {p}.", "I see {n} {x} {p}."]),
+    PLACES,
+)
+def test_a_count_stated_then_placed_counts(word: str, noun: str, form: str, place: str) -> None:
+    text = form.format(n=word, N=word.capitalize(), x=noun, p=place)
+    assert _states(text, str(COUNT_WORDS[word])), text
+    assert _states(text.replace(word, str(COUNT_WORDS[word]), 1), word), text
+
+
+@given(
+    st.sampled_from(ACTIONS),
+    st.sampled_from(ACTIONS),
+    st.sampled_from([" and ", " while ", " or ", ", ", " then ", " before ", "; ", "/", " "]),
+    PLACES,
+)
+def test_an_action_with_a_second_one_scores_zero(
+    action: str, other: str, joiner: str, place: str
+) -> None:
+    assume(action != other)
+    for text in (f"She is {action} {place}{joiner}{other}.", f"{other}{joiner}{action} {place}"):
+        assert not _states(text, action), text
+
+
+@given(st.sampled_from(sorted(COUNT_WORDS)), st.integers(0, 99), st.booleans())
+def test_a_count_with_a_second_count_scores_zero(word: str, other: int, before: bool) -> None:
+    assume(other != COUNT_WORDS[word])
+    if before:
+        text = f"{other} tables, {word} chairs around them"
+    else:
+        text = f"There are {word} chairs around {other} tables."
+    assert not _states(text, str(COUNT_WORDS[word])), text
+
+
+def test_no_answer_states_two_candidates_of_one_kind() -> None:
+    both = [
+        text
+        for candidates in [*KINDS.values(), NAMES]
+        for a, b in itertools.permutations(candidates, 2)
+        for text in (pairing.format(a=a, b=b) for pairing in PAIRINGS)
+        if _states(text, a) and _states(text, b)
+    ]
+    assert not both, both[:20]
+
+
+@given(
+    st.sampled_from(sorted(KINDS)).flatmap(
+        lambda kind: st.tuples(
+            st.sampled_from(KINDS[kind]), st.permutations(KINDS[kind]), st.integers(1, 5)
+        )
+    ),
+    st.sampled_from([", ", " and ", " or ", "; ", " / ", " & ", ", or "]),
+    st.integers(0, 5),
+)
+def test_a_list_holding_the_gold_scores_zero(
+    drawn: tuple[str, list[str], int], separator: str, position: int
+) -> None:
+    gold, candidates, size = drawn
+    others = [c for c in candidates if c != gold][:size]
+    items = [*others[:position], gold, *others[position:]]
+    text = separator.join(items)
+    assert not _states(text, gold), text
+
+
+@given(
+    st.sampled_from([*ACTIONS, "5", "dog", "Paris"]),
+    st.integers(2, 6),
+    st.sampled_from([" ", ", ", " in the ", " and ", "! "]),
+)
+def test_a_repeated_gold_scores_zero(gold: str, times: int, separator: str) -> None:
+    text = separator.join([f"She is {gold} in the kitchen"] + [gold] * (times - 1))
+    assert not _states(text, gold), text
+
+
+@given(st.sampled_from([*ACTIONS, "5"]), st.lists(PLACES, min_size=3, max_size=12))
+def test_a_gold_buried_in_phrases_scores_zero(gold: str, places: list[str]) -> None:
+    text = f"There are {gold} " + " ".join(places)
+    assert not _states(text, gold), text
+
+
+def test_a_flood_of_phrases_is_refused_quickly() -> None:
+    text = "She is cutting vegetables " + "in the kitchen " * 50_000
+    started = time.perf_counter()
+    assert not _states(text, "cutting vegetables")
+    assert time.perf_counter() - started < 1.0
+
+
+# ------------------------------------------------------------------ round 3: set-builder notation
+
+
+@given(
+    st.integers(-50, 50),
+    st.integers(1, 50),
+    st.sampled_from(["<", "\\le"]),
+    st.sampled_from(["<", "\\le"]),
+    st.sampled_from("xyt"),
+    st.sampled_from([("\\{", " \\mid ", "\\}"), ("\\{", " : ", "\\}"), ("{", " | ", "}")]),
+    st.sampled_from(["", " \\in \\mathbb{R}", " \\in \\R", " ∈ ℝ"]),
+)
+def test_set_builder_notation_equals_its_interval(
+    low: int, width: int, op1: str, op2: str, var: str, braces: tuple[str, str, str], domain: str
+) -> None:
+    high = low + width
+    interval = ("[" if op1 != "<" else "(") + f"{low}, {high}" + ("]" if op2 != "<" else ")")
+    opening, bar, closing = braces
+    answer = f"{opening}{var}{domain}{bar}{low} {op1} {var} {op2} {high}{closing}"
+    assert MATH(f"<answer>${answer}$</answer>", interval).accuracy == 1.0, answer
+    wrong = interval.replace("(", "[") if interval.startswith("(") else interval.replace("[", "(")
+    assert MATH(f"<answer>${answer}$</answer>", wrong).accuracy == 0.0, answer
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\\{x \\in \\mathbb{Z} \\mid x > -1\\}",  # integers: no interval
+        "\\{n \\in \\mathbb{N} : n > -1\\}",
+        "\\{x \\mid y > -1\\}",  # a condition on another variable
+        "\\{2x \\mid x > -1\\}",  # an image set
+        "\\{x \\mid x \\neq 2\\}",
+        "\\{x \\mid x > -1\\} \\cup \\{x \\mid x < -5\\}",
+    ],
+)
+def test_other_set_builders_are_left_alone(text: str) -> None:
+    assert inequality_as_interval(text) is None
+    assert MATH(f"<answer>${text}$</answer>", "(-1, \\infty)").accuracy == 0.0

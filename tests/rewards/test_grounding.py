@@ -229,3 +229,16 @@ def test_interval_fast_path_reads_what_the_general_path_reads(value: list) -> No
 def test_box_fast_path_reads_what_the_general_path_reads(value: list) -> None:
     """Four JSON numbers in a list take the fast path; the same in a tuple, the general one."""
     assert _outcome(to_box, value) == _outcome(to_box, tuple(value))
+
+
+def test_numbers_at_the_edge_of_the_float_range() -> None:
+    """Finite coordinates whose sum overflows are read like any others (the fast path's
+    finiteness test adds them up); an integer beyond the float range is no number: the answer
+    scores 0 with a reason, never a verifier error."""
+    edge = [0, 0, 8.988465674311579e307, 8.98846567431158e307]
+    assert to_box(edge) == to_box(tuple(edge)) == tuple(float(v) for v in edge)
+    for huge in ([0, 0, 10**400, 1.5], (0, 0, 10**400, 1.5)):
+        with pytest.raises(GroundingError, match="not a number"):
+            to_box(huge)
+    result = BOX.score("[0, 0, 1" + "0" * 400 + ", 1.5]", '{"boxes": [0, 0, 10, 10]}')
+    assert (result.status, result.accuracy) == ("ok", 0.0), result.details

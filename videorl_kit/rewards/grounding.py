@@ -131,8 +131,8 @@ def _number(value: Any) -> float:
         raise GroundingError(f"not a number: {value!r}")
     try:
         number = float(value)
-    except ValueError:
-        raise GroundingError(f"not a number: {value!r}") from None
+    except (ValueError, OverflowError):  # OverflowError: an int beyond the float range
+        raise GroundingError(f"not a number: {_short(value)}") from None
     if not math.isfinite(number):
         raise GroundingError(f"non-finite number {value!r}")
     return number
@@ -182,12 +182,16 @@ def to_box(value: Any) -> Box:
             and type(x2) in _JSON_NUMBERS
             and type(y2) in _JSON_NUMBERS
         ):
-            total = x1 + y1 + x2 + y2
-            if total - total != 0:  # inf or nan
-                raise GroundingError(f"non-finite box {_short(value)}")
-            if x2 < x1 or y2 < y1:
-                raise GroundingError(f"reversed box [{x1}, {y1}, {x2}, {y2}]")
-            return x1, y1, x2, y2
+            try:
+                total = x1 + y1 + x2 + y2
+            except OverflowError:  # a huge int with a float: the general path decides
+                total = math.inf
+            # All finite; else inf or nan, or finite numbers whose sum overflows (1e308 twice):
+            # the general path below tells these apart.
+            if total - total == 0:
+                if x2 < x1 or y2 < y1:
+                    raise GroundingError(f"reversed box [{x1}, {y1}, {x2}, {y2}]")
+                return x1, y1, x2, y2
     if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
         value = value[0]
     if isinstance(value, str) and len(value) <= 200:  # "0, 0, 10, 10"

@@ -8,6 +8,11 @@ several joined by "or": ``x < -1 \\text{ or } x > 2``) is rewritten as interval 
 (``(2, \\infty)``, ``[2, \\infty)``, ``(-\\infty, 5]``, ``[-1, 3)``, ``(2, 5)``,
 ``(-\\infty, -1) \\cup (2, \\infty)``). A comma between chains is left alone (a system or a
 list of solutions?).
+The same goes for set-builder notation whose condition is such an inequality in the variable
+it names, over the reals: ``\\{x \\mid x > -1\\}``, ``\\{x : x > -1\\}``, ``\\{t \\in
+\\mathbb{R} \\mid -1 < t \\le 3\\}``, ``{x | x > 1, x < 3}`` (a comma in the condition is
+"and"). Another domain (``\\mathbb{Z}``, ``\\mathbb{N}``: a set of integers) or a condition on
+another variable is left as it is.
 Bounds are kept as written (numbers, ``\\frac{1}{2}``, ``\\sqrt{2}``, ``\\pi``); anything else
 (two variables, ``x \\neq 2``, ``|x| < 3``, inconsistent directions like ``1 < x > 3``) is left
 as it is.
@@ -17,6 +22,8 @@ Example:
     ('(2, \\\\infty)', '[-1, 3)')
     >>> inequality_as_interval("5 \\\\geq x"), inequality_as_interval("x = 2") is None
     ('(-\\\\infty, 5]', True)
+    >>> inequality_as_interval("\\\\{x \\\\mid x > -1\\\\}")
+    '(-1, \\\\infty)'
 """
 
 from __future__ import annotations
@@ -45,6 +52,22 @@ _CHAIN_RE = re.compile(
 )
 _LATEX_COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
 _INFINITY = "\\infty"
+#: Sizing and spacing commands around set-builder braces (``\\left\\{``, ``\\middle|``, ``\\,``).
+_SET_NOISE_RE = re.compile(r"\$|\\(?:left|right|middle|big|Big)(?![a-zA-Z])|\\[,;!: ]")
+#: The real numbers, as a set-builder domain (``ℝ`` is folded to ``R`` before a verifier reads).
+_REALS = (
+    r"(?:\\mathbb\s{0,3}(?:\{\s{0,3}R\s{0,3}\}|R)|\\Bbb\s{0,3}(?:\{\s{0,3}R\s{0,3}\}|R)"
+    r"|\\mathbf\s{0,3}\{\s{0,3}R\s{0,3}\}|\\R(?![a-zA-Z])|\\reals(?![a-zA-Z])|R(?![a-zA-Z]))"
+)
+_IN = r"\s{0,8}(?:\\in(?![a-zA-Z])|∈)\s{0,8}"
+#: ``\\{x \\in \\mathbb{R} \\mid <condition>\\}``, also with ``:``, ``|``, ``\\colon`` and plain
+#: braces.
+_SET_BUILDER_RE = re.compile(
+    r"\s{0,8}(?:\\\{|\\lbrace(?![a-zA-Z])|\{)\s{0,8}(?P<var>[a-zA-Z])"
+    rf"(?:{_IN}{_REALS})?\s{{0,8}}(?:\\mid(?![a-zA-Z])|\\vert(?![a-zA-Z])|\||∣|:|\\colon(?![a-zA-Z]))"
+    r"(?P<condition>.{1,200}?)(?:\\\}|\\rbrace(?![a-zA-Z])|\})\s{0,8}",
+    re.DOTALL,
+)
 
 
 def _bound(text: str | None) -> str | None:
@@ -116,17 +139,45 @@ def _one_interval(part: str) -> tuple[str, str] | None:
     return variable, f"{left}, {right}"
 
 
+def _union(text: str) -> tuple[str, str] | None:
+    """``(variable, interval notation)`` of chains joined by "or", or None."""
+    parts = [_one_interval(part) for part in _OR_RE.split(text)]
+    intervals = [p for p in parts if p is not None]
+    if len(intervals) != len(parts) or len({variable for variable, _ in intervals}) != 1:
+        return None
+    return intervals[0][0], " \\cup ".join(interval for _, interval in intervals)
+
+
+def _set_builder(text: str) -> tuple[str, str] | None:
+    """``(variable, condition)`` of set-builder notation over the reals, or None. A part of
+    the condition that only says the variable is real (``x \\in \\mathbb{R}``) is dropped;
+    commas between the other parts are "and"."""
+    m = _SET_BUILDER_RE.fullmatch(_SET_NOISE_RE.sub(" ", text))
+    if m is None:
+        return None
+    variable = m.group("var")
+    real = re.compile(rf"\s{{0,8}}{variable}{_IN}{_REALS}\s{{0,8}}")
+    parts = [p for p in m.group("condition").split(",") if not real.fullmatch(p)]
+    return variable, " \\text{ and } ".join(parts)
+
+
 def inequality_as_interval(text: str) -> str | None:
     """``text`` as interval notation when it is a plain one-variable inequality (chains joined
-    by "and" meet, parts joined by "or" unite), else None (see the module docstring).
+    by "and" meet, parts joined by "or" unite), bare or as the condition of set-builder
+    notation over the reals, else None (see the module docstring).
 
     Example:
         >>> inequality_as_interval("x < -1 \\\\text{ or } x > 2")
         '(-\\\\infty, -1) \\\\cup (2, \\\\infty)'
+        >>> inequality_as_interval("\\\\{t \\\\in \\\\mathbb{R} : -1 < t \\\\le 3\\\\}")
+        '(-1, 3]'
+        >>> inequality_as_interval("\\\\{n \\\\in \\\\mathbb{Z} \\\\mid n > -1\\\\}") is None
+        True
     """
     if len(text) > MAX_INEQUALITY_CHARS or not any(c in text for c in "<>≤≥⩽⩾\\"):
         return None
-    found = [_one_interval(part) for part in _OR_RE.split(text)]
-    if any(f is None for f in found) or len({f[0] for f in found if f}) != 1:
+    builder = _set_builder(text)
+    found = _union(builder[1] if builder else text)
+    if found is None or (builder is not None and found[0] != builder[0]):
         return None
-    return " \\cup ".join(f[1] for f in found if f)
+    return found[1]

@@ -7,8 +7,10 @@
   ``three people`` = ``3 people``) and scores 1 when it equals the normalised gold, or when it
   is one short sentence that *states* the gold (:func:`states_short_answer`:
   ``It is Paris.``, ``The man is holding a red umbrella.``, ``It's a small brown dog.``,
-  ``There are two people.``; not ``hot dog``, ``a cat toy``, ``It is not Paris``, ``Paris or
-  London``, ``near Paris``). Otherwise 0.
+  ``There are two people.``, ``She is cutting vegetables in the kitchen.``, ``There are five
+  chairs around the table.``; not ``hot dog``, ``a cat toy``, ``It is not Paris``, ``Paris or
+  London``, ``near Paris``, ``dog/cat``, ``cutting vegetables while peeling potatoes``, ``six
+  chairs, five tables``). Otherwise 0.
 * **Longer ground truth**: mean of ROUGE-1, ROUGE-2 and ROUGE-L F-measures, computed here
   with the tokenisation of ``rouge_score`` without stemming (lower-case ``[a-z0-9]+`` tokens), and
   tested equal to ``rouge_score.RougeScorer(use_stemmer=False)``. At most
@@ -52,6 +54,12 @@ from videorl_kit.rewards.text import (
     stated_answer,
 )
 
+
+def _word_set(words: str) -> frozenset[str]:
+    """The words of ``words``, a space-separated list."""
+    return frozenset(words.split())
+
+
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _NON_TOKEN_RE = re.compile(r"[^a-z0-9]+")
 #: Only the first this-many characters of an answer are tokenised.
@@ -69,12 +77,9 @@ _NOT_A_STATEMENT = NEGATION_WORDS | frozenset(
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
 #: Words that place the answer relative to the gold instead of stating it ("near Paris").
-_RELATIONAL_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "near behind beside beneath below above outside around except besides unlike than "
-        "like opposite next close far past beyond toward towards",
-    )
+_RELATIONAL_WORDS = _word_set(
+    "near behind beside beneath below above outside around except besides unlike than "
+    "like opposite next close far past beyond toward towards"
 )
 _SENTENCE_BREAK_RE = re.compile(r"[.!?。！？]\s+\S")
 #: Compounds that name something other than their last word: English compounds are
@@ -91,24 +96,47 @@ _OTHER_THINGS = frozenset(
     )
 )
 #: Modifiers that make a likeness of the thing, not the thing ("a toy car", "a stuffed dog").
-_LIKENESS = frozenset(
-    re.findall(
-        r"\w+",
-        "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
-        "artificial imitation",
-    )
+_LIKENESS = _word_set(
+    "toy fake model stuffed plush cartoon inflatable robot robotic statue replica "
+    "artificial imitation"
 )
 #: "looks like a dog" states "dog" ("like" alone places it relative: "a city like Paris").
 _LOOKS = frozenset(["looks", "look", "looked", "seems", "seem", "seemed", "sounds"])
 #: Words that may follow the gold at the end of the sentence ("He is walking now", "in the
 #: kitchen upstairs").
-_TRAILING_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "too also now here there today tonight again already indeed alone together inside "
-        "outside upstairs downstairs",
-    )
+_TRAILING_WORDS = _word_set(
+    "too also now here there today tonight again already indeed alone together inside "
+    "outside upstairs downstairs"
 )
+#: Prepositions that open a phrase saying where, when, how or with what an action or a count
+#: holds ("cutting vegetables in the kitchen", "five chairs around the table").
+_ADJUNCT_PREPOSITIONS = _word_set(
+    "in on at by with into onto inside outside under underneath beneath below above over "
+    "behind beside near around across along through toward towards from for during next to "
+    "up down past among between against within"
+)
+#: The prepositions that may follow a *thing* the gold names: those that, before a gold, stop
+#: it being stated ("a dog near the tree" states "dog", never "tree"). After "in" or "with"
+#: both nouns would pass ("Paris in London"), a hedge between two things of one kind.
+_PLACING_PREPOSITIONS = _ADJUNCT_PREPOSITIONS & _RELATIONAL_WORDS
+#: Words of a phrase after the gold that join a second answer to it ("... and six stools",
+#: "... then peeling potatoes").
+_JOINING_WORDS = _LIST_WORDS | frozenset(
+    ["then", "while", "before", "after", "until", "also", "as", "but"]
+)
+#: Most words of the phrase after the gold, its preposition included ("in the small kitchen").
+MAX_ADJUNCT_WORDS = 4
+#: A count followed by these states a difference, not the count ("five more chairs").
+_COMPARATIVES = frozenset(["more", "fewer", "less", "extra", "additional", "other"])
+_COPULAS = frozenset(["is", "are", "was", "were"])
+#: ``-ing`` words that are no second action beside an action gold: places, times and things
+#: ("in the morning", "by the swimming pool", "in the dining room").
+_ING_NOT_ACTIONS = _word_set(
+    "morning evening building ceiling wedding meeting living dining parking swimming "
+    "waiting shopping thing something anything everything during spring string"
+)
+#: Marks that join items of a list ("dog/cat", "dog; cat", "dog & cat", "dog - cat").
+_LIST_MARKS_RE = re.compile(r"[;/&+|]|\s[-–—]\s")
 
 
 def has_negation(text: str) -> bool:
@@ -126,17 +154,99 @@ def _with_digits(norm: str) -> str:
     return " ".join(str(NUMBER_WORD_VALUES.get(t, t)) for t in norm.split())
 
 
+def _is_action(word: str) -> bool:
+    """Whether ``word`` is an ``-ing`` form (``cutting``; also nouns such as ``building``)."""
+    return len(word) > 4 and word.endswith("ing")
+
+
+def _is_count(gold: list[str]) -> bool:
+    """Whether the normalised ``gold`` holds a number (``5``, ``3 people``)."""
+    return any(w.isdigit() for w in gold)
+
+
+def _adjunct_phrase(words: list[str], gold: list[str]) -> bool:
+    """Whether ``words`` (what follows a stated gold) is one phrase that only places it: a
+    preposition (:data:`_ADJUNCT_PREPOSITIONS` after an action or a count, only the placing
+    ones of :data:`_PLACING_PREPOSITIONS` after a thing) and at most
+    :data:`MAX_ADJUNCT_WORDS` words in all, joining no second answer (:data:`_JOINING_WORDS`),
+    with no number after a count ("around six tables").
+    """
+    count = _is_count(gold)
+    prepositions = _ADJUNCT_PREPOSITIONS if count or _is_action(gold[0]) else _PLACING_PREPOSITIONS
+    if not words or len(words) > MAX_ADJUNCT_WORDS or words[0] not in prepositions:
+        return False
+    return not any(word in _JOINING_WORDS or (count and word.isdigit()) for word in words[1:])
+
+
+def _count_noun(word: str, gold: list[str], after_comma: bool) -> bool:
+    """After a count, its noun ("two people"), not a comparison ("two more")."""
+    return gold[-1].isdigit() and word not in _COMPARATIVES
+
+
+def _copula(word: str, gold: list[str], after_comma: bool) -> bool:
+    """A form of "be" after the gold, its subject ("two cats are sleeping")."""
+    return word in _COPULAS
+
+
+def _modifier(word: str, gold: list[str], after_comma: bool) -> bool:
+    """An adverb ("walking slowly"), a participle ("a dog barking"), a word of
+    :data:`_TRAILING_WORDS` ("now", "upstairs"), or a name right after a comma, the place
+    around the gold ("Paris, France"; "dog, cat" is a list)."""
+    return (
+        word.endswith("ly")
+        or (len(word) > 4 and word.endswith(("ing", "ed")))
+        or word in _TRAILING_WORDS
+        or after_comma
+    )
+
+
+#: What may follow a stated gold, each at most once and in this order, before a phrase that
+#: places it: ``five | chairs | are | standing | around the table``.
+_FOLLOWERS = (_count_noun, _copula, _modifier)
+
+
+def _follows_statement(words: list[str], gold: list[str], after_comma: bool, slot: int = 0) -> bool:
+    """Whether ``words``, what follows the gold (``after_comma``: a name after a comma), leave
+    it the thing named: words of :data:`_FOLLOWERS` (each slot used at most once, in order),
+    then at most one :func:`_adjunct_phrase`. Never another noun ("a cat toy", "dog food": the
+    gold would only describe it).
+    """
+    if not words or _adjunct_phrase(words, gold):
+        return True
+    return any(
+        follower(words[0], gold, after_comma) and _follows_statement(words[1:], gold, False, i + 1)
+        for i, follower in enumerate(_FOLLOWERS[slot:], start=slot)
+    )
+
+
+def _comma_parts(sentence: str) -> dict[int, bool]:
+    """The normalised words of ``sentence`` that start a part after a comma: their index, and
+    whether the part starts with a capital letter (a name: "Paris, France")."""
+    starts, at = {}, 0
+    for number, part in enumerate(sentence.split(",")):
+        size = len(_with_digits(normalize_text(part, drop_articles=True)).split())
+        if number and size:
+            starts[at] = part.lstrip()[:1].isupper()
+        at += size
+    return starts
+
+
 def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> bool:
     """Whether one short sentence (normalised ``words``) states the short ``gold`` (see the
-    module docstring): the gold's words end it and occur once, at most
-    :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list, and no
-    word placing the answer relative to the gold (``near Paris``, ``next to the kitchen``).
+    module docstring): the gold's words occur once, with at most
+    :data:`MAX_SENTENCE_EXTRA_WORDS` other words, no negation, alternative or list (``dog/cat``,
+    ``dog; cat``; nor right after a comma: ``dog, cat`` states no cat), no second count beside
+    a count gold (``6 5``, ``six chairs, five tables``), no second action beside an action gold
+    (an ``-ing`` word not in :data:`_ING_NOT_ACTIONS`: ``cutting vegetables, peeling
+    potatoes``, ``by peeling potatoes``), and no word placing the answer relative to the gold
+    (``near Paris``, ``next to the kitchen``).
     The gold is the thing named: words before it may describe it (``a small brown dog``, ``a
     police car``), except those that name another thing with it (:data:`_OTHER_THINGS`: ``a
-    hot dog``) or a likeness of it (:data:`_LIKENESS`: ``a toy car``); after it may come one
-    adverb (``walking slowly``), a participle (``a dog barking``), a place after a comma
-    (``Paris, France``) or, for a count, its noun (``There are two people``), never another
-    noun (``a cat toy``, ``dog food``: the gold would only describe it).
+    hot dog``) or a likeness of it (:data:`_LIKENESS`: ``a toy car``). What follows it must
+    leave it the thing named (:func:`_follows_statement`: ``walking slowly``, ``two people``,
+    ``cutting vegetables in the kitchen``, ``five chairs around the table``, ``a dog near the
+    tree``), never another noun (``a cat toy``, ``dog food``: the gold would only describe
+    it).
 
     Example:
         >>> states_short_answer("It is Paris.", ["it", "is", "paris"], ["paris"])
@@ -145,11 +255,14 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
         False
         >>> states_short_answer("It's a sea lion.", ["its", "sea", "lion"], ["lion"])
         False
+        >>> words = ["she", "is", "cutting", "vegetables", "in", "kitchen"]
+        >>> states_short_answer("She is cutting vegetables in the kitchen.", words, words[2:4])
+        True
     """
     n = len(gold)
     if not n or len(words) > n + MAX_SENTENCE_EXTRA_WORDS:
         return False
-    if _SENTENCE_BREAK_RE.search(sentence.strip()):
+    if _SENTENCE_BREAK_RE.search(sentence.strip()) or _LIST_MARKS_RE.search(sentence):
         return False
     if any(w in _NOT_A_STATEMENT for w in words if w not in gold):
         return False
@@ -158,15 +271,16 @@ def states_short_answer(sentence: str, words: list[str], gold: list[str]) -> boo
         return False
     start = spans[0]
     after = words[start + n :]
-    if len(after) > 1 or (
-        after
-        and not gold[-1].isdigit()  # "two people": a count and its noun
-        and not after[0].endswith("ly")  # "walking slowly"
-        and not (len(after[0]) > 4 and after[0].endswith(("ing", "ed")))  # "a dog barking"
-        and after[0] not in _TRAILING_WORDS
-        and not re.search(rf"\b{re.escape(gold[-1])}\s{{0,3}},", sentence, re.IGNORECASE)
-    ):
-        return False  # "a cat toy"; but "Paris, France" puts a place after a comma
+    others = words[:start] + after
+    if _is_count(gold) and any(w.isdigit() for w in others):
+        return False  # a second count: "6 5", "six chairs, five tables"
+    if _is_action(gold[0]) and any(_is_action(w) and w not in _ING_NOT_ACTIONS for w in others):
+        return False  # a second action: "cutting vegetables while peeling potatoes"
+    comma_parts = _comma_parts(sentence) if "," in sentence else {}
+    if start in comma_parts:
+        return False  # an item of a list: "dog, cat", "cat, dog, bird"
+    if not _follows_statement(after, gold, comma_parts.get(start + n, False)):
+        return False  # "a cat toy", "dog, cat"; but "Paris, France" names the place around it
     prev, prev2 = words[start - 1] if start else "", words[start - 2] if start > 1 else ""
     if f"{prev} {gold[0]}" in _OTHER_THINGS or prev in _LIKENESS or prev2 in _LIKENESS:
         return False  # "a hot dog", "a toy car", "a stuffed brown dog"
