@@ -15,13 +15,14 @@ store, the cache key and the source file, and the repair command) when they diff
 bit on disk never reaches a trainer as wrong pixels. ``verify=False`` (on
 :meth:`FrameStore.open` or per call) skips the check, for hot loops over a trusted store.
 
-Example:
-    >>> store = FrameStore.open("cache/")                 # doctest: +SKIP
-    >>> item = store.get(store.keys()[0])                 # doctest: +SKIP
-    >>> item.frames.shape, item.frames.dtype              # doctest: +SKIP
-    ((8, 252, 308, 3), dtype('uint8'))
-    >>> item.timestamps_s[:2], item.source_fps            # doctest: +SKIP
-    ([0.0, 0.6333], 30.0)
+Example (``store_dir`` holds the synthetic demo task's cache: two 4 s clips at 8 fps and two
+stills; ``key`` is a clip's cache key):
+    >>> store = FrameStore.open(store_dir)
+    >>> item = store.get(key)
+    >>> item.frames.shape, item.frames.dtype
+    ((4, 84, 112, 3), dtype('uint8'))
+    >>> item.timestamps_s, item.source_fps
+    ([0.0, 1.25, 2.625, 3.875], 8.0)
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ class CachedFrames:
         ``<t seconds>`` markers (it divides ``frames_indices`` by ``fps``).
 
         Example:
-            >>> item = CachedFrames.__new__(CachedFrames)  # doctest: +SKIP
-            >>> item.video_metadata()["fps"]               # doctest: +SKIP
-            30.0
+            >>> meta = store.get(key).video_metadata()
+            >>> meta["fps"], meta["total_num_frames"], meta["frames_indices"]
+            (8.0, 32, [0, 10, 21, 31])
         """
         return {
             "total_num_frames": self.source_frames,
@@ -274,10 +275,10 @@ class FrameStore:
     """Read-only access to the frames of a store, pinned at one table version.
 
     Example:
-        >>> store = FrameStore.open("cache/")              # doctest: +SKIP
-        >>> first = store.get(store.keys()[0])             # doctest: +SKIP
-        >>> first.frames.shape, first.source_fps           # doctest: +SKIP
-        ((8, 252, 308, 3), 30.0)
+        >>> store = FrameStore.open(store_dir)
+        >>> clip = store.get(key)
+        >>> clip.frames.shape, clip.source_fps
+        ((4, 84, 112, 3), 8.0)
     """
 
     def __init__(
@@ -360,8 +361,8 @@ class FrameStore:
         """Every cache key in the store (table order).
 
         Example:
-            >>> len(FrameStore.open("cache/").keys())      # doctest: +SKIP
-            128
+            >>> len(FrameStore.open(store_dir).keys())  # two clips and two stills
+            4
         """
         return list(self._index.keys)
 
@@ -403,9 +404,13 @@ class FrameStore:
         the store's setting); :class:`StoreIntegrityError` when they differ.
 
         Example:
-            >>> item = store.get(key)                       # doctest: +SKIP
-            >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames  # doctest: +SKIP
+            >>> item = store.get(key)
+            >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames
             (dtype('uint8'), True)
+            >>> store.get("no-such-key")
+            Traceback (most recent call last):
+            ...
+            videorl_kit.store.errors.MissingKeyError: cache key 'no-such-key' is not in store ...
         """
         return self.get_many([key], verify=verify)[0]
 
@@ -440,8 +445,9 @@ class FrameStore:
         as in :meth:`get`.
 
         Example:
-            >>> items = store.get_many([k2, k1, k2])        # doctest: +SKIP
-            >>> [i.cache_key for i in items] == [k2, k1, k2]  # doctest: +SKIP
+            >>> k1, k2 = store.keys()[:2]
+            >>> items = store.get_many([k2, k1, k2])
+            >>> [i.cache_key for i in items] == [k2, k1, k2]
             True
         """
         if not keys:

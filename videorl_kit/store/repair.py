@@ -17,9 +17,9 @@ Steps, each recorded in the :class:`RepairReport`:
 Repair is idempotent: run on a healthy store it changes nothing and says so.
 
 Example:
-    >>> report = repair_store("cache/")            # doctest: +SKIP
-    >>> report.redecoded, report.removed           # doctest: +SKIP
-    (['3f9c...'], [])
+    >>> report = repair_store(store_dir)  # a healthy store: nothing to do
+    >>> report.redecoded, report.removed
+    ([], [])
 """
 
 from __future__ import annotations

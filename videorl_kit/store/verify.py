@@ -3,9 +3,9 @@ samples were built from), ``verify`` (re-decode and compare) and
 ``export`` (frames as image files plus a JSONL manifest, for trainers that need paths).
 
 Example:
-    >>> info = store_status("cache/")            # doctest: +SKIP
-    >>> info["frames"]["rows"], info["failures"]["rows"]  # doctest: +SKIP
-    (12, 1)
+    >>> info = store_status(store_dir)  # the demo task's cache: two clips and two stills
+    >>> info["frames"]["rows"], info["failures"]["rows"]
+    (4, 0)
 """
 
 from __future__ import annotations
@@ -233,7 +233,7 @@ def check_row(
     ``tolerance`` is the largest accepted absolute pixel difference (0 = bit-exact).
 
     Example:
-        >>> check_row(FrameStore.open("cache/").get(key)).status   # doctest: +SKIP
+        >>> check_row(FrameStore.open(store_dir).get(key)).status
         'ok'
     """
 
@@ -275,9 +275,9 @@ def verify_store(
     """Re-decode ``sample`` random rows (all rows when None) and compare them with the cache.
 
     Example:
-        >>> report = verify_store("cache/", sample=4)   # doctest: +SKIP
-        >>> report.counts                               # doctest: +SKIP
-        {'ok': 4}
+        >>> report = verify_store(store_dir, sample=2)
+        >>> report.counts
+        {'ok': 2}
     """
     store = FrameStore.open(store_dir)
     chosen = list(keys) if keys is not None else store.keys()
@@ -357,8 +357,9 @@ def export_store(
     Manifests are written to a temporary name and renamed, so a reader never sees half.
 
     Example:
-        >>> export_store("cache/", "export/", fmt="png").n_items  # doctest: +SKIP
-        12
+        >>> import tempfile
+        >>> export_store(store_dir, tempfile.mkdtemp(), fmt="png").n_items
+        4
     """
     if fmt not in ("jpg", "png"):
         raise UserError(f"--format must be jpg or png, not {fmt!r}")
