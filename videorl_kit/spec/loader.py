@@ -89,9 +89,11 @@ def load_spec(
     readable local file.
 
     Example:
-        >>> spec = load_spec("task_specs/synth-count.yaml")  # doctest: +SKIP
-        >>> spec.verifier.name                               # doctest: +SKIP
-        'numeric'
+        >>> import tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> spec = load_spec(write_demo_task(tempfile.mkdtemp()))  # rows of two problem types
+        >>> spec.id, spec.problem_type
+        ('demo', 'from_row')
     """
     try:
         doc = load_yaml_with_includes(path, hub_resolver)

@@ -116,9 +116,13 @@ def render_prompt(spec: TaskSpec, sample: Sample) -> str:
     """Render the user turn of ``spec``'s prompt for one ``sample``.
 
     Example:
-        >>> from videorl_kit.spec.data import Sample  # doctest: +SKIP
-        >>> render_prompt(spec, sample)               # doctest: +SKIP
-        'How many shapes appear?\\nPut the final answer in <answer></answer>.'
+        >>> import tempfile
+        >>> from videorl_kit.spec import load_spec
+        >>> from videorl_kit.spec.data import iter_samples
+        >>> from videorl_kit.synth import write_demo_task
+        >>> spec = load_spec(write_demo_task(tempfile.mkdtemp()))
+        >>> render_prompt(spec, next(iter_samples(spec)))
+        'How many shapes are visible at 3 s?\\nPut the final answer in <answer></answer>.'
     """
     try:
         return render_template(spec.prompt.template, **sample_variables(sample))
