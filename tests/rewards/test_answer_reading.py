@@ -94,26 +94,6 @@ def test_asserted_answer(answer: str, asserted: str) -> None:
     assert asserted_answer(answer) == asserted
 
 
-@given(
-    LETTERS,
-    LETTERS,
-    st.sampled_from(
-        [
-            "not {r}; it is {a}",
-            "{a}, not {r}",
-            "Not {r} but {a}",
-            "It isn't {r}, it's {a}.",
-            "{r} is wrong; {a} is correct.",
-        ]
-    ),
-)
-def test_a_rejected_option_never_counts_and_the_stated_one_does(a: str, r: str, form: str) -> None:
-    response = f"<answer>{form.format(a=a, r=r)}</answer>"
-    assert CHOICE(response, a).accuracy == 1.0, response
-    if r != a:
-        assert CHOICE(response, r).accuracy == 0.0, response
-
-
 @given(LETTERS, LETTERS.filter(lambda x: x != "A"))
 def test_rejecting_alone_names_nothing_and_hedges_stay_hedges(a: str, b: str) -> None:
     assert CHOICE(f"<answer>not {a}</answer>", a).accuracy == 0.0
@@ -378,6 +358,11 @@ def test_mixed_numbers_need_a_proper_fraction() -> None:
     LETTERS,
     st.sampled_from(
         [
+            "not {r}; it is {a}",
+            "{a}, not {r}",
+            "Not {r} but {a}",
+            "It isn't {r}, it's {a}.",
+            "{r} is wrong; {a} is correct.",
             "not ({r}); it is ({a})",
             "Definitely not [{r}]. It's [{a}].",
             "{r} is wrong. Final: {a}",
