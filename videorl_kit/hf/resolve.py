@@ -65,10 +65,16 @@ def download_file(api: HfApi, repo: str, sha: str, path: str) -> Path:
         >>> download_file(make_api(), "org/name", "a" * 40, "specs/x.yaml")  # doctest: +SKIP
         PosixPath('/root/.cache/huggingface/hub/datasets--org--name/snapshots/aaaa.../specs/x.yaml')
     """
+    with hub_errors(f"fetching {format_hf_uri(repo, sha, path)}", path=path):
+        return _hub_download(api, repo, sha, path)
+
+
+def _hub_download(api: HfApi, repo: str, sha: str, path: str) -> Path:
+    """``hf_hub_download`` of one file at ``sha`` into the kit's Hub cache (errors as raised)."""
     from huggingface_hub import hf_hub_download
 
-    with hub_errors(f"fetching {format_hf_uri(repo, sha, path)}", path=path):
-        local = hf_hub_download(
+    return Path(
+        hf_hub_download(
             repo,
             path,
             repo_type=REPO_TYPE,
@@ -77,7 +83,7 @@ def download_file(api: HfApi, repo: str, sha: str, path: str) -> Path:
             token=api.token,
             cache_dir=hub_cache_dir(),
         )
-    return Path(local)
+    )
 
 
 def repo_manifest(api: HfApi, repo: str, sha: str) -> Manifest | None:
@@ -88,22 +94,13 @@ def repo_manifest(api: HfApi, repo: str, sha: str) -> Manifest | None:
         >>> repo_manifest(make_api(), "org/name", "a" * 40)  # doctest: +SKIP
     """
     from huggingface_hub import errors as hf_errors
-    from huggingface_hub import hf_hub_download
 
     with hub_errors(f"fetching {format_hf_uri(repo, sha, MANIFEST_NAME)}"):
         try:
-            local = hf_hub_download(
-                repo,
-                MANIFEST_NAME,
-                repo_type=REPO_TYPE,
-                revision=sha,
-                endpoint=api.endpoint,
-                token=api.token,
-                cache_dir=hub_cache_dir(),
-            )
+            local = _hub_download(api, repo, sha, MANIFEST_NAME)
         except (hf_errors.RemoteEntryNotFoundError, hf_errors.LocalEntryNotFoundError):
             return None
-    return read_manifest(Path(local), format_hf_uri(repo, sha, MANIFEST_NAME))
+    return read_manifest(local, format_hf_uri(repo, sha, MANIFEST_NAME))
 
 
 def resolve_hf_uri(
