@@ -269,3 +269,25 @@ def test_a_processor_without_video_support_gets_the_frames_as_images(runs, tiny_
     assert inputs["image_grid_thw"].shape[0] == n_frames  # one image per cached frame
     text = backend.processor.batch_decode(inputs["input_ids"])[0]
     assert text.count("<|vision_start|>") == n_frames
+
+
+def test_an_eval_of_a_variant_of_a_task_leaves_the_rows_training_reads(
+    synth_tree, tiny_model, tmp_path
+):
+    """The store's samples table is what training reads: an eval of the first rows of a task
+    under another budget builds the frames it needs, but never rewrites or deletes those rows."""
+    from videorl_kit.store import CachedSampleDataset, FrameStore, build_cache
+
+    spec = synth_tree / "task_specs" / "synth-count.yaml"
+    store = tmp_path / "store"
+    build_cache([spec], store, workers=1)
+    training_rows = CachedSampleDataset(store, task_ids=["synth-count"]).rows
+    assert len(training_rows) == 2
+    results = run_eval(
+        EvalConfig(specs=[spec], out=tmp_path / "run", model=str(tiny_model), store=store,
+                   limit=1, overrides=["budget.video.max_frames=4", *SAMPLING])
+    )  # fmt: skip
+    assert CachedSampleDataset(store, task_ids=["synth-count"]).rows == training_rows
+    (record,) = _records(tmp_path / "run", results)["synth-count"]
+    assert record["media"] != training_rows[0]["video_keys"]  # frames under the eval's budget
+    assert len(FrameStore.open(store).get(record["media"][0]).frames) == 4

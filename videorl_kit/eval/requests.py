@@ -129,12 +129,28 @@ def apply_variant(request: GenerationRequest, variant: Variant) -> GenerationReq
 
 @dataclass(frozen=True)
 class CachedSample:
-    """The store's ``samples`` row of one sample: status and the cache keys of its media."""
+    """A ``samples`` row of one sample: status and the cache keys of its media."""
 
     status: str
     skip_reason: str | None
     video_keys: tuple[str, ...]
     image_keys: tuple[str, ...]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> CachedSample:
+        """The fields the evaluator needs of a ``samples`` row (stored or just built).
+
+        Example:
+            >>> CachedSample.from_row({"status": "ready", "skip_reason": None,
+            ...     "video_keys": ["k1"], "image_keys": None}).video_keys
+            ('k1',)
+        """
+        return cls(
+            row["status"],
+            row["skip_reason"],
+            tuple(row["video_keys"] or ()),
+            tuple(row["image_keys"] or ()),
+        )
 
 
 class StoreMedia:
@@ -145,18 +161,14 @@ class StoreMedia:
         self.frames = FrameStore(self.tables)
 
     def sample_rows(self, task_ids: Sequence[str]) -> dict[tuple[str, str], CachedSample]:
-        """``(task_id, sample_id) -> CachedSample`` for the given tasks."""
+        """``(task_id, sample_id) -> CachedSample`` of the given tasks, as the store's
+        ``samples`` table holds them (the last ``build_cache`` of their specs)."""
         table = self.tables.table(SAMPLES_TABLE).to_table(
             columns=["task_id", "sample_id", "status", "skip_reason", "video_keys", "image_keys"],
             filter=sql_in("task_id", list(task_ids)),
         )
         return {
-            (row["task_id"], row["sample_id"]): CachedSample(
-                row["status"],
-                row["skip_reason"],
-                tuple(row["video_keys"] or ()),
-                tuple(row["image_keys"] or ()),
-            )
+            (row["task_id"], row["sample_id"]): CachedSample.from_row(row)
             for row in table.to_pylist()
         }
 

@@ -9,7 +9,8 @@ The run, step by step:
 3. Claim the output folder: ``run.json`` records the configuration; a folder holding a run of
    another configuration is refused, the same configuration resumes.
 4. If the backend looks at media: check each spec's media root and budget patch, then build
-   the missing cache entries with the spec's budget (:func:`~videorl_kit.store.build_cache`).
+   the missing cache entries with the spec's budget (:func:`~videorl_kit.store.build_frames`,
+   which leaves the store's ``samples`` table, read by training, as it is).
    A sample whose video failed to decode is skipped by name; the run goes on.
 5. Per task, per batch: requests (cached frames + metadata, variant applied), generation,
    verdicts, records appended to the task's partial sample file; finished samples of an
@@ -55,7 +56,7 @@ from videorl_kit.eval.samples_log import SampleLog
 from videorl_kit.eval.task_run import ProgressFn, run_task, task_result, uses_media
 from videorl_kit.eval.tasks import EvalTask, load_tasks
 from videorl_kit.spec.eval_section import Variant
-from videorl_kit.store import build_cache
+from videorl_kit.store import build_frames
 from videorl_kit.store.provenance import spec_sha256
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.trajectories import append_trajectories
@@ -167,21 +168,26 @@ def build_media(
     config: EvalConfig, tasks: list[EvalTask], backend: Backend, progress: ProgressFn
 ) -> tuple[StoreMedia | None, dict[tuple[str, str], CachedSample]]:
     """Build the missing cache entries of the media-using tasks (checked by
-    :func:`check_media_inputs`); return the store's media and its rows for those tasks."""
+    :func:`check_media_inputs`); return the store's media and the tasks' samples rows.
+
+    The store's ``samples`` table is left as it is (:func:`~videorl_kit.store.build_frames`):
+    an eval of a task's first rows, fixture or overridden spec must not change the rows
+    training reads."""
 
     using = [t for t in tasks if uses_media(t, backend)]
     if not using:
         return None, {}
     progress(f"cache: building missing entries in {config.store}")
-    summary = build_cache(
+    built = build_frames(
         [t.spec for t in using], config.store, workers=config.workers or min(4, os.cpu_count() or 1)
     )
+    summary = built.summary
     progress(
         f"cache: {summary.n_ok} ok ({summary.n_already_cached} already cached), "
         f"{summary.n_failed} failed, {summary.n_skipped} skipped"
     )
-    media = StoreMedia(config.store)
-    return media, media.sample_rows([t.id for t in using])
+    rows = {key: CachedSample.from_row(row) for key, row in built.samples.items()}
+    return StoreMedia(config.store), rows
 
 
 def _trajectory_rows(run_id: str, model: ModelInfo, records: list[SampleRecord]) -> list[dict]:

@@ -26,6 +26,7 @@ _EXPORTS = {
     "FrameStore": "videorl_kit.store.reader",
     "CachedFrames": "videorl_kit.store.reader",
     "build_cache": "videorl_kit.store.builder",
+    "build_frames": "videorl_kit.store.builder",
     "BuildConfig": "videorl_kit.store.build_config",
     "BuildSummary": "videorl_kit.store.build_summary",
     "BuildProgress": "videorl_kit.store.build_summary",

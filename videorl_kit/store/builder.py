@@ -17,9 +17,14 @@ A build runs five phases, each a function of this module, in this order:
 4. **settle** (:func:`settle`, :func:`settle_obsolete_failures`): each result ends the items
    that share its key as ok, failed (a failures row says why) or skipped (a named rule);
    failure rows made obsolete by a now-cached item are deleted; the last batch is committed.
-5. **samples** (:func:`~videorl_kit.store.samples.write_samples`), then the
-   :class:`BuildSummary` (:func:`summarize`), whose invariant
-   ``n_input == n_ok + n_failed + n_skipped`` is checked (a violation is a bug and raises).
+5. **samples** (:func:`~videorl_kit.store.samples.sample_rows`, written by
+   :func:`~videorl_kit.store.samples.write_samples`), then the :class:`BuildSummary`
+   (:func:`summarize`), whose invariant ``n_input == n_ok + n_failed + n_skipped`` is
+   checked (a violation is a bug and raises).
+
+:func:`build_frames` runs the same build but leaves the ``samples`` table as it is and
+returns the rows instead: the evaluator builds with it, so evaluating the first rows of a
+task, its fixture or an overridden spec never changes the samples that training reads.
 
 Re-running the same build decodes nothing and commits nothing (every table keeps its
 version); killing it at any moment loses at most the uncommitted batch. See
@@ -52,7 +57,13 @@ from videorl_kit.store.identify import (
     identify_files,
 )
 from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
-from videorl_kit.store.samples import ItemOutcome, SampleLedger, write_samples
+from videorl_kit.store.samples import (
+    ItemOutcome,
+    SampleLedger,
+    SampleRows,
+    sample_rows,
+    write_samples,
+)
 from videorl_kit.store.schema import FRAMES_TABLE, cache_key, failure_id
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.worker import DecodeFn, DecodeResult, DecodeTask, ErrorInfo, decode_task
@@ -62,7 +73,9 @@ __all__ = [
     "BuildHooks",
     "BuildProgress",
     "BuildSummary",
+    "FramesBuild",
     "build_cache",
+    "build_frames",
     "collect",
     "identify",
     "make_engine",
@@ -125,9 +138,53 @@ def build_cache(
         >>> s.failed_by_class, s.exit_code()
         ({'MissingFileError': 1}, 0)
     """
-    started = time.perf_counter()
     config = BuildConfig.with_options(config, options)
-    hooks = _hooks or BuildHooks()
+    return _build(specs, store_dir, config, progress, _hooks, write_samples_table=True).summary
+
+
+@dataclass(frozen=True)
+class FramesBuild:
+    """What :func:`build_frames` did: the summary and the ``samples`` rows it did not write."""
+
+    summary: BuildSummary
+    samples: SampleRows
+
+
+def build_frames(
+    specs: Iterable[TaskSpec | str | Path],
+    store_dir: str | Path,
+    config: BuildConfig | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    **options: Any,
+) -> FramesBuild:
+    """:func:`build_cache` without touching the store's ``samples`` table: the frames and
+    failures are built and committed the same way, the samples rows are returned.
+
+    For consumers that read a variant of a task (its first rows, another data file, another
+    budget) from a shared store, such as the evaluator: the rows training reads stay as the
+    last :func:`build_cache` wrote them.
+
+    Example:
+        >>> import tempfile
+        >>> from videorl_kit.synth import write_demo_task
+        >>> folder = tempfile.mkdtemp()
+        >>> built = build_frames([write_demo_task(folder, n_per_task=1)], f"{folder}/store")
+        >>> built.summary.n_ok, [row["status"] for row in built.samples.values()]
+        (2, ['ready', 'ready'])
+        >>> StoreTables.open(f"{folder}/store").table("samples").count_rows()
+        0
+    """
+    config = BuildConfig.with_options(config, options)
+    return _build(specs, store_dir, config, progress, None, write_samples_table=False)
+
+
+def _build(
+    specs: Iterable[TaskSpec | str | Path], store_dir: str | Path, config: BuildConfig,
+    progress: ProgressFn | None, hooks: BuildHooks | None, *, write_samples_table: bool,
+) -> FramesBuild:  # fmt: skip
+    started = time.perf_counter()
+    hooks = hooks or BuildHooks()
     decoders = {m: decoder_identity(m, config.decoder) for m in MODALITIES}  # before any write
     build = collect(specs, store_dir, config, progress, hooks)  # 1
     plan = identify(build, decoders)  # 2
@@ -136,14 +193,15 @@ def build_cache(
         settle(build, plan, result)  # 4
     settle_obsolete_failures(build)
     build.report("samples", force=True)
-    samples = write_samples(  # 5
-        build.tables, build.inputs.rows, build.outcomes,
-        max_prompt_tokens=config.max_prompt_tokens,
-    )  # fmt: skip
+    rows, ledger = sample_rows(  # 5
+        build.inputs.rows, build.outcomes, max_prompt_tokens=config.max_prompt_tokens
+    )
+    if write_samples_table:
+        write_samples(build.tables, rows, ledger)
     build.tables.record_versions()
-    summary = summarize(build, engine.report(), samples, time.perf_counter() - started)
+    summary = summarize(build, engine.report(), ledger, time.perf_counter() - started)
     build.report("done", force=True)
-    return summary
+    return FramesBuild(summary, rows)
 
 
 # -- the state of one build -----------------------------------------------------------------

@@ -292,18 +292,20 @@ def _existing_hashes(tables: StoreTables, task_ids: list[str]) -> dict[tuple[str
     }
 
 
-def write_samples(
-    tables: StoreTables,
+SampleRows = dict[tuple[str, str], dict[str, Any]]
+"""``samples`` rows by ``(task_id, sample_id)``."""
+
+
+def sample_rows(
     refs: Iterable[RowRef],
     outcomes: dict[MediaItem, ItemOutcome],
     *,
     max_prompt_tokens: int | None = None,
-    batch_rows: int = 4096,
-) -> SampleLedger:
-    """Upsert the samples rows of ``refs``; delete rows of these tasks no longer in the data.
+) -> tuple[SampleRows, SampleLedger]:
+    """The ``samples`` rows of ``refs`` and their ledger, written nowhere.
 
-    Only rows whose content changed are written, so an unchanged rebuild creates no new
-    table version.
+    A malformed row whose id collides with a well-formed one is keyed
+    ``<id>#row<row_index>``.
 
     Example:
         >>> import json, pathlib, tempfile
@@ -315,21 +317,17 @@ def write_samples(
         >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
         ...     "data": {"path": str(folder / "rows.jsonl")},
         ...     "prompt": {"template": "{{ question }}"}})
-        >>> tables = StoreTables.create(folder / "store")
-        >>> ledger = write_samples(tables, collect_inputs([spec]).rows, {})
+        >>> built, ledger = sample_rows(collect_inputs([spec]).rows, {})
+        >>> [built[key]["status"] for key in sorted(built)]
+        ['ready', 'skipped']
         >>> ledger.n_samples, ledger.n_ready, ledger.skipped_by_rule, ledger.invariant_holds
         (2, 1, {'malformed_row': 1}, True)
-        >>> write_samples(tables, collect_inputs([spec]).rows, {}).rows_written  # unchanged
-        0
     """
     ledger = SampleLedger()
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    task_ids: list[str] = []
+    rows: SampleRows = {}
     built = [sample_row(ref, outcomes, max_prompt_tokens=max_prompt_tokens) for ref in refs]
     # well-formed rows first: a malformed row that collides with a real id gets a suffix
     for row in sorted(built, key=lambda r: r["status"] == STATUS_SKIPPED and r["prompt"] is None):
-        if row["task_id"] not in task_ids:
-            task_ids.append(row["task_id"])
         ledger.n_samples += 1
         if row["status"] == STATUS_READY:
             ledger.n_ready += 1
@@ -346,6 +344,36 @@ def write_samples(
             )
         rows[key] = row
     ledger.skips = group_skips(r for r in rows.values() if r["status"] == STATUS_SKIPPED)
+    return rows, ledger
+
+
+def write_samples(
+    tables: StoreTables, rows: SampleRows, ledger: SampleLedger, *, batch_rows: int = 4096
+) -> None:
+    """Upsert ``rows`` (from :func:`sample_rows`); delete rows of their tasks no longer in
+    them. Counts what changed in ``ledger`` (``rows_written``, ``rows_deleted``).
+
+    Only rows whose content changed are written, so an unchanged rebuild creates no new
+    table version.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.inputs import collect_inputs
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "rows.jsonl").write_text(json.dumps({"problem": "2+2?", "answer": 4}))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type": "numerical",
+        ...     "data": {"path": str(folder / "rows.jsonl")},
+        ...     "prompt": {"template": "{{ question }}"}})
+        >>> tables = StoreTables.create(folder / "store")
+        >>> for _ in range(2):
+        ...     rows, ledger = sample_rows(collect_inputs([spec]).rows, {})
+        ...     write_samples(tables, rows, ledger)
+        ...     print(ledger.rows_written)  # the second time: unchanged
+        1
+        0
+    """
+    task_ids = list(dict.fromkeys(task_id for task_id, _ in rows))
     existing = _existing_hashes(tables, task_ids)
     changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
     now = datetime.now(UTC)
@@ -367,4 +395,3 @@ def write_samples(
             condition = f"task_id = {sql_quote(task_id)} AND {sql_in('sample_id', gone)}"
             tables.table(SAMPLES_TABLE).delete(condition)
             ledger.rows_deleted += len(gone)
-    return ledger
