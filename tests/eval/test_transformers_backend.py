@@ -247,16 +247,13 @@ def test_batching_is_pinned_to_one_sample_at_a_time(synth_tree, tiny_model, tmp_
 
 def test_a_processor_without_video_support_gets_the_frames_as_images(runs, tiny_model, monkeypatch):
     from videorl_kit.eval.backends.transformers_backend import TransformersBackend
-    from videorl_kit.eval.requests import GenerationRequest, StoreMedia
+    from videorl_kit.eval.requests import CachedSample, GenerationRequest, StoreMedia
     from videorl_kit.spec.eval_section import GenerationParams
 
     out, results = runs["a"]
-    media = StoreMedia(results.run.store)
-    record = _records(out, results)["synth-multiple-choice"][0]
-    cached = media.sample_rows(["synth-multiple-choice"])[
-        ("synth-multiple-choice", record["sample_id"])
-    ]
-    videos, _ = media.load(cached)
+    record = _records(out, results)["synth-multiple-choice"][0]  # its media: the cache keys
+    cached = CachedSample("ready", None, tuple(record["media"]), ())
+    videos, _ = StoreMedia(results.run.store).load(cached)
     request = GenerationRequest(
         "synth-multiple-choice", record["sample_id"], record["prompt"], None, "multiple_choice",
         record["options"], GenerationParams(), 0, videos=videos,
