@@ -288,3 +288,35 @@ def test_an_eval_of_a_variant_of_a_task_leaves_the_rows_training_reads(
     (record,) = _records(tmp_path / "run", results)["synth-count"]
     assert record["media"] != training_rows[0]["video_keys"]  # frames under the eval's budget
     assert len(FrameStore.open(store).get(record["media"][0]).frames) == 4
+
+
+def test_sampling_follows_the_spec_and_each_samples_seed_whatever_its_batch(tiny_model, tmp_path):
+    """A sampled answer depends on the sample's seed only, not on the batch it runs in (so a
+    resumed run or another --batch-size gives the same answers), and the spec's sampling
+    parameters hold even when the model folder ships others (Qwen2.5-VL's say top_k=1)."""
+    import shutil
+    from dataclasses import replace
+
+    from videorl_kit.eval.backends.transformers_backend import TransformersBackend
+    from videorl_kit.eval.requests import GenerationRequest
+    from videorl_kit.spec.eval_section import GenerationParams
+
+    sampled = GenerationParams(temperature=1.0, max_new_tokens=6)
+    requests = [
+        GenerationRequest("t", f"s{i}", f"Question {i}?", None, "open_ended", None, sampled, i)
+        for i in range(4)
+    ]
+    backend = TransformersBackend(tiny_model)
+    together = backend.generate(requests)
+    assert [backend.generate([r])[0] for r in requests] == together
+    assert backend.generate(requests[2:] + requests[:2]) == together[2:] + together[:2]
+    greedy = backend.generate(
+        [replace(r, generation=GenerationParams(max_new_tokens=6)) for r in requests]
+    )
+    assert together != greedy and len(set(together)) > 1
+    pinned = tmp_path / "pinned"
+    shutil.copytree(tiny_model, pinned)
+    config = json.loads((pinned / "generation_config.json").read_text())
+    config.update(do_sample=True, temperature=0.1, top_k=1, top_p=0.001)
+    (pinned / "generation_config.json").write_text(json.dumps(config))
+    assert TransformersBackend(pinned).generate(requests) == together

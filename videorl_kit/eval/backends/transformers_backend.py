@@ -6,18 +6,24 @@ local folder. Cached frames go to the processor as videos together with their
 and ``do_resize=False``: the cache already sampled and resized them, under the spec's
 budget (:func:`~videorl_kit.media.processor_inputs.processor_outputs`, as for training). A
 processor without a video processor gets every frame as an image after its timestamp, as in
-training (:mod:`videorl_kit.media.chat`). Prompts are left-padded and generated together;
-sampling parameters come from the spec (temperature 0 is greedy), and sampled decoding is
-seeded per batch.
+training (:mod:`videorl_kit.media.chat`). Prompts are left-padded and generated together.
+
+Sampling parameters come from the spec alone (temperature 0 is greedy): the model folder's
+``generation_config.json`` may ship its own (Qwen2.5-VL's says ``top_k=1``, which would make
+every sampled run greedy), so ``generate`` runs its greedy search over scores that
+:func:`sampling_processors` have already turned into one draw per sample: the spec's
+temperature, top-k and top-p, then each sample's own seeded noise (:class:`SeededDraw`). A
+sampled answer thus depends on its sample's seed, not on the batch it runs in: a resumed run
+or another ``--batch-size`` gives the same answers.
 
 Cheap checks happen when the backend is created (the folder exists, its config is a
 vision-language model, its fingerprint); the weights load on the first batch, after the
 cache is built.
 
-Example (sampling parameters as ``generate`` gets them):
-    >>> generate_kwargs(GenerationParams(temperature=0.7, top_p=0.8, max_new_tokens=64))
-    {'max_new_tokens': 64, 'repetition_penalty': 1.0, 'do_sample': True, 'temperature': 0.7,
-     'top_p': 0.8}
+Example (the processors that draw a sampled token):
+    >>> [type(p).__name__ for p in sampling_processors(
+    ...     GenerationParams(temperature=0.7, top_p=0.8, top_k=20), seeds=[1, 2], device="cpu")]
+    ['TemperatureLogitsWarper', 'TopKLogitsWarper', 'TopPLogitsWarper', 'SeededDraw']
 """
 
 from __future__ import annotations
@@ -33,25 +39,57 @@ from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.spec.eval_section import GenerationParams
 
 
-def generate_kwargs(params: GenerationParams) -> dict[str, Any]:
-    """``model.generate`` keyword arguments for the spec's sampling parameters.
+def sampling_processors(params: GenerationParams, seeds: Sequence[int], device: Any) -> list:
+    """Logits processors after which greedy search picks a token drawn as the spec samples
+    (none for greedy decoding): temperature, top-k, top-p, then one seeded draw per row.
 
     Example:
-        >>> generate_kwargs(GenerationParams())["do_sample"]
-        False
-        >>> sorted(generate_kwargs(GenerationParams(temperature=0.7, top_k=20)))
-        ['do_sample', 'max_new_tokens', 'repetition_penalty', 'temperature', 'top_k', 'top_p']
+        >>> sampling_processors(GenerationParams(), seeds=[0], device="cpu")
+        []
     """
-    kwargs: dict[str, Any] = {
-        "max_new_tokens": params.max_new_tokens,
-        "repetition_penalty": params.repetition_penalty,
-        "do_sample": params.temperature > 0,
-    }
-    if params.temperature > 0:
-        kwargs.update(temperature=params.temperature, top_p=params.top_p)
-        if params.top_k is not None:
-            kwargs["top_k"] = params.top_k
-    return kwargs
+    if params.temperature == 0:
+        return []
+    from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    processors: list = [TemperatureLogitsWarper(params.temperature)]
+    if params.top_k is not None:
+        processors.append(TopKLogitsWarper(params.top_k))
+    if params.top_p < 1.0:
+        processors.append(TopPLogitsWarper(params.top_p))
+    return [*processors, SeededDraw(seeds, device)]
+
+
+class SeededDraw:
+    """A logits processor that adds each row's own noise, seeded per sample, so that the
+    argmax is a draw from ``softmax(scores)`` (the exponential form of the Gumbel-max trick:
+    ``argmax(scores - log E)``, ``E ~ Exp(1)``). Row ``i`` draws from its own generator, one
+    vector per step, whatever else is in the batch.
+
+    Example:
+        >>> import torch
+        >>> scores = torch.log(torch.tensor([[0.2, 0.8, 0.0]]))
+        >>> picks = [int(SeededDraw([seed], "cpu")(None, scores).argmax()) for seed in range(2000)]
+        >>> 0.75 < picks.count(1) / 2000 < 0.85, 2 in picks
+        (True, False)
+    """
+
+    def __init__(self, seeds: Sequence[int], device: Any):
+        import torch
+
+        self.generators = [torch.Generator(device).manual_seed(int(seed)) for seed in seeds]
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        """``scores`` plus one row of noise per sample."""
+        import torch
+
+        noise = torch.stack(
+            [
+                torch.empty(scores.shape[-1], device=scores.device).exponential_(generator=g)
+                for g in self.generators
+            ]
+        )
+        tiny = torch.finfo(noise.dtype).tiny
+        return scores - torch.log(noise.clamp_min(tiny)).to(scores.dtype)
 
 
 class TransformersBackend(LocalModelBackend):
@@ -117,23 +155,33 @@ class TransformersBackend(LocalModelBackend):
         return processor_outputs(processor, texts, videos, metadata, pictures)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Generate all requests in one batch; decode only the new tokens."""
+        """Generate all requests (one task: the same sampling parameters) in one batch;
+        decode only the new tokens."""
         import torch
 
         if not requests:
             return []
+        from transformers import LogitsProcessorList
+
         self._load()
         inputs = self.model_inputs(requests).to(self.device)
         params = requests[0].generation
-        kwargs = generate_kwargs(params)
+        seeds = [request.seed for request in requests]
         tokenizer = getattr(self._processor, "tokenizer", self._processor)
         pad = getattr(tokenizer, "pad_token_id", None)
         if pad is None:
             pad = getattr(tokenizer, "eos_token_id", None)
-        if params.temperature > 0:
-            torch.manual_seed(requests[0].seed)
         with torch.inference_mode():
-            output = self._model.generate(**inputs, **kwargs, pad_token_id=pad)
+            output = self._model.generate(
+                **inputs,
+                max_new_tokens=params.max_new_tokens,
+                repetition_penalty=params.repetition_penalty,
+                do_sample=False,  # the draw is made by the processors, per sample
+                logits_processor=LogitsProcessorList(
+                    sampling_processors(params, seeds, self.device)
+                ),
+                pad_token_id=pad,
+            )
         new_tokens = output[:, inputs["input_ids"].shape[1] :]
         return list(tokenizer.batch_decode(new_tokens, skip_special_tokens=True))
 
