@@ -119,6 +119,13 @@ def test_robustness_variants(synth_tree, tiny_model, tmp_path, runs):
         r["prompt_hash"] for r in standard
     ]
     assert [r["media"] for r in by_variant["shuffled_frames"]] == [r["media"] for r in standard]
+    reshuffled = run_eval(
+        EvalConfig(specs=[spec], out=tmp_path / "reshuffled", model=str(tiny_model), store=store,
+                   variant="shuffled_frames", seed=1, overrides=SAMPLING)
+    )  # fmt: skip
+    prompt_hashes = lambda records: [r["prompt_hash"] for r in records]  # noqa: E731
+    other_order = _records(tmp_path / "reshuffled", reshuffled)["synth-multiple-choice"]
+    assert prompt_hashes(other_order) != prompt_hashes(by_variant["shuffled_frames"])
     guesses = [r["response"] for r in by_variant["random_choice"]]
     letters = [o.split(".")[0] for o in standard[0]["options"]]
     assert all(g.removeprefix("<answer>").removesuffix("</answer>") in letters for g in guesses)

@@ -2,8 +2,9 @@
 
 Each record carries lm-eval-style content hashes so two runs can be compared sample by
 sample: ``doc_hash`` (the raw benchmark row), ``prompt_hash`` (system turn, rendered prompt,
-media cache keys and variant), ``target_hash`` (problem type, gold answer and options) and
-``response_hash``. Hashes are sha256 of canonical JSON (sorted keys, no spaces).
+media cache keys, variant and the order of the frames shown), ``target_hash`` (problem type,
+gold answer and options) and ``response_hash``. Hashes are sha256 of canonical JSON (sorted
+keys, no spaces).
 
 Example:
     >>> content_hash({"b": 1, "a": [1, 2]}) == content_hash({"a": [1, 2], "b": 1})

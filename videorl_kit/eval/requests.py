@@ -42,13 +42,15 @@ def sample_seed(run_seed: int, task_id: str, sample_id: str) -> int:
 
 @dataclass(frozen=True)
 class VideoInput:
-    """One cached video: uint8 frames ``T×H×W×3``, ``VideoMetadata`` keyword arguments and
-    each frame's time (seconds, shown before the frame when frames go in as images)."""
+    """One cached video: uint8 frames ``T×H×W×3``, ``VideoMetadata`` keyword arguments,
+    each frame's time (seconds, shown before the frame when frames go in as images) and,
+    under ``shuffled_frames``, the cached frame shown at each position."""
 
     frames: np.ndarray
     metadata: dict[str, Any]
     cache_key: str
     timestamps_s: tuple[float, ...]
+    frame_order: tuple[int, ...] | None = None
 
     @property
     def sampled_fps(self) -> float:
@@ -122,7 +124,9 @@ def apply_variant(request: GenerationRequest, variant: Variant) -> GenerationReq
             order = rng.permutation(len(video.frames))
             while len(order) > 1 and np.array_equal(order, np.arange(len(order))):
                 order = rng.permutation(len(order))
-            videos.append(replace(video, frames=video.frames[order]))
+            videos.append(
+                replace(video, frames=video.frames[order], frame_order=tuple(order.tolist()))
+            )
         return replace(request, videos=tuple(videos))
     return request
 

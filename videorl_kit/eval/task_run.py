@@ -131,6 +131,7 @@ class _TaskRun:
                     "prompt": request.prompt,
                     "media": list(request.media_keys),
                     "variant": self.task.section.variant,
+                    "frame_orders": [video.frame_order for video in request.videos],
                 }
             ),
             target_hash=content_hash(
