@@ -73,3 +73,15 @@ def test_results_json_is_validated_strictly(two_runs, tmp_path):
         load_results(tmp_path)
     with pytest.raises(UserError, match=r"no results\.json"):
         render_report([tmp_path / "nothing-here"], tmp_path / "out")
+
+
+def test_bad_report_inputs_fail_in_one_line_naming_the_file(two_runs, tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    with pytest.raises(UserError, match=r"--out .*notes\.txt is a file"):
+        render_report([two_runs / "gold"], a_file)
+    assert a_file.read_text() == "mine"
+    (tmp_path / "torn").mkdir()
+    (tmp_path / "torn" / "results.json").write_text('{"schema_version": 1, "run": {')
+    with pytest.raises(UserError, match=r"torn/results\.json: Invalid JSON: EOF"):
+        render_report([tmp_path / "torn"], tmp_path / "out")

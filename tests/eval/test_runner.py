@@ -19,6 +19,7 @@ from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks
 
 SPECS = ["synth-count.yaml", "synth-boolean.yaml", "synth-multiple-choice.yaml"]
+SHORT = ["eval.generation.max_new_tokens=4"]  # the tiny model's answers: a few tokens suffice
 
 
 def _setup(synth_tree: Path, tmp_path: Path) -> tuple[list[Path], Path]:
@@ -152,6 +153,7 @@ def test_a_model_path_that_is_not_a_vlm_is_named(synth_tree, tmp_path):
     cases = {
         str(text_only): "not a vision-language model (model_type 'gpt2' has no vision_config)",
         str(tmp_path / "nowhere"): "no such folder",
+        str(spec): "not a folder",
         str(empty): "no config.json, not a model folder",
     }
     for model, expected in cases.items():
@@ -221,3 +223,36 @@ def test_a_sample_the_model_cannot_take_is_skipped_by_name(
         boolean.skipped[0].reason == "generation_error: RuntimeError: CUDA out of memory (pretend)"
     )
     assert results.tasks["synth-count"].n_scored == 2  # the rest of the run went on
+
+
+def test_a_model_that_does_not_load_stops_the_run_and_its_folder_stays_usable(
+    synth_tree, tmp_path, tiny_model
+):
+    """Damaged weights are a bad --model, not one bad sample: the run stops with one line, no
+    results.json claims a finished run, and the same --out then takes the repaired model."""
+    import shutil
+
+    spec = synth_tree / "task_specs" / "synth-count.yaml"
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tiny_model, damaged)
+    (damaged / "model.safetensors").write_bytes(b"\x00" * 4096)
+    out, store = tmp_path / "run", tmp_path / "store"
+    settings = {"specs": [spec], "out": out, "store": store, "overrides": SHORT}
+    with pytest.raises(UserError, match=r"--model .*damaged: cannot load: "):
+        run_eval(EvalConfig(model=str(damaged), **settings))
+    assert sorted(p.name for p in out.iterdir()) == ["run.json"]
+    results = run_eval(EvalConfig(model=str(tiny_model), **settings))
+    assert results.tasks["synth-count"].n_scored == 2
+    (damaged / "model.safetensors").unlink()
+    with pytest.raises(UserError, match=r"--model .*damaged: no weights \(\*\.safetensors"):
+        run_eval(EvalConfig(model=str(damaged), specs=[spec], out=tmp_path / "other"))
+    assert not (tmp_path / "other").exists()
+
+
+def test_out_pointing_at_a_file_is_named(synth_tree, tmp_path):
+    specs, predictions = _setup(synth_tree, tmp_path)
+    a_file = tmp_path / "results.txt"
+    a_file.write_text("mine")
+    with pytest.raises(UserError, match=r"--out .*results\.txt is a file; give a folder"):
+        run_eval(EvalConfig(specs=specs, out=a_file, backend="replay", predictions=predictions))
+    assert a_file.read_text() == "mine"

@@ -169,6 +169,8 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
     """Write ``out/report.md`` and its PNG charts; return the report's path."""
     runs = load_runs(folders)
     out_dir = Path(out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out {out_dir} is a file; give a folder for the report")
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = _tasks(runs)
     lines = ["# Evaluation report", "", "## Runs", ""]

@@ -164,5 +164,6 @@ def load_results(run_dir: str | Path) -> EvalResults:
         return EvalResults.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UserError(f"{path}: {where}: {first['msg']} ({exc.error_count()} problems)") from None
+        field = ".".join(str(p) for p in first["loc"])
+        where = f"{field}: " if field else ""  # no field: the file is not JSON
+        raise UserError(f"{path}: {where}{first['msg']} ({exc.error_count()} problems)") from None

@@ -21,8 +21,16 @@ RUN_FILE = "run.json"
 
 
 def claim_run_dir(out: Path, manifest: dict[str, Any]) -> str:
-    """Create or resume ``out``; refuse a folder holding something else. Returns the run id."""
+    """Create or resume ``out``; refuse a folder holding something else. Returns the run id.
+
+    A folder that holds only ``run.json`` (a run that stopped before its first sample) is
+    claimed again, whatever its configuration: there is nothing in it to mix.
+    """
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; give a folder for the run")
     run_file = out / RUN_FILE
+    if run_file.is_file() and [p.name for p in out.iterdir()] == [RUN_FILE]:
+        run_file.unlink()
     if run_file.is_file():
         try:
             previous = json.loads(run_file.read_text(encoding="utf-8"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError
-from videorl_kit.eval.environment import model_fingerprint
+from videorl_kit.eval.environment import WEIGHT_SUFFIXES, model_fingerprint
 from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.eval.results import ModelInfo
 
@@ -58,8 +58,9 @@ def check_vlm_folder(path: Path, option: str = "--model") -> Any:
     """
     if not path.is_dir():
         raise UserError(
-            f"{option} {path}: no such folder (the transformers and vllm backends load a local "
-            "model folder holding config.json and the weights)"
+            f"{option} {path}: {'not a folder' if path.exists() else 'no such folder'} (the "
+            "transformers and vllm backends load a local model folder holding config.json and "
+            "the weights)"
         )
     if not (path / "config.json").is_file():
         raise UserError(f"{option} {path}: no config.json, not a model folder")
@@ -74,6 +75,11 @@ def check_vlm_folder(path: Path, option: str = "--model") -> Any:
             f"{option} {path}: not a vision-language model (model_type "
             f"{getattr(config, 'model_type', None)!r} has no vision_config); evaluation needs "
             "an image-text-to-text model such as Qwen2.5-VL or Qwen3-VL"
+        )
+    if not any(p.suffix in WEIGHT_SUFFIXES for p in path.iterdir() if p.is_file()):
+        raise UserError(
+            f"{option} {path}: no weights ({', '.join('*' + s for s in WEIGHT_SUFFIXES)}) "
+            "next to config.json"
         )
     return config
 

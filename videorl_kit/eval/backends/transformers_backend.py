@@ -114,8 +114,11 @@ class TransformersBackend(LocalModelBackend):
         try:
             model = AutoModelForImageTextToText.from_pretrained(self.path, dtype=dtype)
             processor = AutoProcessor.from_pretrained(self.path)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"--model {self.path}: cannot load: {exc}") from None
+        except Exception as exc:  # damaged weights, missing processor files, no memory...
+            # ...stop the run: left to the per-sample net, every sample would fail alone and
+            # the run would end "complete" with nothing scored
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            raise UserError(f"--model {self.path}: cannot load: {reason}") from None
         tokenizer = getattr(processor, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.padding_side = "left"
