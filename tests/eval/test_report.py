@@ -50,11 +50,14 @@ def test_report_renders_scores_categories_and_charts(two_runs, tmp_path):
         assert png.read_bytes().startswith(PNG), png
     assert (tmp_path / "report" / "categories_video-mme_task_type.png").exists()
     assert "Δ vs gold" in text and "fixture" in text
+    assert (tmp_path / "report" / "deltas.png").read_bytes().startswith(PNG)
+    assert "![deltas](deltas.png)" in text
 
 
 def test_one_run_reports_without_deltas(two_runs, tmp_path):
     text = render_report([two_runs / "gold"], tmp_path / "single").read_text()
     assert "Δ vs" not in text and "OVO-Bench" in text
+    assert not (tmp_path / "single" / "deltas.png").exists()
 
 
 def test_the_report_command(two_runs, tmp_path):

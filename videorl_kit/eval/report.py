@@ -4,8 +4,10 @@ The report shows, per benchmark, each run's headline metric as ``value ± standa
 (percent, standard errors clustered by video), then every metric and every category table.
 With two or more runs, each later run is compared to the first: the delta and whether it
 exceeds its standard error, ``|Δ| > sqrt(se_a² + se_b²)`` (treating the runs as independent,
-which is conservative when both scored the same samples). Runs that differ in spec content,
-budget, sampling or data are flagged, since their numbers are not directly comparable.
+which is conservative when both scored the same samples), in the table and in ``deltas.png``
+(a delta exceeds its standard error where its ± error bar misses 0). Runs that differ in spec
+content, budget, sampling or data are flagged, since their numbers are not directly comparable.
+A benchmark a run lacks is marked ``n/a`` in the charts, never drawn as a 0.
 
 Example:
     >>> fmt_score(0.6234, 0.0121)
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from videorl_kit.core.errors import UserError
-from videorl_kit.eval.charts import bar_chart
+from videorl_kit.eval.charts import Bar, bar_chart
 from videorl_kit.eval.results import EvalResults, Metric, TaskResult, load_results
 
 #: Benchmark groups in the order EasyVideoR1's report lists them; other groups follow.
@@ -147,15 +149,19 @@ def _run_rows(runs: list[Run]) -> list[list[str]]:
     return rows
 
 
+def _headline(run: Run, task_id: str) -> Metric | None:
+    """The run's headline metric of a task (None when the run lacks the task)."""
+    task = run.results.tasks.get(task_id)
+    return task.metrics.get(task.primary_metric) if task else None
+
+
 def _headline_rows(runs: list[Run], tasks: dict[str, TaskResult]) -> list[list[str]]:
     rows = []
     for task_id, first in tasks.items():
         row = [first.group or "", first.benchmark, first.primary_metric]
-        base = runs[0].results.tasks.get(task_id)
-        base_metric = base.metrics.get(base.primary_metric) if base else None
+        base_metric = _headline(runs[0], task_id)
         for index, run in enumerate(runs):
-            task = run.results.tasks.get(task_id)
-            metric = task.metrics.get(task.primary_metric) if task else None
+            metric = _headline(run, task_id)
             row.append(fmt_score(metric.value, metric.stderr) if metric else "–")
             if index > 0:
                 d, se = delta(base_metric, metric)
@@ -185,13 +191,28 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
             header += [f"Δ vs {runs[0].label}", "Δ exceeds se"]
     lines += ["", "## Scores", "", "Percent; ± one standard error clustered by video.", ""]
     lines += _table(header, _headline_rows(runs, tasks))
+    benchmarks = [task.benchmark for task in tasks.values()]
     bar_chart(
         out_dir / "scores.png",
         "Headline score per benchmark",
-        [task.benchmark for task in tasks.values()],
-        {run.label: [_bar(run.results.tasks.get(t)) for t in tasks] for run in runs},
+        benchmarks,
+        {run.label: [_percent(_headline(run, t)) for t in tasks] for run in runs},
     )
     lines += ["", "![scores](scores.png)", ""]
+    if len(runs) > 1:
+        bar_chart(
+            out_dir / "deltas.png",
+            f"Δ vs {runs[0].label} (± its standard error: it exceeds it where the bar misses 0)",
+            benchmarks,
+            {
+                run.label: [
+                    _percent(delta(_headline(runs[0], t), _headline(run, t))) for t in tasks
+                ]
+                for run in runs[1:]
+            },
+            ylabel="Δ score (points)",
+        )
+        lines += ["![deltas](deltas.png)", ""]
     warnings = [w for t in tasks for w in _comparability(runs, t)]
     for task_id in tasks:
         lines += _task_section(runs, task_id, out_dir)
@@ -214,13 +235,15 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
     return path
 
 
-def _bar(task: TaskResult | None) -> tuple[float | None, float | None]:
-    if task is None:
+def _percent(value: Metric | tuple[float | None, float | None] | None) -> Bar:
+    """A chart bar in percent: a metric's value and error, or a ``(delta, se)`` pair."""
+    if value is None:
         return None, None
-    metric = task.metrics.get(task.primary_metric)
-    if metric is None or metric.value is None:
-        return None, None
-    return 100 * metric.value, None if metric.stderr is None else 100 * metric.stderr
+    mean, stderr = (value.value, value.stderr) if isinstance(value, Metric) else value
+    return (
+        None if mean is None else 100 * mean,
+        None if mean is None or stderr is None else 100 * stderr,
+    )
 
 
 def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
@@ -254,7 +277,7 @@ def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
             )
         )
         table = []
-        series: dict[str, list[tuple[float | None, float | None]]] = {}
+        series: dict[str, list[Bar]] = {}
         for value in values:
             cells = [value]
             for run in present:
@@ -269,10 +292,8 @@ def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
                 cells.append(
                     f"{fmt_score(match.score, match.stderr)} (n={match.n})" if match else "–"
                 )
-                bar = (None, None)
-                if match is not None and match.score is not None:
-                    bar = (100 * match.score, None if match.stderr is None else 100 * match.stderr)
-                series.setdefault(run.label, []).append(bar)
+                score = None if match is None else (match.score, match.stderr)
+                series.setdefault(run.label, []).append(_percent(score))
             table.append(cells)
         chart = f"categories_{_slug(task_id)}_{_slug(column)}.png"
         bar_chart(out_dir / chart, f"{first.benchmark}: by {column}", values, series)
