@@ -134,12 +134,17 @@ def test_a_missing_media_root_is_named_before_anything_is_written(synth_tree, tm
 
 
 def test_a_budget_for_another_patch_size_is_refused_with_the_fix(synth_tree, tmp_path, tiny_model):
-    spec = synth_tree / "task_specs" / "synth-count.yaml"
-    with pytest.raises(UserError, match=r"expects 28; add --set budget.video.patch=28"):
+    specs = [synth_tree / "task_specs" / name for name in SPECS]
+    with pytest.raises(UserError) as caught:
         run_eval(
-            EvalConfig(specs=[spec], out=tmp_path / "run", model=str(tiny_model),
+            EvalConfig(specs=specs, out=tmp_path / "run", model=str(tiny_model),
                        overrides=["budget.video.patch=32", "budget.image.patch=32"])
         )  # fmt: skip
+    assert str(caught.value) == (  # one fix for every spec that needs it
+        "synth-count, synth-boolean, synth-multiple-choice: budget.video.patch is 32 but the "
+        "model's vision tower expects 28; add --set budget.video.patch=28"
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_model_path_that_is_not_a_vlm_is_named(synth_tree, tmp_path):

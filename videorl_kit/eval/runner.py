@@ -135,8 +135,10 @@ def run_manifest(config: EvalConfig, tasks: list[EvalTask], model: ModelInfo) ->
 
 
 def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
-    """Each media-using task has its media root, and budgets resized for the model's patch."""
+    """Each media-using task has its media root, and budgets resized for the model's patch
+    (one problem per budget field, naming every spec that has it)."""
     problems = []
+    mismatched: dict[tuple[str, int], list[str]] = {}
     for task in tasks:
         if not uses_media(task, backend) or not any(s.videos or s.images for s in task.samples):
             continue
@@ -156,10 +158,13 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
         }
         for kind, (budget, present) in used.items():
             if present and factor is not None and budget.patch != factor:
-                problems.append(
-                    f"{spec.id}: budget.{kind}.patch is {budget.patch} but the model's vision "
-                    f"tower expects {factor}; add --set budget.{kind}.patch={factor}"
-                )
+                mismatched.setdefault((kind, budget.patch), []).append(spec.id)
+    for (kind, patch), spec_ids in mismatched.items():
+        problems.append(
+            f"{', '.join(spec_ids)}: budget.{kind}.patch is {patch} but the model's vision "
+            f"tower expects {backend.patch_factor}; add --set budget.{kind}.patch="
+            f"{backend.patch_factor}"
+        )
     if problems:
         raise UserError("; ".join(problems))
 
