@@ -12,8 +12,7 @@ import pytest
 from videorl_kit.eval.results import EvalResults, load_results
 from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks
-from videorl_kit.store.schema import TRAJECTORIES_TABLE
-from videorl_kit.store.tables import StoreTables
+from videorl_kit.store import read_trajectories
 
 SPECS = ["synth-multiple-choice.yaml", "synth-temporal.yaml", "synth-image-count.yaml"]
 #: Short sampled answers keep the CPU runs fast and make reproducibility non-trivial.
@@ -85,20 +84,33 @@ def test_the_same_seed_gives_identical_samples_and_metrics(runs):
     assert same_inputs(out_a, a) == same_inputs(out_c, c)
 
 
-def test_trajectories_are_appended_once(runs, synth_tree, tiny_model):
+def test_trajectories_are_appended_once_and_read_back(runs, synth_tree, tiny_model):
     out, results = runs["a"]
     store = Path(results.run.store)
-    table = StoreTables.open(store).table(TRAJECTORIES_TABLE).to_table()
-    n = sum(t.n_rows for t in results.tasks.values())
-    assert table.num_rows == n
-    assert set(table.column("source").to_pylist()) == {f"eval:{results.run.run_id}"}
+    source = f"eval:{results.run.run_id}"
+    trajectories = read_trajectories(store, source=source)
+    records = [r for rs in _records(out, results).values() for r in rs]
+    assert len(trajectories) == len(records) == sum(t.n_rows for t in results.tasks.values())
+    by_sample = {(t["task_id"], t["sample_id"]): t for t in trajectories}
+    for record in records:  # each response and its reward, as the samples file has them
+        kept = by_sample[(record["task_id"], record["sample_id"])]
+        assert kept["response"] == record["response"]
+        assert (kept["reward_overall"], kept["reward_status"]) == (
+            record["overall"],
+            record["status"],
+        )
+        assert kept["reward_details"] == record["details"]
+    assert read_trajectories(store, source="eval:another-run") == []
+    assert {t["task_id"] for t in read_trajectories(store, task_ids=["synth-temporal"])} == {
+        "synth-temporal"
+    }
     again = run_eval(
         EvalConfig(specs=[synth_tree / "task_specs" / s for s in SPECS], out=out,
                    model=str(tiny_model), store=store, batch_size=2, overrides=SAMPLING,
                    trajectories=True)
     )  # fmt: skip
     assert again.tasks == results.tasks
-    assert StoreTables.open(store).table(TRAJECTORIES_TABLE).count_rows() == n
+    assert len(read_trajectories(store)) == len(records)  # nothing added twice
 
 
 def test_robustness_variants(synth_tree, tiny_model, tmp_path, runs):

@@ -32,6 +32,7 @@ _EXPORTS = {
     "BuildProgress": "videorl_kit.store.build_summary",
     "CachedSampleDataset": "videorl_kit.store.torch_dataset",
     "collate_samples": "videorl_kit.store.collate",
+    "read_trajectories": "videorl_kit.store.trajectories",
     "store_status": "videorl_kit.store.verify",
     "verify_store": "videorl_kit.store.verify",
     "export_store": "videorl_kit.store.verify",
