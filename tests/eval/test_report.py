@@ -88,3 +88,22 @@ def test_bad_report_inputs_fail_in_one_line_naming_the_file(two_runs, tmp_path):
     (tmp_path / "torn" / "results.json").write_text('{"schema_version": 1, "run": {')
     with pytest.raises(UserError, match=r"torn/results\.json: Invalid JSON: EOF"):
         render_report([tmp_path / "torn"], tmp_path / "out")
+
+
+def test_runs_are_compared_on_the_same_headline_metric(tmp_path):
+    """A later run whose spec names another primary metric is still shown (and its delta
+    taken) on the first run's headline metric; the spec difference is flagged."""
+    spec = ROOT / "task_specs" / "eval" / "vsi-bench.yaml"
+    (task,) = load_tasks([spec], fixture=True)
+    predictions = write_predictions(tmp_path / "a.jsonl", [task], response="<answer>A</answer>")
+    settings = {"specs": [spec], "backend": "replay", "predictions": predictions, "fixture": True}
+    run_eval(EvalConfig(out=tmp_path / "macro", **settings))
+    other = run_eval(
+        EvalConfig(out=tmp_path / "mra", overrides=["eval.metrics.primary=mra"], **settings)
+    )
+    metrics = other.tasks["vsi-bench"].metrics
+    assert metrics["mra"].value != metrics["macro"].value
+    text = render_report([tmp_path / "macro", tmp_path / "mra"], tmp_path / "report").read_text()
+    macro = f"{100 * metrics['macro'].value:.1f}"
+    assert f"| Spatial | VSI-Bench | macro | {macro} | {macro} | +0.0 | n/a |" in text
+    assert "vsi-bench: runs differ in spec_sha256" in text

@@ -149,19 +149,20 @@ def _run_rows(runs: list[Run]) -> list[list[str]]:
     return rows
 
 
-def _headline(run: Run, task_id: str) -> Metric | None:
-    """The run's headline metric of a task (None when the run lacks the task)."""
-    task = run.results.tasks.get(task_id)
-    return task.metrics.get(task.primary_metric) if task else None
+def _headline(run: Run, task: TaskResult) -> Metric | None:
+    """The run's value of ``task``'s headline metric (as the first run with the task names
+    it, so that every run is compared on the same metric); None when the run lacks either."""
+    mine = run.results.tasks.get(task.task_id)
+    return mine.metrics.get(task.primary_metric) if mine else None
 
 
 def _headline_rows(runs: list[Run], tasks: dict[str, TaskResult]) -> list[list[str]]:
     rows = []
-    for task_id, first in tasks.items():
+    for first in tasks.values():
         row = [first.group or "", first.benchmark, first.primary_metric]
-        base_metric = _headline(runs[0], task_id)
+        base_metric = _headline(runs[0], first)
         for index, run in enumerate(runs):
-            metric = _headline(run, task_id)
+            metric = _headline(run, first)
             row.append(fmt_score(metric.value, metric.stderr) if metric else "–")
             if index > 0:
                 d, se = delta(base_metric, metric)
@@ -196,7 +197,7 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
         out_dir / "scores.png",
         "Headline score per benchmark",
         benchmarks,
-        {run.label: [_percent(_headline(run, t)) for t in tasks] for run in runs},
+        {run.label: [_percent(_headline(run, t)) for t in tasks.values()] for run in runs},
     )
     lines += ["", "![scores](scores.png)", ""]
     if len(runs) > 1:
@@ -206,7 +207,8 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
             benchmarks,
             {
                 run.label: [
-                    _percent(delta(_headline(runs[0], t), _headline(run, t))) for t in tasks
+                    _percent(delta(_headline(runs[0], t), _headline(run, t)))
+                    for t in tasks.values()
                 ]
                 for run in runs[1:]
             },
