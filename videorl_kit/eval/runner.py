@@ -138,6 +138,7 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
     """Each media-using task has its media root, and budgets resized for the model's patch
     (one problem per budget field, naming every spec that has it)."""
     problems = []
+    factor = backend.patch_factor
     mismatched: dict[tuple[str, int], list[str]] = {}
     for task in tasks:
         if not uses_media(task, backend) or not any(s.videos or s.images for s in task.samples):
@@ -151,7 +152,6 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
                 f"benchmark's videos there or point to them with "
                 f"--set {spec.id}:data.media_root=DIR"
             )
-        factor = backend.patch_factor
         used = {
             "video": (spec.budget.video, any(s.videos for s in task.samples)),
             "image": (spec.budget.image, any(s.images for s in task.samples)),
@@ -162,8 +162,7 @@ def check_media_inputs(tasks: list[EvalTask], backend: Backend) -> None:
     for (kind, patch), spec_ids in mismatched.items():
         problems.append(
             f"{', '.join(spec_ids)}: budget.{kind}.patch is {patch} but the model's vision "
-            f"tower expects {backend.patch_factor}; add --set budget.{kind}.patch="
-            f"{backend.patch_factor}"
+            f"tower expects {factor}; add --set budget.{kind}.patch={factor}"
         )
     if problems:
         raise UserError("; ".join(problems))
