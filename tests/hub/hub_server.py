@@ -28,7 +28,7 @@ import hashlib
 import json
 import socket
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -537,6 +537,13 @@ class HubServer:
             data = self.state.read_blob(commit.tree[path])
         assert data is not None
         return data
+
+    def record_commit_as(self, repo_id: str, oid: str, revision: str = "main") -> None:
+        """Store the commit ``revision`` points to once more under ``oid`` (an upstream commit
+        id that a shipped spec pins), so a download at ``oid`` is served that commit's tree."""
+        with self.state.lock:
+            repo = self.repo(repo_id)
+            repo.commits[oid] = replace(self.state.resolve(repo, revision), oid=oid)
 
     def count(self, method: str, contains: str) -> int:
         with self.state.lock:

@@ -1,5 +1,6 @@
 """The public training-set specs (task_specs/datasets/): the shipped specs themselves load their
-three-row fixtures, served under the spec's own repo and revision by a Hub server on loopback."""
+three-row fixtures, served under the spec's own repo and revision by a Hub server on loopback,
+and each Hub revision is marked honestly (a pinned commit names the page it was seen on)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from huggingface_hub import HfApi
 
 from tests.hub.hub_server import HubServer
@@ -17,6 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "task_specs" / "datasets"
 FIXTURES = SPECS / "fixtures"
 SHIPPED = sorted(p for p in SPECS.glob("*.yaml") if not p.name.startswith("_"))
+BASES = sorted(SPECS.glob("_*.yaml"))
+FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 @pytest.fixture
@@ -36,23 +40,52 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         api.create_repo(hub_data.repo, repo_type="dataset", exist_ok=True)
         api.upload_file(
             path_or_fileobj=fixture.read_bytes(), path_in_repo=hub_data.file,
-            repo_id=hub_data.repo, repo_type="dataset", revision=hub_data.revision,
+            repo_id=hub_data.repo, repo_type="dataset",
         )  # fmt: skip
+        if FULL_COMMIT.fullmatch(hub_data.revision):
+            server.record_commit_as(hub_data.repo, hub_data.revision)
     yield server
     server.stop()
 
 
+def assert_revision_marked(text: str, repo: str, revision: str) -> None:
+    """``text`` (a description or a base file) says "NOT CHECKED" for a branch, and names the
+    huggingface.co page of a pinned commit (and no "NOT CHECKED") for a full commit."""
+    if FULL_COMMIT.fullmatch(revision):
+        assert "NOT CHECKED" not in text
+        page = rf"https://huggingface\.co/datasets/{re.escape(repo)}/\S*{revision}"
+        assert re.search(page, text), f"no huggingface.co page of {repo} at {revision} named"
+    else:
+        assert "NOT CHECKED" in text, f"revision {revision!r} is not a commit: say NOT CHECKED"
+
+
 @pytest.mark.parametrize("spec_path", SHIPPED, ids=lambda p: p.stem)
-def test_unchecked_revisions_say_so(spec_path: Path) -> None:
+def test_each_description_marks_its_hub_revision(spec_path: Path) -> None:
     spec = load_spec(spec_path)
     assert spec.data.hub is not None
-    if not re.fullmatch(r"[0-9a-f]{40}", spec.data.hub.revision):
-        assert "NOT CHECKED" in (spec.description or "")
-        assert (
-            "REVISION NOT CHECKED"
-            in (SPECS / "_video_r1_base.yaml").read_text()
-            + (SPECS / "_onethinker_base.yaml").read_text()
-        )
+    assert_revision_marked(spec.description or "", spec.data.hub.repo, spec.data.hub.revision)
+
+
+@pytest.mark.parametrize("base_path", BASES, ids=lambda p: p.stem)
+def test_each_base_marks_the_hub_revision_it_sets(base_path: Path) -> None:
+    text = base_path.read_text()
+    hub = yaml.safe_load(text)["data"]["hub"]
+    assert_revision_marked(text, hub["repo"], str(hub["revision"]))
+
+
+@pytest.mark.parametrize(
+    ("text", "revision"),
+    [
+        ("Hub revision pinned.", "main"),  # a branch that does not say so
+        ("Hub revision NOT CHECKED.", "ab" * 20),  # a commit still called unchecked
+        ("Seen on https://huggingface.co/datasets/org/name/tree/main.", "ab" * 20),  # no commit
+        (f"Seen on https://huggingface.co/datasets/org/other/commit/{'ab' * 20}.", "ab" * 20),
+    ],
+    ids=["branch-unmarked", "commit-called-unchecked", "page-without-commit", "other-repo"],
+)
+def test_the_revision_marking_refuses_a_false_claim(text: str, revision: str) -> None:
+    with pytest.raises(AssertionError):
+        assert_revision_marked(text, "org/name", revision)
 
 
 def test_video_r1_parts_read_the_published_layout(hub: HubServer) -> None:

@@ -185,8 +185,9 @@ class AnnotationSource(StrictModel):
     )
     verified: bool = Field(
         False,
-        description="True when origin, revision and sha256 were checked against the upstream "
-        "file; False marks them as best knowledge, not checked.",
+        description="True when the origin was checked against the upstream file: its "
+        "repository, commit, path and columns (and sha256, where one is given); False marks "
+        "them as best knowledge, not checked. The note says what was seen where.",
     )
     note: str | None = Field(None, description="What was and was not verified.")
 
