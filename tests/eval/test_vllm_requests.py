@@ -47,7 +47,7 @@ def test_engine_inputs_carry_the_cached_frames_and_their_timing(cached_request):
     inputs = engine_inputs("<prompt>", cached_request)
     ((frames, metadata),) = inputs["multi_modal_data"]["video"]
     video = cached_request.videos[0]
-    assert frames is video.frames and frames.dtype == np.uint8 and frames.ndim == 4
+    assert np.array_equal(frames, video.frames) and frames.dtype == np.uint8 and frames.ndim == 4
     assert metadata["frames_indices"] == video.metadata["frames_indices"]
     assert len(metadata["frames_indices"]) == len(frames)
     assert metadata["fps"] > 0 and metadata["total_num_frames"] >= len(frames)
