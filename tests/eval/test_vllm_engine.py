@@ -68,11 +68,19 @@ def _vllm_installed() -> None:
 
 @pytest.fixture(scope="module")
 def vllm_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A tiny model per family whose attention heads vLLM's CPU kernels take."""
-    from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model
+    """A tiny model per family whose attention heads vLLM's CPU kernels take, written by
+    ``videorl-kit tiny-model --head-dim 32``."""
+    from videorl_kit.train.tiny_model import FAMILIES
 
     root = tmp_path_factory.mktemp("vllm-models")
-    return {f: build_tiny_model(root / f, f, head_dim=HEAD_DIM).path for f in FAMILIES}
+    for family in FAMILIES:
+        made = subprocess.run(
+            [sys.executable, "-m", "videorl_kit", "tiny-model", str(root / family),
+             "--family", family, "--head-dim", str(HEAD_DIM)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    return {family: root / family for family in FAMILIES}
 
 
 def _vllm_processes() -> set[tuple[int, int]]:
@@ -145,6 +153,7 @@ def runs(synth_tree, vllm_models, tmp_path_factory) -> dict:
         return backend
 
     runner.make_backend = counting
+    before = _vllm_processes()
     try:
         settings.pop("kill_after")
         resumed = run_eval(EvalConfig(**settings))
@@ -153,6 +162,7 @@ def runs(synth_tree, vllm_models, tmp_path_factory) -> dict:
     return {
         "root": root, "clean": load_results(root / "clean"), "resumed": resumed,
         "killed": killed, "orphans": orphans, "generated": generated,
+        "left_open": _gone(before),
     }  # fmt: skip
 
 
@@ -193,8 +203,9 @@ def test_an_interrupted_vllm_eval_resumes_and_equals_the_clean_run(runs):
         assert resumed.tasks[task_id].samples_sha256 == task.samples_sha256
 
 
-def test_a_killed_eval_leaves_no_engine_process(runs):
-    assert runs["orphans"] == set()
+def test_a_finished_eval_closes_its_engine_and_a_killed_one_leaves_none_behind(runs):
+    assert runs["left_open"] == set()  # run_eval closed the engine it started
+    assert runs["orphans"] == set()  # vLLM leaves them; the backend's watchdog stopped them
 
 
 # -- one engine per model family: prompts, distributions, close -----------------------------
@@ -412,16 +423,48 @@ def test_transformers_places_qwen25_text_after_a_video_as_qwen_does(
         assert torch.equal(own, qwen25_reference_positions(inputs, config)), request.sample_id
 
 
-def test_close_shuts_the_engine_processes_down(engine, outputs):
+def test_a_request_vllm_rejects_fails_alone(family, engine, outputs, greedy_requests):
+    """A video longer than ``max_model_len`` (the model's 4096 tokens) is refused by vLLM:
+    its error reaches the caller (the runner then skips that sample by name), the request
+    submitted with it is cancelled, and the engine goes on serving."""
+    request = next(r for r in greedy_requests if r.videos)
+    video = request.videos[0]
+    pairs = 4096 // _vision_tokens(video.frames[:2].shape, family, video=True) + 1
+    frames = np.concatenate([video.frames] * (2 * pairs // len(video.frames) + 1))[: 2 * pairs]
+    fps = video.metadata["fps"]
+    long_video = replace(
+        video,
+        frames=frames,
+        metadata={**video.metadata, "total_num_frames": len(frames),
+                  "frames_indices": list(range(len(frames)))},
+        timestamps_s=tuple(i / fps for i in range(len(frames))),
+    )  # fmt: skip
+    too_long = replace(request, sample_id="too-long", videos=(long_video,))
+    with pytest.raises(Exception, match=r"longer than the maximum model length of 4096"):
+        engine.request_outputs([greedy_requests[0], too_long])
+    assert engine.generate([greedy_requests[0]]) == [outputs[0].outputs[0].text]
+
+
+def test_a_dead_engine_ends_the_run_and_close_still_cleans_up(engine, outputs, greedy_requests):
+    """If vLLM's engine process dies, generating raises a one-line UserError (the runner
+    stops; the same command resumes) instead of failing every later sample; close() then
+    returns, leaving no vLLM process behind."""
     import psutil
+
+    from videorl_kit.core.errors import UserError
 
     children = [
         child
         for child in psutil.Process().children(recursive=True)
         if "VLLM::" in " ".join(child.cmdline())
     ]
-    assert any("EngineCore" in " ".join(child.cmdline()) for child in children)
+    core = [c for c in children if "EngineCore" in " ".join(c.cmdline())]
+    assert len(core) == 1
+    core[0].kill()
+    core[0].wait(timeout=30)
+    with pytest.raises(UserError, match=r"vLLM's engine stopped .* run the same command again"):
+        engine.generate(greedy_requests[:1])
     engine.close()
     _, alive = psutil.wait_procs(children, timeout=60)
     assert alive == []
-    assert engine.generate([]) == []  # closed: nothing left to call, nothing restarted
+    assert engine.generate([]) == []  # closed: nothing started again for nothing
