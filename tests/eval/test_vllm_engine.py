@@ -258,7 +258,8 @@ def greedy_requests(family, synth_tree, tmp_path_factory) -> list:
 def engine(family, vllm_models):
     """The vllm backend on ``family``'s tiny model in float32 (the transformers backend's
     dtype on the CPU), started once for the module's tests of that family."""
-    from videorl_kit.eval.backends.vllm_backend import VllmBackend, parse_model_args
+    from videorl_kit.eval.backends.vllm_backend import VllmBackend
+    from videorl_kit.eval.backends.vllm_options import parse_model_args
 
     backend = VllmBackend(
         vllm_models[family], options=parse_model_args(f"{MODEL_ARGS},dtype=float32")

@@ -14,16 +14,18 @@ import pytest
 from tests.eval.conftest import ROOT
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.vllm_backend import (
-    CPU_KV_CACHE_BYTES,
     MISSING_VLLM,
     VllmBackend,
-    VllmOptions,
     chat_prompt,
     engine_inputs,
     media_limits,
-    parse_model_args,
     sampling_kwargs,
     video_normalization_differs,
+)
+from videorl_kit.eval.backends.vllm_options import (
+    CPU_KV_CACHE_BYTES,
+    VllmOptions,
+    parse_model_args,
 )
 from videorl_kit.eval.requests import GenerationRequest, StoreMedia, sample_seed
 from videorl_kit.eval.tasks import load_tasks

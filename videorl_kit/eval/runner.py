@@ -45,7 +45,8 @@ from videorl_kit.eval.backends.base import Backend
 from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
 from videorl_kit.eval.backends.replay import ReplayBackend
 from videorl_kit.eval.backends.transformers_backend import TransformersBackend
-from videorl_kit.eval.backends.vllm_backend import VllmBackend, media_limits, parse_model_args
+from videorl_kit.eval.backends.vllm_backend import VllmBackend, media_limits
+from videorl_kit.eval.backends.vllm_options import parse_model_args
 from videorl_kit.eval.environment import git_state, package_versions, platform_string
 from videorl_kit.eval.records import SampleRecord, content_hash
 from videorl_kit.eval.requests import CachedSample, StoreMedia
