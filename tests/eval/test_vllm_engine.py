@@ -2,14 +2,16 @@
 
 * ``videorl-kit eval --backend vllm`` end to end on video, image and grounding specs: results
   validate; an interrupted run resumes without regenerating finished samples and then equals
-  a clean run sample for sample (same seed: same hashes, responses and metrics); a killed run
-  leaves no engine process behind.
+  a clean run sample for sample (same seed: same hashes, responses and metrics); a finished
+  run closes its engine and a killed one leaves no engine process behind.
 * The same prompt as the transformers backend (and training, which feeds the same processor
   call): the token ids vLLM builds for a request, its video and image placeholders expanded,
   equal the processor's ``input_ids``; the number of vision tokens is the cached frames' own
   (no re-sampling, no resizing); for Qwen3-VL the ``<t seconds>`` markers come from the cached
-  frames' timing. Both backends give the same next-token distribution.
-* ``close()`` shuts the engine's processes down.
+  frames' timing. Both backends give the same next-token distribution (one engine per model
+  family, started once for the module).
+* A request vLLM refuses fails alone; a dead engine ends the run with one line, and
+  ``close()`` still leaves no vLLM process behind.
 
 In the main ``.venv`` (no vLLM) every test skips; ``make test-vllm`` runs them in
 ``.venv-vllm`` with ``VIDEORL_REQUIRE_VLLM=1``, where a missing vLLM fails instead.
@@ -31,9 +33,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.eval.conftest import ROOT
+from tests.eval.conftest import ROOT, cached_requests, count_generated
 from tests.procfs import live_processes
-from videorl_kit.eval import runner
 from videorl_kit.eval.requests import apply_variant
 from videorl_kit.eval.results import EvalResults, load_results
 from videorl_kit.eval.runner import EvalConfig, run_eval
@@ -138,27 +139,11 @@ def runs(synth_tree, vllm_models, tmp_path_factory) -> dict:
     )  # fmt: skip
     orphans = _gone(before)
 
-    generated: list[str] = []
-    make_backend = runner.make_backend
-
-    def counting(config, tasks):
-        backend = make_backend(config, tasks)
-        generate = backend.generate
-
-        def record(requests):
-            generated.extend(f"{r.task_id}/{r.sample_id}" for r in requests)
-            return generate(requests)
-
-        backend.generate = record
-        return backend
-
-    runner.make_backend = counting
     before = _vllm_processes()
-    try:
-        settings.pop("kill_after")
+    settings.pop("kill_after")
+    with pytest.MonkeyPatch.context() as patch:
+        generated = count_generated(patch)
         resumed = run_eval(EvalConfig(**settings))
-    finally:
-        runner.make_backend = make_backend
     return {
         "root": root, "clean": load_results(root / "clean"), "resumed": resumed,
         "killed": killed, "orphans": orphans, "generated": generated,
@@ -219,39 +204,14 @@ def family(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="module")
 def greedy_requests(family, synth_tree, tmp_path_factory) -> list:
     """Greedy requests for the specs' samples, from a cache built for ``family``'s patch."""
-    from videorl_kit.eval.requests import GenerationRequest, StoreMedia, sample_seed
     from videorl_kit.eval.tasks import load_tasks
-    from videorl_kit.spec.prompt import render_prompt
-    from videorl_kit.store import build_cache
     from videorl_kit.train.tiny_model import patch_factor
 
     patch = patch_factor(family)
     overrides = [f"budget.video.patch={patch}", f"budget.image.patch={patch}",
                  "eval.generation.temperature=0", "eval.generation.max_new_tokens=4"]  # fmt: skip
     tasks = load_tasks([synth_tree / "task_specs" / name for name in SPECS], overrides=overrides)
-    store = tmp_path_factory.mktemp(f"store-{family}")
-    build_cache([task.spec for task in tasks], store, workers=1)
-    media = StoreMedia(store)
-    rows = media.sample_rows([task.id for task in tasks])
-    requests = []
-    for task in tasks:
-        for sample in task.samples:
-            videos, images = media.load(rows[(task.id, sample.sample_id)])
-            requests.append(
-                GenerationRequest(
-                    task.id,
-                    sample.sample_id,
-                    render_prompt(task.spec, sample),
-                    None,
-                    sample.problem_type.value,
-                    sample.options,
-                    task.section.generation,
-                    sample_seed(0, task.id, sample.sample_id),
-                    videos=videos,
-                    images=images,
-                )
-            )
-    return requests
+    return cached_requests(tasks, tmp_path_factory.mktemp(f"store-{family}"))
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,12 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from tests.eval.conftest import ROOT
+from tests.eval.conftest import ROOT, cached_requests
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.vllm_backend import (
     MISSING_VLLM,
@@ -27,11 +28,9 @@ from videorl_kit.eval.backends.vllm_options import (
     VllmOptions,
     parse_model_args,
 )
-from videorl_kit.eval.requests import GenerationRequest, StoreMedia, sample_seed
+from videorl_kit.eval.requests import GenerationRequest, sample_seed
 from videorl_kit.eval.tasks import load_tasks
 from videorl_kit.spec.eval_section import GenerationParams
-from videorl_kit.spec.prompt import render_prompt
-from videorl_kit.store import build_cache
 
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
@@ -39,16 +38,8 @@ HAS_VLLM = importlib.util.find_spec("vllm") is not None
 @pytest.fixture(scope="module")
 def cached_request(synth_tree, tmp_path_factory) -> GenerationRequest:
     (task,) = load_tasks([synth_tree / "task_specs" / "synth-temporal.yaml"], limit=1)
-    store = tmp_path_factory.mktemp("vllm") / "store"
-    build_cache([task.spec], store, workers=1)
-    media = StoreMedia(store)
-    sample = task.samples[0]
-    videos, images = media.load(media.sample_rows([task.id])[(task.id, sample.sample_id)])
-    return GenerationRequest(
-        task.id, sample.sample_id, render_prompt(task.spec, sample), "You are careful.",
-        sample.problem_type.value, sample.options, task.section.generation,
-        sample_seed(0, task.id, sample.sample_id), videos=videos, images=images,
-    )  # fmt: skip
+    (request,) = cached_requests([task], tmp_path_factory.mktemp("vllm") / "store")
+    return replace(request, system="You are careful.")
 
 
 def test_engine_inputs_carry_the_cached_frames_and_their_timing(cached_request):
