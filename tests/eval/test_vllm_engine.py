@@ -193,6 +193,26 @@ def test_a_finished_eval_closes_its_engine_and_a_killed_one_leaves_none_behind(r
     assert runs["orphans"] == set()  # vLLM leaves them; the backend's watchdog stopped them
 
 
+def test_a_head_size_vllms_cpu_attention_lacks_is_one_line(synth_tree, tiny_model, tmp_path):
+    """The tiny model's default head size (16) is below vLLM's CPU attention's (32 and up):
+    one line saying so and what to do, before any engine starts; nothing looks complete."""
+    out = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "videorl_kit", "eval",
+         str(synth_tree / "task_specs" / "synth-image-count.yaml"), "--backend", "vllm",
+         "--model", str(tiny_model), "--out", str(out), "--store", str(tmp_path / "store")],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --model {tiny_model}: attention head size 16 is not supported by vLLM's CPU "
+        "attention (it takes 32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512); use such a "
+        "model on the CPU (videorl-kit tiny-model --head-dim 32), a GPU, or --backend transformers"
+    )
+    assert not (out / "results.json").exists()
+    assert "EngineCore" not in result.stderr
+
+
 # -- one engine per model family: prompts, distributions, close -----------------------------
 
 
