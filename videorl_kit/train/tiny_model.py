@@ -344,7 +344,6 @@ def build_tiny_model(
     from transformers import AutoModelForImageTextToText, GenerationConfig
 
     check_family(family)
-    check_head_dim(head_dim)
     out = Path(out)
     if (out / "config.json").exists():
         raise UserError(f"{out}: already holds a model (config.json); choose an empty folder")
