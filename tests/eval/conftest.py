@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.eval.tasks import EvalTask
 from videorl_kit.spec.data import Sample
 
@@ -64,3 +65,49 @@ def write_predictions(path: Path, tasks: list[EvalTask], response: str | None = 
                     json.dumps({"task": task.id, "id": sample.sample_id, "response": text}) + "\n"
                 )
     return path
+
+
+def cached_requests(tasks: list[EvalTask], store: Path, seed: int = 0) -> list[GenerationRequest]:
+    """One request per sample of ``tasks`` (no system turn), its media read from a cache
+    built here in ``store`` with each spec's budget."""
+    from videorl_kit.eval.requests import StoreMedia, sample_seed
+    from videorl_kit.spec.prompt import render_prompt
+    from videorl_kit.store import build_cache
+
+    build_cache([task.spec for task in tasks], store, workers=1)
+    media = StoreMedia(store)
+    rows = media.sample_rows([task.id for task in tasks])
+    requests = []
+    for task in tasks:
+        for sample in task.samples:
+            videos, images = media.load(rows[(task.id, sample.sample_id)])
+            request = GenerationRequest(
+                task.id, sample.sample_id, render_prompt(task.spec, sample), None,
+                sample.problem_type.value, sample.options, task.section.generation,
+                sample_seed(seed, task.id, sample.sample_id), videos=videos, images=images,
+            )  # fmt: skip
+            requests.append(request)
+    return requests
+
+
+def count_generated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """``task/sample`` of every request the backends that ``run_eval`` makes generate, in
+    order (the list fills as runs go)."""
+    from videorl_kit.eval import runner
+
+    generated: list[str] = []
+    make_backend = runner.make_backend
+
+    def counting(config, tasks):
+        backend = make_backend(config, tasks)
+        generate = backend.generate
+
+        def record(requests):
+            generated.extend(f"{r.task_id}/{r.sample_id}" for r in requests)
+            return generate(requests)
+
+        backend.generate = record
+        return backend
+
+    monkeypatch.setattr(runner, "make_backend", counting)
+    return generated

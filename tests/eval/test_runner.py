@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.conftest import ROOT, write_predictions
+from tests.eval.conftest import ROOT, count_generated, write_predictions
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval import runner
 from videorl_kit.eval.runner import EvalConfig, run_eval
@@ -25,25 +25,6 @@ SHORT = ["eval.generation.max_new_tokens=4"]  # the tiny model's answers: a few 
 def _setup(synth_tree: Path, tmp_path: Path) -> tuple[list[Path], Path]:
     specs = [synth_tree / "task_specs" / name for name in SPECS]
     return specs, write_predictions(tmp_path / "gold.jsonl", load_tasks(specs))
-
-
-def _count_generated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    generated: list[str] = []
-    make_backend = runner.make_backend
-
-    def counting(config, tasks):
-        backend = make_backend(config, tasks)
-        generate = backend.generate
-
-        def record(requests):
-            generated.extend(f"{r.task_id}/{r.sample_id}" for r in requests)
-            return generate(requests)
-
-        backend.generate = record
-        return backend
-
-    monkeypatch.setattr(runner, "make_backend", counting)
-    return generated
 
 
 def test_an_interrupted_run_resumes_without_regenerating_and_matches_a_clean_run(
@@ -69,7 +50,7 @@ def test_an_interrupted_run_resumes_without_regenerating_and_matches_a_clean_run
     with partial.open("a") as handle:  # a write cut off in the middle of a line
         handle.write('{"task_id": "synth-boolean", "sample_')
 
-    generated = _count_generated(monkeypatch)
+    generated = count_generated(monkeypatch)
     resumed = run_eval(
         EvalConfig(specs=specs, out=out, backend="replay", predictions=predictions, batch_size=1)
     )
@@ -98,7 +79,7 @@ def test_a_finished_run_is_not_generated_again(synth_tree, tmp_path, monkeypatch
         specs=specs, out=tmp_path / "run", backend="replay", predictions=predictions
     )
     first = run_eval(config)
-    generated = _count_generated(monkeypatch)
+    generated = count_generated(monkeypatch)
     second = run_eval(config)
     assert generated == []
     assert second.tasks == first.tasks

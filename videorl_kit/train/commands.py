@@ -14,7 +14,7 @@ from rich.table import Table
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.metrics import TaskSummary
 from videorl_kit.train.plot import plot_run
-from videorl_kit.train.tiny_model import FAMILIES, build_tiny_model, check_family
+from videorl_kit.train.tiny_model import FAMILIES, HEAD_DIMS, build_tiny_model, check_family
 
 if TYPE_CHECKING:  # the run and the plan load Lance: imported when `train` runs
     from videorl_kit.train.run import RunReport, TrainBackend
@@ -28,6 +28,14 @@ def tiny_model(
         str, typer.Option("--family", help=f"Model family: {' | '.join(FAMILIES)}.")
     ] = "qwen2.5-vl",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random weights.")] = 0,
+    head_dim: Annotated[
+        int,
+        typer.Option(
+            "--head-dim",
+            help=f"Head size of the text attention: {' | '.join(map(str, HEAD_DIMS))} "
+            "(vLLM's CPU attention needs 32 or more).",
+        ),
+    ] = 16,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
 ) -> None:
     """Write a tiny random Qwen-VL model that loads offline (tests, CPU demos).
@@ -40,17 +48,20 @@ def tiny_model(
       videorl-kit tiny-model models/tiny-qwen25 --family qwen2.5-vl
 
       videorl-kit tiny-model models/tiny-qwen3 --family qwen3-vl --seed 1 --json
+
+      videorl-kit tiny-model models/tiny-vllm --head-dim 32   # for the vllm backend on CPU
     """
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # one line of output, not a shard-writing bar
-    info = build_tiny_model(out, family=check_family(family), seed=seed)
+    info = build_tiny_model(out, family=check_family(family), seed=seed, head_dim=head_dim)
     if as_json:
         typer.echo(json.dumps(info.as_dict(), indent=2))
         return
     typer.echo(
         f"wrote a tiny {info.family} model ({info.n_parameters:,} parameters, vocabulary "
-        f"{info.vocab_size}, resize factor {info.patch_factor}) to {info.path}"
+        f"{info.vocab_size}, resize factor {info.patch_factor}, head size {info.head_dim}) "
+        f"to {info.path}"
     )
 
 

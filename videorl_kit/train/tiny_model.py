@@ -12,7 +12,8 @@
   ``<|vision_start|><|image_pad|><|vision_end|>`` per image item and one ``<|video_pad|>``
   block per video item; Qwen3-VL's processor then writes its ``<t seconds>`` markers);
 * a model a few hundred thousand parameters large (two text layers, a two-block vision tower),
-  initialised from ``seed``, saved as safetensors.
+  initialised from ``seed``, saved as safetensors. The text attention's head size is an
+  option (16 by default; vLLM's CPU attention needs 32 or more, see :data:`HEAD_DIMS`).
 
 The same family and seed always give the same bytes. Nothing is downloaded.
 
@@ -51,6 +52,13 @@ SPECIAL_TOKENS = (
 VOCAB_SIZE = 640
 """Target vocabulary: 256 byte symbols, the special tokens and the merges learned here."""
 
+TEXT_WIDTH = 64
+"""Hidden size of the text layers."""
+
+HEAD_DIMS = (16, 32, 64)
+"""Head sizes of the text attention :func:`build_tiny_model` can write (they divide
+:data:`TEXT_WIDTH`); 16 is the default, vLLM's CPU attention backend takes 32 and up."""
+
 # Qwen2's pre-tokenizer rule: contractions, letter runs (with one leading non-letter), single
 # digits, punctuation runs, newlines and spaces.
 _QWEN_SPLIT = (
@@ -85,6 +93,7 @@ class TinyModelInfo:
     n_parameters: int
     vocab_size: int
     patch_factor: int
+    head_dim: int = 16
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-data form for JSON output.
@@ -100,6 +109,7 @@ class TinyModelInfo:
             "n_parameters": self.n_parameters,
             "vocab_size": self.vocab_size,
             "patch_factor": self.patch_factor,
+            "head_dim": self.head_dim,
         }
 
 
@@ -238,20 +248,42 @@ def _token_ids(tokenizer: Any) -> dict[str, int]:
     return {key: tokenizer.convert_tokens_to_ids(token) for key, token in names.items()}
 
 
-def build_config(family: str, tokenizer: Any) -> Any:
-    """The tiny model config: 2 text layers of width 64, a 2-block vision tower of width 64.
+def check_head_dim(head_dim: int) -> int:
+    """Return ``head_dim`` if the tiny text model can have it, else raise :class:`UserError`.
 
     Example:
-        >>> build_config("qwen2.5-vl", build_tokenizer("qwen2.5-vl")).text_config.hidden_size
-        64
+        >>> check_head_dim(32)
+        32
     """
+    if head_dim not in HEAD_DIMS:
+        choices = ", ".join(map(str, HEAD_DIMS))
+        raise UserError(f"head size {head_dim} is not offered; choose one of {choices}")
+    return head_dim
+
+
+def build_config(family: str, tokenizer: Any, head_dim: int = 16) -> Any:
+    """The tiny model config: 2 text layers of width 64 (attention heads of ``head_dim``,
+    half as many key-value heads), a 2-block vision tower of width 64. The multimodal rotary
+    sections (time, height, width) scale with the head: they split its ``head_dim / 2``
+    frequencies 2:3:3.
+
+    Example:
+        >>> config = build_config("qwen2.5-vl", build_tokenizer("qwen2.5-vl"), head_dim=32)
+        >>> text = config.text_config
+        >>> text.hidden_size, text.num_attention_heads, text.num_key_value_heads
+        (64, 2, 1)
+        >>> text.rope_parameters["mrope_section"]
+        [4, 6, 6]
+    """
+    heads = TEXT_WIDTH // check_head_dim(head_dim)
+    mrope_section = [n * head_dim // 16 for n in (2, 3, 3)]
     text = {
         "vocab_size": len(tokenizer),
-        "hidden_size": 64,
+        "hidden_size": TEXT_WIDTH,
         "intermediate_size": 128,
         "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
+        "num_attention_heads": heads,
+        "num_key_value_heads": max(1, heads // 2),
         "max_position_embeddings": 4096,
         "bos_token_id": None,
         "eos_token_id": tokenizer.convert_tokens_to_ids("<|im_end|>"),
@@ -270,16 +302,16 @@ def build_config(family: str, tokenizer: Any) -> Any:
         from transformers import Qwen2_5_VLConfig
 
         text["rope_parameters"] = {
-            "rope_type": "default", "rope_theta": 1_000_000.0, "mrope_section": [2, 3, 3],
+            "rope_type": "default", "rope_theta": 1_000_000.0, "mrope_section": mrope_section,
         }  # fmt: skip
         vision |= {"patch_size": 14, "window_size": 112, "fullatt_block_indexes": [1]}
         config_class: Any = Qwen2_5_VLConfig
     else:
         from transformers import Qwen3VLConfig
 
-        text |= {"head_dim": 16}
+        text |= {"head_dim": head_dim}
         text["rope_parameters"] = {
-            "rope_type": "default", "rope_theta": 5_000_000.0, "mrope_section": [2, 3, 3],
+            "rope_type": "default", "rope_theta": 5_000_000.0, "mrope_section": mrope_section,
             "mrope_interleaved": True,
         }  # fmt: skip
         vision |= {"patch_size": 16, "num_position_embeddings": 256}
@@ -290,11 +322,14 @@ def build_config(family: str, tokenizer: Any) -> Any:
     )
 
 
-def build_tiny_model(out: str | Path, family: str = "qwen2.5-vl", seed: int = 0) -> TinyModelInfo:
+def build_tiny_model(
+    out: str | Path, family: str = "qwen2.5-vl", seed: int = 0, *, head_dim: int = 16
+) -> TinyModelInfo:
     """Write a tiny random ``family`` model, its tokenizer and processor to ``out``.
 
-    The same ``family`` and ``seed`` give byte-identical files. ``out`` may exist but must
-    not hold a model already (an existing ``config.json`` is refused, nothing is touched).
+    The same ``family``, ``seed`` and ``head_dim`` give byte-identical files. ``out`` may
+    exist but must not hold a model already (an existing ``config.json`` is refused, nothing
+    is touched).
 
     Example:
         >>> import tempfile
@@ -314,7 +349,7 @@ def build_tiny_model(out: str | Path, family: str = "qwen2.5-vl", seed: int = 0)
         raise UserError(f"{out}: already holds a model (config.json); choose an empty folder")
     tokenizer = build_tokenizer(family)
     processor = build_processor(family, tokenizer)
-    config = build_config(family, tokenizer)
+    config = build_config(family, tokenizer, head_dim)
     fork = torch.random.fork_rng(devices=[])  # leave the caller's global RNG as it was
     with fork:
         torch.manual_seed(seed)
@@ -333,4 +368,5 @@ def build_tiny_model(out: str | Path, family: str = "qwen2.5-vl", seed: int = 0)
         n_parameters=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer),
         patch_factor=patch_factor(family),
+        head_dim=head_dim,
     )
