@@ -26,6 +26,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 import socket
 import threading
 from dataclasses import dataclass, field, replace
@@ -544,6 +545,22 @@ class HubServer:
         with self.state.lock:
             repo = self.repo(repo_id)
             repo.commits[oid] = replace(self.state.resolve(repo, revision), oid=oid)
+
+    def serve_dataset_file(self, repo_id: str, path: str, data: bytes, revision: str) -> None:
+        """Publish ``data`` at ``path`` of dataset ``repo_id`` so that a download at
+        ``revision`` gets it: committed on that branch, or, for a full 40-hex commit id (a
+        shipped spec's pin), on ``main`` and recorded under that id too."""
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=self.url)
+        api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
+        pinned = re.fullmatch(r"[0-9a-f]{40}", revision) is not None
+        api.upload_file(
+            path_or_fileobj=data, path_in_repo=path, repo_id=repo_id, repo_type="dataset",
+            revision="main" if pinned else revision,
+        )  # fmt: skip
+        if pinned:
+            self.record_commit_as(repo_id, revision)
 
     def count(self, method: str, contains: str) -> int:
         with self.state.lock:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from huggingface_hub import HfApi
 
 from tests.hub.hub_server import HubServer
 from videorl_kit.spec import load_spec
@@ -32,18 +31,13 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     server = HubServer.start(tmp_path / "hub")
     monkeypatch.setenv("HF_ENDPOINT", server.url)
-    api = HfApi(endpoint=server.url)
     for spec_path in SHIPPED:
         hub_data = load_spec(spec_path).data.hub
         assert hub_data is not None
         fixture = next(FIXTURES.glob(f"*/{hub_data.file}"))
-        api.create_repo(hub_data.repo, repo_type="dataset", exist_ok=True)
-        api.upload_file(
-            path_or_fileobj=fixture.read_bytes(), path_in_repo=hub_data.file,
-            repo_id=hub_data.repo, repo_type="dataset",
-        )  # fmt: skip
-        if FULL_COMMIT.fullmatch(hub_data.revision):
-            server.record_commit_as(hub_data.repo, hub_data.revision)
+        server.serve_dataset_file(
+            hub_data.repo, hub_data.file, fixture.read_bytes(), hub_data.revision
+        )
     yield server
     server.stop()
 

@@ -46,7 +46,6 @@ def _media_refs(row: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def cluster_workspace(tmp_path_factory):
     """Recipes and specs, the fixtures on a loopback Hub, their media, and the recipes' stores."""
-    from huggingface_hub import HfApi
 
     from videorl_kit.spec import load_spec
     from videorl_kit.store import build_cache
@@ -61,15 +60,12 @@ def cluster_workspace(tmp_path_factory):
     os.environ.update(HF_ENDPOINT=server.url, HF_HUB_CACHE=str(root / "hf-cache"))
     os.environ.pop("HF_HUB_OFFLINE", None)
     try:
-        api = HfApi(endpoint=server.url)
         datasets = root / "task_specs" / "datasets"
         for spec_file in sorted(datasets.glob("[!_]*.yaml")):
             spec = load_spec(spec_file)
             fixture = next((datasets / "fixtures").glob(f"*/{spec.data.hub.file}"))
-            api.create_repo(spec.data.hub.repo, repo_type="dataset", exist_ok=True)
-            api.upload_file(path_or_fileobj=fixture.read_bytes(), path_in_repo=spec.data.hub.file,
-                            repo_id=spec.data.hub.repo, repo_type="dataset",
-                            revision=spec.data.hub.revision)  # fmt: skip
+            hub = spec.data.hub
+            server.serve_dataset_file(hub.repo, hub.file, fixture.read_bytes(), hub.revision)
             media_root = spec.resolve(spec.data.media_root)
             for seed, row in enumerate(json.loads(fixture.read_text(encoding="utf-8"))):
                 for ref in _media_refs(row):
