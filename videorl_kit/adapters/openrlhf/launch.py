@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import videorl_kit
-import videorl_kit.adapters
 from videorl_kit import __version__
 from videorl_kit.adapters.openrlhf.parser_check import ENTRY_MODULE
 from videorl_kit.core.errors import UserError
@@ -73,10 +72,8 @@ def snapshot_kit(bundle: Path) -> Path:
     target = bundle / KIT_SNAPSHOT
     if target.exists():
         shutil.rmtree(target)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "adapters")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(Path(videorl_kit.__file__).parent, target, ignore=ignore)
-    adapters = Path(next(iter(videorl_kit.adapters.__path__)))
-    shutil.copytree(adapters, target / "adapters", ignore=shutil.ignore_patterns("__pycache__"))
     lines = "".join(f"{requirement}\n" for requirement in kit_requirements())
     (target.parent / "requirements.txt").write_text(lines, encoding="utf-8")
     return target
