@@ -23,9 +23,14 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    verdict/count/total: X``, ``I choose X``, ``答案是 X``, ``so the total/result/count is X``.
    ``X`` runs to the end of its sentence on that line (or is the next non-empty line).
 5. **Body**: otherwise the text outside think blocks, stray tags removed, is the answer.
-   If there is nothing outside the think block, the last final statement *inside* it is used.
+   If there is nothing outside the think block, there is no answer: a conclusion reached only
+   inside the reasoning was never stated (``<think>... the answer is 4</think>`` is
+   unanswered).
+6. **Boxes**: the ``\\boxed{X}`` contents of the answer block(s), or, without one, of the text
+   outside think blocks, are collected (:attr:`Extraction.boxed`, when two or more differ):
+   the router grades each, and boxes that disagree are a hedge.
 
-Text inside ``<think>`` never counts when an answer exists outside it.
+Text inside ``<think>`` never counts.
 
 Example:
     >>> ex = extract_answer("<think>Maybe A?</think> The answer is (C).")
@@ -114,7 +119,9 @@ _BRACE_RE = re.compile(r"[{}]")
 _WRAPPERS = " \t\r\n*`\"'“”‘’$"
 _TRAILING_PUNCT = ".;,;。；，:"
 
-Source = Literal["answer_tag", "final_statement", "body", "think_final_statement", "none"]
+Source = Literal["answer_tag", "final_statement", "body", "none"]
+#: At most this many different ``\\boxed{}`` contents are kept; more is a hedge by itself.
+MAX_BOXES = 16
 
 
 class Tag(NamedTuple):
@@ -130,6 +137,9 @@ class Extraction(NamedTuple):
     """Every step of extracting the final answer from one response.
 
     ``answer`` is what verifiers grade (None: no answer, e.g. a hedge or an empty response).
+    ``boxed`` holds the different ``\\boxed{}`` contents of the graded text when there are two
+    or more (at most :data:`MAX_BOXES` + 1; empty otherwise): the router grades each of them,
+    and boxes that disagree are a hedge.
 
     Example:
         >>> ex = extract_answer("<think>x</think><answer> B </answer>")
@@ -149,6 +159,7 @@ class Extraction(NamedTuple):
     source: Source
     hedge: bool
     reason: str | None
+    boxed: tuple[str, ...] = ()
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -165,6 +176,7 @@ class Extraction(NamedTuple):
             "source": self.source,
             "hedge": self.hedge,
             "reason": self.reason,
+            **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
         }
 
 
@@ -451,6 +463,9 @@ def extract_answer(response: str) -> Extraction:
     blocks = _blocks(text, tags)
     outside = _complement(text, blocks.think_regions)
     answer, source, final, reason = _choose_answer(text, blocks, outside)
+    boxed: tuple[str, ...] = ()
+    if answer and "\\boxed" in text:
+        boxed = different_boxes(" ".join(blocks.answers) if source == "answer_tag" else outside)
     return Extraction(
         text=text,
         special_tokens_removed=n_special,
@@ -464,7 +479,37 @@ def extract_answer(response: str) -> Extraction:
         source=source,
         hedge=source == "answer_tag" and answer is None,
         reason=reason,
+        boxed=boxed,
     )
+
+
+_BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
+
+
+def different_boxes(text: str) -> tuple[str, ...]:
+    """The different ``\\boxed{X}`` contents of ``text``, in order, when there are two or more
+    (compared with whitespace collapsed and case folded; at most :data:`MAX_BOXES` + 1).
+
+    Example:
+        >>> different_boxes(r"\\boxed{3} or \\boxed{4}")
+        ('3', '4')
+        >>> different_boxes(r"\\boxed{3}, \\boxed{ 3 }")
+        ()
+    """
+    found: dict[str, str] = {}
+    braces: dict[int, int] | None = None
+    for m in _BOXED_RE.finditer(text):
+        if braces is None:
+            braces = matching_braces(text)
+        close = braces.get(m.end() - 1)
+        if close is None or close - m.end() > MAX_BOXED_CHARS:
+            continue
+        content = clean_answer(text[m.end() : close])
+        if content:
+            found.setdefault(_norm_block(content), content)
+            if len(found) > MAX_BOXES:
+                break
+    return tuple(found.values()) if len(found) > 1 else ()
 
 
 class _Blocks(NamedTuple):
@@ -547,10 +592,6 @@ def _choose_answer(
         return body, "body", final, None
     if not blocks.think_parts:
         return None, "none", final, "empty response"
-    start, end = blocks.think_parts[-1]
-    final = find_final_statement(text[start:end])
-    if final and not blocks.unterminated:
-        return final, "think_final_statement", final, None
     if blocks.unterminated:
         return None, "none", final, "unterminated <think> block and no answer"
-    return None, "none", final, "nothing outside the <think> block"
+    return None, "none", final, "nothing outside the <think> block (no final answer)"
