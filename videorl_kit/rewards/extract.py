@@ -84,16 +84,19 @@ _BE = r"(?:is|was|would\s{1,4}be|should\s{1,4}be|will\s{1,4}be|must\s{1,4}be)"
 FINAL_STATEMENT_RE = re.compile(
     r"(?P<boxed>\\boxed\s{0,4}\{)"
     r"|(?P<phrase>"
-    r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b\s{0,4}"
+    r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b[*_]{0,3}\s{0,4}"
     rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    rf"|\banswer\b\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    r"|\bfinal\s{1,4}(?:verdict|decision|judge?ment|count|number|total|result|value)\b\s{0,4}"
-    rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    r"|\bfinal\s{0,4}[:：]"
+    rf"|\banswer\b[*_]{{0,3}}\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{1,4}(?:verdict|decision|judge?ment|count|number|total|result|value)\b[*_]{0,3}"
+    rf"\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{0,4}[*_]{0,3}[:：]"
     r"|\bI\s{1,4}(?:would\s{1,4})?(?:choose|select|pick|go\s{1,4}with)\b\s{0,4}[:：]?"
     r"|\b(?:so|therefore|thus|hence)\b,?\s{1,4}(?:the\s{1,4})?(?:total|result|count|number|sum"
     r"|value|final\s{1,4}count)\s{1,4}(?:is|was|would\s{1,4}be|comes\s{1,4}to)\b\s{0,4}[:：]?"
-    r"|答案\s{0,4}(?:是|为|應為|应为|[:：])"
+    # Chinese: "答案是：B", "答案应该是 B", "答：B", "我选 B", "所以选 B" (not "选项")
+    r"|答案\s{0,4}(?:(?:应该|應該|应当|應當|应|應)?\s{0,2}(?:是|为|為)\s{0,4}[:：]?|[:：])"
+    r"|答\s{0,2}[:：]"
+    r"|(?:(?<=[我故以此该該应應当當,，:：\s])|^)(?:选择|選擇|选|選)(?![项項择擇题題])\s{0,4}[:：]?"
     r")",
     re.IGNORECASE,
 )
@@ -108,7 +111,9 @@ STATEMENT_KEYWORDS = (
     "best",
     "answer",
     "i ",
-    "答案",
+    "答",
+    "选",
+    "選",
     "so",
     "therefore",
     "thus",
@@ -116,7 +121,7 @@ STATEMENT_KEYWORDS = (
 )
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s")
 _BRACE_RE = re.compile(r"[{}]")
-_WRAPPERS = " \t\r\n*`\"'“”‘’$"
+_WRAPPERS = " \t\r\n*_`\"'“”‘’$【】「」『』《》〈〉"
 _TRAILING_PUNCT = ".;,;。；，:"
 
 Source = Literal["answer_tag", "final_statement", "body", "none"]
