@@ -374,6 +374,27 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
     return found[:limit]
 
 
+def number_words_as_digits(text: str) -> str:
+    """``text`` with each run of English number words that means one whole number written in
+    digits (``twenty-one people`` → ``21 people``, ``a dozen eggs`` → ``12 eggs``); other
+    runs (``half``, ``one two``) are left as written.
+
+    Example:
+        >>> number_words_as_digits("twenty-one people and a dozen eggs, half a pie")
+        '21 people and 12 eggs, half a pie'
+    """
+    if not _has_number_word(text):
+        return text
+
+    def digits(m: re.Match[str]) -> str:
+        values = _words_to_values(m.group("words"))
+        if len(values) != 1 or values[0].denominator != 1:
+            return m.group()
+        return (m.group("neg") or "") + str(values[0].numerator)
+
+    return _WORDS_RE.sub(digits, text)
+
+
 _WORD_HINT_RE = re.compile(
     r"zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|ty\b|hundred|"
     r"thousand|million|billion|dozen|couple|half|pair|score|single|once|twice|thrice|trio|quartet",
