@@ -40,10 +40,16 @@ _ALTERNATIVE = re.compile(r"或|还是|還是|可能|也许|也許|大概|大约
 _LIST = re.compile(r"[、和与與及跟,;/&+]|以及")
 #: Characters after which a gold is not part of a compound (particles, verbs of being, place
 #: words): "在厨房", "是猫", "有车", "红色的车".
-_BEFORE = frozenset("在是有的着了到于於为為正就也都还還个個只隻条條位名张張把辆輛头頭匹本件座棵朵块塊台臺")
-_PLACE_SUFFIX = re.compile(r"(?:里面|裡面|里|裡|上面|上|之中|当中|當中|中|内|內)?(?:了|的|呢|啊|呀)?")
-#: Frames before a count: "有三个", "一共有3只", "总共是5个".
-_COUNT_FRAME = re.compile(r"(?:答案)?(?:是|为|為)?(?:一共|总共|總共|共)?(?:有|是)?")
+_BEFORE = frozenset(
+    "在是有的着了到于於为為正就也都还還个個只隻条條位名张張把辆輛头頭匹本件座棵朵块塊台臺"
+)
+_PLACE_SUFFIX = re.compile(
+    r"(?:里面|裡面|里|裡|上面|上|之中|当中|當中|中|内|內)?(?:了|的|呢|啊|呀)?"
+)
+#: Frames before a count: "有三个", "一共有3只", "答案是5", "房间里有三个人".
+_COUNT_FRAME = re.compile(
+    r"(?:[\u3400-\u9fff]{0,6}?(?:一共|总共|總共|共)?(?:有|是|为|為)|一共|总共|總共|共)?"
+)
 _MEASURE = re.compile(
     r"(?:个|個|只|隻|条|條|位|名|张|張|把|辆|輛|头|頭|匹|本|件|座|棵|朵|块|塊|台|臺|次|岁|歲|人|片|支"
     r"|根|杯|瓶|双|雙|对|對|层|層|间|間|部|架|艘|盏|盞)?[\u3400-\u9fff]{0,3}"
