@@ -66,8 +66,15 @@ def has_cjk(text: str) -> bool:
     return not text.isascii() and _CJK_RE.search(text) is not None
 
 
+#: Words that hold a numeral character without counting anything ("一共" is "in total").
+_NOT_COUNTS_RE = re.compile(
+    r"一(?=共|起|直|些|下|样|樣|点|點|般|定|边|邊)|(?<=万|唯|统|統|第|之)一|第[二三四五六七八九十]"
+)
+
+
 def _compact(text: str) -> str:
     """``text`` without punctuation and spaces, Chinese numerals as digits."""
+    text = _NOT_COUNTS_RE.sub("", text)
     text = _CN_NUMERAL_RE.sub(_numeral_digits, text)
     return _PUNCT_RE.sub("", text)
 
