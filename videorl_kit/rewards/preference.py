@@ -93,12 +93,19 @@ _WORSE = (
 _WORSE_IN = rf"{_IS}less\s{{1,3}}{_QUALITY}"
 #: One response set against the other: "Response 1 > Response 2", "Response 2 < Response 1",
 #: "Response 1 over Response 2", "回答1优于回答2", "回答2不如回答1".
-_OVER = r"(?:>{1,2}|≻|›|\bover\b|优于|優於|胜过|勝過|强于|強於|好于|好於)"
-_UNDER = r"(?:<{1,2}|≺|‹|不如|劣于|劣於|差于|差於)"
+_OVER = r"(?:>{1,2}|≻|›|\b(?:over|not|beats|outranks)\b|优于|優於|胜过|勝過|强于|強於|好于|好於)"
+_UNDER = (
+    r"(?:<{1,2}|≺|‹|\b(?:loses\s{1,3}to|is\s{1,3}beaten\s{1,3}by|falls\s{1,3}short\s{1,3}of"
+    r"|trails(?:\s{1,3}behind)?)\b|不如|劣于|劣於|差于|差於)"
+)
 _CLAIM_RE = re.compile(
     rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE})"
     rf"|(?P<better_in>{_BETTER_IN})|(?P<worse_in>{_WORSE_IN}))"
     rf"|\b(?:prefer|choose|select|pick|go\s{{1,3}}with)\s{{1,3}}(?P<object>{_R1}|{_R2})"
+    # "the better one is Response 2", "the preferred response: Response 1"
+    r"|\bthe\s{1,3}(?:better|best|preferred|stronger|superior|winning)"
+    r"(?:\s{1,3}(?:one|response|answer|choice))?\s{0,3}(?:is|would\s{1,3}be|[:：])\s{0,3}"
+    rf"(?P<object2>{_R1}|{_R2})"
     rf"|(?P<left>{_R1}|{_R2})[\s*]{{0,4}}(?:(?P<over>{_OVER})|(?P<under>{_UNDER}))[\s*]{{0,4}}"
     rf"(?=(?P<right>{_R1}|{_R2}))",  # the right side may start the next claim: "1 > 2 > 1"
     re.IGNORECASE,
@@ -180,8 +187,8 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     overall: set[str] = set()  # sides preferred by overall verdicts
     in_part: set[str] = set()  # sides preferred in one quality
     for m in _CLAIM_RE.finditer(text):
-        if m.group("object"):
-            overall.add(_side(m.group("object")))
+        if m.group("object") or m.group("object2"):
+            overall.add(_side(m.group("object") or m.group("object2")))
             continue
         if m.group("left"):  # "Response 1 > Response 2"
             left, right = _side(m.group("left")), _side(m.group("right"))

@@ -100,7 +100,7 @@ NEGATION_WORDS = frozenset(
 #: and the word "but". A short bracketed item (``(C)``, ``[B]``, ``(12)``, ``(three)``) is part
 #: of its clause, not a clause of its own.
 _CLAUSE_RE = re.compile(
-    r"(?P<item>[(\[]\s{0,2}[\w.]{1,12}\s{0,2}[)\]])"
+    r"(?P<item>[(\[]{1,2}\s{0,2}[\w.]{1,12}\s{0,2}[)\]]{1,2})"
     r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b",
     re.IGNORECASE,
 )
