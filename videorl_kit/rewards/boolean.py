@@ -64,10 +64,10 @@ _WORD_RE = re.compile(rf"\b(?P<w>{_BOOL_WORD})\b", re.IGNORECASE)
 #: yes", "never said no" (up to three words between; searched in the 48 characters before it).
 _NEGATED_RE = re.compile(
     r"(?:\bnot|n['’]t|\bcannot|\bnever)\b"
-    r"(?:\s{1,3}(?!(?:but|and|so|yet|though|although)\b)[A-Za-z'’]{1,15}){0,3}\s{1,3}$",
+    r"(?:\s{1,3}(?!(?:but|and|so|yet|though|although)\b)[A-Za-z'’]{1,15}){0,4}\s{1,3}$",
     re.IGNORECASE,
 )
-_NEGATION_REACH = 48
+_NEGATION_REACH = 64
 _LEAD_RE = re.compile(r"[\W_]*(?P<w>[A-Za-z]+)")
 #: Words that strengthen a verdict without being one ("absolutely not", "no doubt, yes").
 _INTENSIFIERS_RE = re.compile(

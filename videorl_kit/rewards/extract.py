@@ -380,7 +380,7 @@ def find_final_statement(text: str) -> str | None:
     if m is not None and m.group("boxed") is None:
         value = _phrase_value(tail, m.end())
         if value:
-            return value
+            return _with_negation(tail, low, last, m.end(), value)
     braces: dict[int, int] | None = None
     for start in _keyword_starts(low, present):
         m = _STATEMENT_AT_RE.match(low, start)
@@ -397,9 +397,28 @@ def find_final_statement(text: str) -> str | None:
             continue  # tried above
         else:
             value = _phrase_value(tail, m.end())
+            if value:
+                value = _with_negation(tail, low, start, m.end(), value)
         if value:
             return value
     return None
+
+
+#: How far back a negation of a final statement is looked for, within its clause.
+_NEGATION_REACH = 80
+_CLAUSE_BOUNDARY_RE = re.compile(r"[.!?;,:\n。！？；，]|\bbut\b")
+_NEGATION_RE = re.compile(r"\b(?:not|never|cannot)\b|n['’]t\b|\bi\s{1,3}doubt\b|不|并非|並非")
+
+
+def _with_negation(tail: str, low: str, start: int, end: int, value: str) -> str:
+    """``value``, or the whole clause when a negation in it governs the statement: "I don't
+    think the answer is B" states no B, so the verifier gets the clause and its negation."""
+    clause_start = max(0, start - _NEGATION_REACH)
+    for boundary in _CLAUSE_BOUNDARY_RE.finditer(low, clause_start, start):
+        clause_start = boundary.end()
+    if not _NEGATION_RE.search(low, clause_start, start):
+        return value
+    return f"{clean_answer(tail[clause_start:end])} {value}"
 
 
 def matching_braces(text: str) -> dict[int, int]:

@@ -56,7 +56,7 @@ from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import matching_braces
 from videorl_kit.rewards.grounding_forms import (
     FormHedge,
-    bare_pair,
+    bare_pairs,
     box_by_name,
     box_from_keys,
     corners_as_box,
@@ -572,11 +572,12 @@ def _parse_interval_text(text: str) -> Interval:
         raise GroundingError(reason)
     if len(text) > MAX_RANGE_TEXT_CHARS:
         raise GroundingError(reason or "no JSON answer, and too long for a written range")
-    try:  # "Start time: 1.0 seconds / End time: 7.5 seconds", "12.3, 18.0"
-        written = start_and_end(text) or bare_pair(text)
+    try:  # "Start time: 1.0 seconds / End time: 7.5 seconds"
+        written = start_and_end(text)
     except FormHedge as exc:
         raise GroundingError(str(exc)) from None
     ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    ranges.update(bare_pairs(text))  # "12.3, 18.0"
     if written is not None:
         ranges.add(written)
     if not ranges:

@@ -17,8 +17,8 @@ Example:
     [10.0, 20.0, 110.0, 220.0]
     >>> start_and_end("Start time: 1.0 seconds\\nEnd time: 7.5 seconds")
     ('1.0', '7.5')
-    >>> bare_pair("12.3, 18.0 seconds")
-    ('12.3', '18.0')
+    >>> bare_pairs("12.3, 18.0 seconds")
+    [('12.3', '18.0')]
 """
 
 from __future__ import annotations
@@ -131,9 +131,11 @@ _END_RE = re.compile(
     re.IGNORECASE,
 )
 _PAIR_RE = re.compile(
-    rf"\s{{0,4}}(?P<a>{_TIME}){_SECONDS}\s{{0,3}},\s{{0,3}}(?P<b>{_TIME}){_SECONDS}[\s.]{{0,4}}",
+    rf"(?<![\d.:])\s{{0,4}}(?P<a>{_TIME}){_SECONDS}\s{{0,3}},\s{{0,3}}(?P<b>{_TIME}){_SECONDS}",
     re.IGNORECASE,
 )
+#: What may follow a pair that opens the answer: its end, or a clause after punctuation.
+_PAIR_END_RE = re.compile(r"[\s.]{0,4}$|\s{0,3}[,;]\s|\s{1,3}(?:or|and)\b", re.IGNORECASE)
 
 
 def start_and_end(text: str) -> tuple[str, str] | None:
@@ -159,7 +161,18 @@ def start_and_end(text: str) -> tuple[str, str] | None:
     return starts.pop(), ends.pop()
 
 
-def bare_pair(text: str) -> tuple[str, str] | None:
-    """Two times separated by a comma as the whole answer (``12.3, 18.0``), else None."""
-    m = _PAIR_RE.fullmatch(text)
-    return None if m is None else (m.group("a"), m.group("b"))
+def bare_pairs(text: str) -> list[tuple[str, str]]:
+    """Two times separated by a comma that open the answer (``12.3, 18.0``, ``12.3, 18.0, or
+    ...``), and every other such pair in it (``12.3, 18.0 or 30, 40`` names two); ``[]`` when
+    the answer does not open with one.
+
+    Example:
+        >>> bare_pairs("12.3, 18.0, or maybe later"), bare_pairs("at 12.3, 18.0")
+        ([('12.3', '18.0')], [])
+    """
+    if len(text) > MAX_FORM_CHARS:
+        return []
+    m = _PAIR_RE.match(text)
+    if m is None or not _PAIR_END_RE.match(text, m.end()):
+        return []
+    return [(p.group("a"), p.group("b")) for p in _PAIR_RE.finditer(text)]
