@@ -15,8 +15,10 @@ The answer (after the final-statement refinement) is read as yes or no:
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
   of a word (``no cat``, ``no one``) describes, it is not a verdict;
-* ``yes and no``, ``yes/no``, ``yes or no``, or both polarities without a leading word are
-  hedges and score 0.
+* ``yes and no``, ``yes/no``, ``yes or no``, and both polarities anywhere in the deciding part
+  (``yes no``, one per line, ``true false``, ``是，不是``) are hedges and score 0;
+* a correction decides like a conclusion word (``Yes! Actually, no.`` is no), and a verdict word
+  negated within its clause is the other verdict (``I would not say yes`` is no).
 
 The ground truth is yes/no/true/false (``1``/``0`` accepted there, a common data convention);
 anything else is unverifiable.

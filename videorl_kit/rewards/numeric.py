@@ -1,8 +1,11 @@
 """Numbers: the ``numeric`` verifier (1/0 within a tolerance) and ``mra`` (mean relative accuracy).
 
 Reading a number (:func:`find_numbers`): digits with thousands separators (``1,000``,
-``1 000 000``), decimals (``.5``), signs (``-3``, ``−3``), scientific notation (``1e3``,
-``1.5 × 10^3``), powers (``10^3``, ``2^{10}``, ``10**3``, ``10³``), fractions (``3/4``,
+``1 000 000``; other locales' ``1.000.000``, ``1.234,5``, ``1'000'000``, ``10,00,000``; a
+single ``1.000`` is one or a thousand), decimals (``.5``), signs (``-3``, ``−3``, ``minus 3``;
+``3 below zero``), scientific notation (``1e3``, ``1.5 × 10^3``; an exponent beyond
+:data:`MAX_EXPONENT` makes no number, never a dropped exponent), powers (``10^3``,
+``2^{10}``, ``10**3``, ``10³``), fractions (``3/4``,
 ``\\frac{3}{4}``), percentages (``50%``, ``50 percent``), a scale word (``2 million``), English
 number words (``twenty-one``, ``one hundred and five``, ``minus three``) and quantity words
 (``a dozen``, ``half a dozen``, ``a couple``, ``a hundred``, ``two and a half``). A unit after
@@ -14,8 +17,10 @@ Values are exact rationals (:class:`fractions.Fraction`), so no float rounding s
 An answer must contain exactly one distinct value, after the final-statement refinement
 (``there are 3 red and 2 blue, so the answer is 5`` reads 5) and after dropping clauses that
 only reject a number (``4, not 5`` and ``not 5 but 4`` read 4; ``not 5`` alone reads nothing):
-``3 or 4``, ``3-4`` and lists score 0. ``3 (three)`` is one value. A percentage matches both
-readings (``50%`` = 50 or 0.5).
+``3 or 4``, ``3-4`` and lists score 0. ``3 (three)`` is one value, and so is a value restated
+in other units (``2 m (200 cm)``, :mod:`videorl_kit.rewards.units`); a last sentence that
+concludes with one value decides (``... So there are 4 dogs in total.``). A percentage matches
+both readings (``50%`` = 50 or 0.5).
 
 Example:
     >>> v = NumericVerifier(NumericParams())
@@ -643,10 +648,10 @@ def _wordy_number(text: str) -> Fraction | int | None:
         before.lower() in _NUMBER_WORDS or before.lower() in _NEGATING_WORDS
     ):
         return None
-    if after is not None and (
-        after.lower() in _NUMBER_WORDS or _EUROPEAN_THOUSAND_RE.fullmatch(m.group("num"))
-    ):
-        return None  # "4 dozen"; "1.000 m" may be a European thousand: the full path reads it
+    if after is not None and after.lower() in _NUMBER_WORDS:
+        return None  # "4 dozen"
+    if _EUROPEAN_THOUSAND_RE.fullmatch(m.group("num")):
+        return None  # "about 1.000" may be a European thousand: the full path reads it
     low = text.lower()
     for keyword in STATEMENT_KEYWORDS:
         if keyword in low:

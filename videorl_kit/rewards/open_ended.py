@@ -180,8 +180,14 @@ def _adjunct_phrase(words: list[str], gold: list[str]) -> bool:
 
 
 def _count_noun(word: str, gold: list[str], after_comma: bool) -> bool:
-    """After a count, its noun ("two people"), not a comparison ("two more")."""
-    return gold[-1].isdigit() and word not in _COMPARATIVES
+    """After a count, its noun ("two people"), not a comparison ("two more") nor a
+    preposition ("five in the morning ...": a phrase, never the noun)."""
+    return (
+        gold[-1].isdigit()
+        and word not in _COMPARATIVES
+        and word not in _ADJUNCT_PREPOSITIONS
+        and word not in _JOINING_WORDS
+    )
 
 
 def _copula(word: str, gold: list[str], after_comma: bool) -> bool:
