@@ -48,7 +48,7 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
-from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family
+from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
 from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -201,6 +201,25 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     return text, None
 
 
+_VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
+
+
+def several_values(text: str) -> bool:
+    """Whether ``text`` is only plain rationals, two or more of them different, set apart by
+    spaces, lines, ``;`` or math delimiters (``3 4``, ``3\n4``, ``$3$ $4$``): a hedge, where
+    math-verify would read the last one. A list with commas is a tuple or set, an answer.
+
+    Example:
+        >>> several_values("$3$ $4$"), several_values("3\n3"), several_values("3, 4")
+        (True, False, False)
+    """
+    parts = [p for p in _VALUE_SEPARATOR_RE.split(text) if p]
+    if not 2 <= len(parts) <= 64:
+        return False
+    values = {rational_value(p) for p in parts}
+    return None not in values and len(values) > 1
+
+
 def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
     """math-verify's parse of a ground truth, from a bounded LRU cache (all rollouts of a
     prompt share their gold)."""
@@ -263,6 +282,8 @@ class MathVerifier:
         timeout_s = self.params.timeout_s
         gold_text = _as_set(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
+        if answer is not None and several_values(answer):
+            return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
         if answer is not None:
             answer = _as_set(answer)
             verdict = exact_verdict(gold_text, answer)  # plain rationals: no sympy needed
