@@ -467,6 +467,8 @@ def extract_answer(response: str) -> Extraction:
         '12 m'
     """
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
+    if "\\fbox" in text:  # LaTeX's other box reads as \boxed: "\fbox{3} \boxed{4}" hedges
+        text = _FBOX_RE.sub(r"\\boxed{", text)
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
         return Extraction(
@@ -508,6 +510,7 @@ def extract_answer(response: str) -> Extraction:
 
 
 _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
+_FBOX_RE = re.compile(r"\\fbox\s{0,4}\{")
 
 
 def different_boxes(text: str) -> tuple[str, ...]:

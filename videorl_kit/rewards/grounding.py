@@ -463,8 +463,11 @@ def _json_candidates(text: str, *, every_form: bool = False) -> list[Any]:
             for m in _TUPLE_RE.finditer(stripped)
             if not _inside(m.start(), spans)
         ]
-        if every_form and len(tuples) == 2:
-            tuples = [box] if (box := corners_as_box(tuples)) is not None else tuples
+        if every_form and tuples and len(tuples) % 2 == 0 and all(len(t) == 2 for t in tuples):
+            # corner pairs, Qwen's "(x1,y1),(x2,y2)", once or several times (then each
+            # pair is one box: the same box twice agrees, two different boxes are a hedge)
+            paired = [corners_as_box(tuples[i : i + 2]) for i in range(0, len(tuples), 2)]
+            tuples = [box for box in paired if box is not None]
         found.extend(tuples)
     return found
 

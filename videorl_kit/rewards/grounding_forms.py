@@ -119,14 +119,16 @@ def corners_as_box(found: list[Any]) -> list[Any] | None:
 _TIME = r"(?:\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,6})?|\d{1,3}:\d{2}(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?)"
 _SECONDS = r"(?:\s{0,2}(?:s|sec|secs|second|seconds|秒)\b)?"
 _START_RE = re.compile(
-    r"\b(?:start(?:ing)?(?:\s{1,3}(?:time|timestamp|point))?|begin(?:ning)?(?:\s{1,3}time)?"
-    r"|(?:starts|begins)\s{1,3}at|onset)\s{0,3}(?:\(s\)\s{0,3})?(?:[:=]|\bis\b|\bat\b)?\s{0,3}"
+    r"\b(?:start(?:ing)?(?:[\s_-]{0,3}(?:time|timestamp|point))?"
+    r"|begin(?:ning)?(?:[\s_-]{0,3}time)?"
+    r"|(?:starts|begins)\s{1,3}at|onset)[\"']?\s{0,3}(?:\(s\)\s{0,3})?(?:[:=]|\bis\b|\bat\b)?\s{0,3}"
     rf"(?P<t>{_TIME}){_SECONDS}",
     re.IGNORECASE,
 )
 _END_RE = re.compile(
-    r"\b(?:end(?:ing)?(?:\s{1,3}(?:time|timestamp|point))?|finish(?:ing)?(?:\s{1,3}time)?"
-    r"|(?:ends|finishes|stops)\s{1,3}at)\s{0,3}(?:\(s\)\s{0,3})?(?:[:=]|\bis\b|\bat\b)?\s{0,3}"
+    r"\b(?:end(?:ing)?(?:[\s_-]{0,3}(?:time|timestamp|point))?"
+    r"|finish(?:ing)?(?:[\s_-]{0,3}time)?"
+    r"|(?:ends|finishes|stops)\s{1,3}at)[\"']?\s{0,3}(?:\(s\)\s{0,3})?(?:[:=]|\bis\b|\bat\b)?\s{0,3}"
     rf"(?P<t>{_TIME}){_SECONDS}",
     re.IGNORECASE,
 )

@@ -67,12 +67,17 @@ _MATH_NAMES = frozenset(_MATH_NAME_LIST.split())
 #: Inputs that make sympy compute huge integers inside C code, where no thread timeout can
 #: interrupt it (the GIL is held): big or nested exponents, big factorials.
 _HUGE_RE = re.compile(
-    r"\^\s{0,4}[{(]?\s{0,4}[-+]?\s{0,4}\d{5,}"  # 2^{123456}
+    r"(?:\^|\*\*)\s{0,4}[{(]?\s{0,4}[-+]?\s{0,4}\d{5,}"  # 2^{123456}, 10**99999
     r"|\^[^+\-*/=,;<>]{0,200}?\^"  # 2^{2^{2}}, 2^2^2
     r"|\d{4,}\s{0,4}!"  # 12345!
     r"|[)}\]]\s{0,4}!"  # (10^5)!
     r"|\d{7,}\s{0,4}(?:\\times|\*|\\cdot)\s{0,4}\d{7,}\s{0,4}\^"  # big bases raised
 )
+
+#: A sign written as a word in front of a number or a bracket ("minus 4", "negative \\frac12").
+_SIGN_WORD_RE = re.compile(r"(?<![\\A-Za-z])(?:minus|negative)\s{1,3}(?=[\d.(\\])")
+#: Python's ``**`` between two operands (never markdown bold around an answer, ``**4**``).
+_PY_POWER_RE = re.compile(r"(?<=[\w)}\]])\s{0,2}\*\*\s{0,2}(?=[\w({+-])")
 
 _GOLD_CACHE_SIZE = 16384
 #: A math gold that is an option letter (upper-case A–Z, optional brackets/period).
@@ -181,6 +186,8 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
                 break
     else:
         text = refine_answer(tail) if len(text) > 40 else text
+    while len(text) > 4 and text[:2] == text[-2:] in ("**", "__"):  # markdown bold: **4**
+        text = text[2:-2].strip()
     if len(text) > max_chars:
         text = text[text.rfind("\n") + 1 :].strip()
         if len(text) > max_chars:
@@ -190,6 +197,12 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     problem = _nesting_problem(text)
     if problem:
         return None, problem
+    if "minus" in text or "negative" in text:  # a sign word: "minus 4" is -4, never 4
+        text = _SIGN_WORD_RE.sub("-", text)
+    if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
+        text = _PY_POWER_RE.sub("^", text)
+    if "·" in text or "⋅" in text:  # a middle dot between factors
+        text = text.replace("·", "*").replace("⋅", "*")
     if _HUGE_RE.search(text):
         return None, "exponent or factorial too large to evaluate safely"
     words = _PLAIN_WORD_RE.findall(text)

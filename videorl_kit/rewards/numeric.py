@@ -67,7 +67,7 @@ _NUM_RE = re.compile(
     r"(?:\.\d{1,300})?|\.\d{1,300})"
     # an exponent is read whole or the number is not read ("5e99999" is never 5): atomic
     r"(?>(?P<exp>[eE][-+]?\d+)?)"
-    r"(?>(?:\s{0,2}(?:[x×*]|\\times|\\cdot)\s{0,2}10\s{0,2}\^\s{0,2}\{?\s{0,2}"
+    r"(?>(?:\s{0,2}(?:[x×*·⋅]|\\times|\\cdot)\s{0,2}10\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}"
     r"(?P<exp10>[-+−]?\d+)\s{0,2}\}?)?)"
     r")"
     r"(?![\d])(?!\.\d)"
@@ -571,22 +571,42 @@ _CONCLUSION_RE = re.compile(
     re.IGNORECASE,
 )
 
+#: The last clause of a sentence when it opens with a conclusion word after a comma, a
+#: semicolon or a dash ("First 3, then 2 more join, so 5.", "3 and 5; therefore 4 people").
+_CONCLUDING_CLAUSE_RE = re.compile(
+    r".*[,;:—–]\s{0,3}(?:and\s{1,3})?(?:so|therefore|thus|hence|which\s{1,3}makes"
+    r"|that\s{1,3}makes|making|giving|for\s{1,3}a\s{1,3}total\s{1,3}of)\b,?(?P<rest>[^,;:—–]*)\Z",
+    re.IGNORECASE | re.DOTALL,
+)
+#: A concluding clause that does not commit: negated or hedged ("so not 4", "so maybe 4").
+_UNSURE_CLAUSE_RE = re.compile(
+    r"\b(?:not|no|never|maybe|perhaps|possibly|probably|or|either|about|around|roughly)\b"
+    r"|n['’]t\b",
+    re.IGNORECASE,
+)
+
 
 def _concluded_number(text: str) -> Number | None:
     """The one value of the last sentence of ``text`` that holds a number, when that sentence
-    is a conclusion (:data:`_CONCLUSION_RE`) stating exactly one value, else None."""
+    is a conclusion (:data:`_CONCLUSION_RE`) stating exactly one value, or ends with a
+    committed concluding clause (:data:`_CONCLUDING_CLAUSE_RE`) stating one, else None."""
     for sentence in reversed(_SENTENCE_SPLIT_RE.split(text)):
         numbers = find_numbers(sentence, limit=16)
         if not numbers:
             continue
-        if not _CONCLUSION_RE.match(sentence):
+        if _CONCLUSION_RE.match(sentence):
+            if len({(n.value, n.percent) for n in numbers}) == 1:
+                return numbers[0]
+            if "=" in sentence:  # "So 2 + 2 = 4 dogs in total."
+                result = find_numbers(sentence.rpartition("=")[2], limit=2)
+                if len(result) == 1:
+                    return result[0]
+        clause = _CONCLUDING_CLAUSE_RE.match(sentence)  # "First 3, then 2 more, so 5."
+        if clause is None or _UNSURE_CLAUSE_RE.search(clause.group("rest")):
             return None
-        if len({(n.value, n.percent) for n in numbers}) == 1:
+        numbers = find_numbers(clause.group("rest"), limit=16)
+        if numbers and len({(n.value, n.percent) for n in numbers}) == 1:
             return numbers[0]
-        if "=" in sentence:  # "So 2 + 2 = 4 dogs in total."
-            result = find_numbers(sentence.rpartition("=")[2], limit=2)
-            if len(result) == 1:
-                return result[0]
         return None
     return None
 

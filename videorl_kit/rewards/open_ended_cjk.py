@@ -14,8 +14,9 @@ do not apply. A Chinese answer states a short gold (:func:`states_cjk_answer`) w
   ``车``), and nothing after it but a place suffix (``里``, ``上``, ``中``) and a closing
   particle (``了``, ``的``, ``呢``); no negation (``不``, ``没``), alternative (``或``,
   ``还是``, ``可能``) or list mark (``、``, ``和``) anywhere outside the gold. A sentence that
-  goes on after the gold (``他在厨房里做饭``) is not read: a known limit, as is every
-  paraphrase.
+  goes on after the gold (``他在厨房里做饭`` for ``厨房``) is not read: a known limit, as is
+  every paraphrase. A gold of two or more characters may follow a place phrase opened by
+  ``在`` (``他正在厨房里做饭。`` states ``做饭``), as an English action may precede its place.
 
 Example:
     >>> states_cjk_answer("他在厨房里。", "厨房"), states_cjk_answer("熊猫", "猫")
@@ -43,6 +44,9 @@ _LIST = re.compile(r"[、和与與及跟,;/&+]|以及")
 _BEFORE = frozenset(
     "在是有的着了到于於为為正就也都还還个個只隻条條位名张張把辆輛头頭匹本件座棵朵块塊台臺"
 )
+#: Last characters of a place phrase ("在厨房里"), after which a gold of two or more characters
+#: is the action done there: "他正在厨房里做饭。" states "做饭".
+_PLACE_END = frozenset("里裡上中内內")
 _PLACE_SUFFIX = re.compile(
     r"(?:里面|裡面|里|裡|上面|上|之中|当中|當中|中|内|內)?(?:了|的|呢|啊|呀)?"
 )
@@ -111,9 +115,15 @@ def states_cjk_answer(answer: str, gold: str) -> bool:
     rest = before + "|" + after
     if _NEGATION.search(rest) or _ALTERNATIVE.search(rest) or _LIST.search(rest):
         return False
-    if before and before[-1] not in _BEFORE:
+    if before and before[-1] not in _BEFORE and not _after_place(before, target):
         return False  # "熊猫" is no cat, "玩具车" no car
     return _PLACE_SUFFIX.fullmatch(after) is not None
+
+
+def _after_place(before: str, target: str) -> bool:
+    """Whether ``before`` is a place phrase opened by 在 ("他正在厨房里") and ``target`` has at
+    least two characters (a single one could form a compound with the place word)."""
+    return len(target) >= 2 and before[-1] in _PLACE_END and "在" in before[:-1]
 
 
 def _states_count(text: str, gold: str) -> bool:
