@@ -28,6 +28,7 @@ CRITIC = reward_function_for("critic")
 TEMPORAL = reward_function_for("temporal_grounding")
 SPATIAL = reward_function_for("spatial_grounding")
 OPEN = reward_function_for("open_ended")
+MATH = reward_function_for("math")
 OPTIONS = ["A. Red", "B. Blue", "C. Green", "D. Yellow", "E. Black"]
 
 #: Per type: a gold, a right answer and a wrong answer (each as a box's content).
@@ -112,11 +113,22 @@ def test_a_negated_yes_never_scores_as_yes(word: str, frame: str) -> None:
 @given(
     mantissa=st.integers(1, 999),
     exponent=st.integers(MAX_EXPONENT + 1, 10**9),
-    form=st.sampled_from(["{m}e{e}", "{m}E+{e}", "{m} × 10^{e}", "{m}*10^{{{e}}}", "{m}e{e}.0"]),
+    form=st.sampled_from(
+        [
+            "{m}e{e}",
+            "{m}E+{e}",
+            "{m} × 10^{e}",
+            "{m}*10^{{{e}}}",
+            "{m}e{e}.0",
+            "{m}*10**{e}",  # Python's power: was read as {m} in every numeric type
+            "{m} * 10 ** {e}",
+            "{m}·10^{{{e}}}",
+        ]
+    ),
 )
 def test_an_exponent_beyond_range_is_never_dropped(mantissa: int, exponent: int, form: str) -> None:
     response = form.format(m=mantissa, e=exponent)
-    for fn in (NUMERIC, MRA):
+    for fn in (NUMERIC, MRA, MATH):
         assert fn(response, str(mantissa)).accuracy == 0.0, response
 
 
@@ -143,6 +155,24 @@ def test_a_sign_word_is_never_dropped(value: int, word: str) -> None:
     assert NUMERIC(response, str(-value)).accuracy == 1.0, response
     assert NUMERIC(response, str(value)).accuracy == 0.0, response
     assert MRA(response, str(value)).accuracy == 0.0, response
+    assert MATH(response, str(-value)).accuracy == 1.0, response
+    assert MATH(response, str(value)).accuracy == 0.0, response
+
+
+@given(mantissa=st.integers(1, 99), exponent=st.integers(1, 6))
+def test_python_and_dot_powers_of_ten_are_powers(mantissa: int, exponent: int) -> None:
+    value = str(mantissa * 10**exponent)
+    for form in ("{m}*10**{e}", "{m} * 10 ** {e}", "{m}·10^{e}"):
+        response = form.format(m=mantissa, e=exponent)
+        for fn in (NUMERIC, MATH):
+            assert fn(response, value).accuracy == 1.0, (fn, response)
+            assert fn(response, str(mantissa)).accuracy == 0.0, (fn, response)
+
+
+@given(value=st.integers(0, 10**6), wrap=st.sampled_from(["**", "__"]))
+def test_bold_around_a_math_answer_is_the_answer(value: int, wrap: str) -> None:
+    assert MATH(f"{wrap}{value}{wrap}", str(value)).accuracy == 1.0
+    assert MATH(f"{wrap}{value}{wrap} or {wrap}{value + 1}{wrap}", str(value)).accuracy == 0.0
 
 
 @given(
@@ -163,6 +193,28 @@ def test_a_conclusion_decides_and_a_hedged_one_does_not(
     assert NUMERIC(hedge, str(d)).accuracy == 0.0, hedge
     later = f"{reasoning} {lead} {c} animals. Maybe {d}."
     assert NUMERIC(later, str(c)).accuracy == 0.0, later
+
+
+@given(
+    a=st.integers(0, 50),
+    b=st.integers(0, 50),
+    c=st.integers(0, 100),
+    d=st.integers(0, 100),
+    word=st.sampled_from(["so", "therefore", "thus", "hence", "making", "which makes"]),
+    hedge=st.sampled_from(["maybe {c}", "not {c}", "{c} or {d}", "{c}, or {d}", "{c}, and {d}"]),
+)
+def test_a_concluding_clause_decides_unless_it_hedges(
+    a: int, b: int, c: int, d: int, word: str, hedge: str
+) -> None:
+    assume(c not in (a, b, d))
+    reasoning = f"First {a}, then {b} more join"
+    for fn in (NUMERIC, MRA):
+        right = f"{reasoning}, {word} {c}."
+        assert fn(right, str(c)).accuracy == 1.0, right
+    hedged = f"{reasoning}, {word} {hedge.format(c=c, d=d)}."
+    assert NUMERIC(hedged, str(c)).accuracy == 0.0, hedged
+    if "not" not in hedge:  # "..., so not 5." rejects 5 and states nothing else
+        assert NUMERIC(hedged, str(d)).accuracy == 0.0, hedged
 
 
 @given(
@@ -201,6 +253,7 @@ def test_qwen_boxes_read_as_one_box_and_two_are_a_hedge(
     assert SPATIAL(qwen, gold).accuracy == 1.0, qwen
     named = f"x1={x1}, y1={y1}, x2={x2}, y2={y2}"
     assert SPATIAL(named, gold).accuracy == 1.0, named
+    assert SPATIAL(qwen + qwen, gold).accuracy == 1.0, "the same box twice agrees"
     assume(other != box)
     a1, b1, a2, b2 = other
     two = f"{qwen} or <|box_start|>({a1},{b1}),({a2},{b2})<|box_end|>"
@@ -320,3 +373,25 @@ def test_an_answer_only_inside_think_is_unanswered(
     assert NUMERIC(response, "5").accuracy == 0.0, response
     stated = NUMERIC(f"{response} 5", "5")
     assert stated.accuracy == 1.0, response
+
+
+@given(interval=INTERVAL, other=INTERVAL, sep=st.sampled_from(["_", "", "-", " "]))
+def test_start_and_end_keys_in_any_spelling(
+    interval: tuple[float, float], other: tuple[float, float], sep: str
+) -> None:
+    start, end = interval
+    gold = f'{{"time": [{start}, {end}]}}'
+    response = f"start{sep}time: {start}\nend{sep}time: {end}"
+    assert TEMPORAL(response, gold).accuracy == 1.0, response
+    assume(other[1] != end)
+    hedge = f"{response}\nend{sep}time: {other[1]}"
+    assert TEMPORAL(hedge, gold).accuracy == 0.0, hedge
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [(r"\fbox{4}", 1.0), (r"\fbox{3} \boxed{4}", 0.0), (r"\boxed{4} \fbox{ 4 }", 1.0)],
+)
+def test_fbox_is_a_box(response: str, expected: float) -> None:
+    for fn in (MATH, NUMERIC):
+        assert fn(response, "4").accuracy == expected, (fn, response)

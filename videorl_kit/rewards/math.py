@@ -68,6 +68,7 @@ _MATH_NAMES = frozenset(_MATH_NAME_LIST.split())
 #: interrupt it (the GIL is held): big or nested exponents, big factorials.
 _HUGE_RE = re.compile(
     r"(?:\^|\*\*)\s{0,4}[{(]?\s{0,4}[-+]?\s{0,4}\d{5,}"  # 2^{123456}, 10**99999
+    r"|(?<![A-Za-z])\d\.?\d{0,300}[eE]\s{0,2}[-+]?\s{0,2}\d{4,}"  # 5e99999, 5E+123456789
     r"|\^[^+\-*/=,;<>]{0,200}?\^"  # 2^{2^{2}}, 2^2^2
     r"|\d{4,}\s{0,4}!"  # 12345!
     r"|[)}\]]\s{0,4}!"  # (10^5)!
@@ -75,7 +76,11 @@ _HUGE_RE = re.compile(
 )
 
 #: A sign written as a word in front of a number or a bracket ("minus 4", "negative \\frac12").
-_SIGN_WORD_RE = re.compile(r"(?<![\\A-Za-z])(?:minus|negative)\s{1,3}(?=[\d.(\\])")
+_SIGN_WORD_RE = re.compile(r"(?<![\\A-Za-z])(?:minus|negative)\s{1,3}(?=[\d.(\\])", re.IGNORECASE)
+#: A number in scientific notation with an exponent of at most three digits (``2.5e-3``).
+_SCIENTIFIC_RE = re.compile(r"(?<![\w.\\])(\d{1,30}(?:\.\d{1,30})?)[eE]([-+]?\d{1,3})(?![\w.])")
+#: Markdown bold around a value (``**4**``, ``__4__``), never Python's power (``2**10``).
+_BOLD_RE = re.compile(r"(?<![\w)}\]])(\*\*|__)(?=\S)([^*_\n]{1,256}?)(?<=\S)\1(?![\w({])")
 #: Python's ``**`` between two operands (never markdown bold around an answer, ``**4**``).
 _PY_POWER_RE = re.compile(r"(?<=[\w)}\]])\s{0,2}\*\*\s{0,2}(?=[\w({+-])")
 
@@ -186,8 +191,8 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
                 break
     else:
         text = refine_answer(tail) if len(text) > 40 else text
-    while len(text) > 4 and text[:2] == text[-2:] in ("**", "__"):  # markdown bold: **4**
-        text = text[2:-2].strip()
+    if "**" in text or "__" in text:  # markdown bold: "**4**" is 4
+        text = _BOLD_RE.sub(r"\2", text).strip()
     if len(text) > max_chars:
         text = text[text.rfind("\n") + 1 :].strip()
         if len(text) > max_chars:
@@ -197,8 +202,10 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     problem = _nesting_problem(text)
     if problem:
         return None, problem
-    if "minus" in text or "negative" in text:  # a sign word: "minus 4" is -4, never 4
+    if "inus" in text or "egative" in text:  # a sign word: "minus 4" is -4, never 4
         text = _SIGN_WORD_RE.sub("-", text)
+    if "e" in text or "E" in text:  # scientific notation, which math-verify misreads (1e3)
+        text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
     if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
         text = _PY_POWER_RE.sub("^", text)
     if "·" in text or "⋅" in text:  # a middle dot between factors
@@ -219,11 +226,11 @@ _VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
 
 def several_values(text: str) -> bool:
     """Whether ``text`` is only plain rationals, two or more of them different, set apart by
-    spaces, lines, ``;`` or math delimiters (``3 4``, ``3\n4``, ``$3$ $4$``): a hedge, where
+    spaces, lines, ``;`` or math delimiters (``3 4``, ``3\\n4``, ``$3$ $4$``): a hedge, where
     math-verify would read the last one. A list with commas is a tuple or set, an answer.
 
     Example:
-        >>> several_values("$3$ $4$"), several_values("3\n3"), several_values("3, 4")
+        >>> several_values("$3$ $4$"), several_values("3\\n3"), several_values("3, 4")
         (True, False, False)
     """
     parts = [p for p in _VALUE_SEPARATOR_RE.split(text) if p]
