@@ -395,3 +395,15 @@ def test_start_and_end_keys_in_any_spelling(
 def test_fbox_is_a_box(response: str, expected: float) -> None:
     for fn in (MATH, NUMERIC):
         assert fn(response, "4").accuracy == expected, (fn, response)
+
+
+def test_a_flood_of_boxes_is_a_hedge_read_in_linear_time() -> None:
+    import time
+
+    flood = "\\boxed{" * 200_000
+    start = time.perf_counter()
+    assert reward_function_for("multiple_choice")(flood, "B", OPTIONS).accuracy == 0.0
+    assert time.perf_counter() - start < 0.5
+    same = "\\boxed{4} " * 300  # one answer repeated past MAX_BOX_OPENINGS: degenerate, 0
+    assert NUMERIC(same, "4").accuracy == 0.0
+    assert NUMERIC("\\boxed{4} " * 20, "4").accuracy == 1.0
