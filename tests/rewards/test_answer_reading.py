@@ -141,27 +141,32 @@ def test_superscript_powers_and_bounds_on_huge_powers() -> None:
 NEAR_WORDS = st.sampled_from(
     ["about", "not", "no", "never", "but", "so", "dozen", "half", "twelve", "percent", "items",
      "m", "answer", "roughly", "x", "is", "couple", "instead", "pair", "score", "single", "nor",
-     "a pair of", "a score of", "it is not"]
+     "a pair of", "a score of", "it is not", "minus", "negative", "below zero", "e5", "(200 cm)",
+     "m (200 cm)"]
 )  # fmt: skip
 
 
 @given(
     st.one_of(st.none(), NEAR_WORDS),
     st.integers(-(10**7), 10**7),
-    st.sampled_from(["{}", "{}.5", "{:,}"]),
+    st.sampled_from(["{}", "{}.5", "{:,}", "{}.250"]),
     st.one_of(st.none(), NEAR_WORDS),
 )
 def test_numeric_fast_paths_read_what_the_plain_path_reads(
     before: str | None, value: int, form: str, after: str | None
 ) -> None:
     text = " ".join(w for w in (before, form.format(value), after) if w)
-    fast_value, fast_percent, _ = _answer_number(text)
+    fast_value, fast_percent, _, fast_alts = _answer_number(text)
     asserted = stated_answer(text)
     number = read_single_number(asserted).number if asserted else None
     if number is None:
         assert fast_value is None, text
     else:
-        assert (fast_value, fast_percent) == (number.value, number.percent), text
+        assert (fast_value, fast_percent, fast_alts) == (
+            number.value,
+            number.percent,
+            number.alts,
+        ), text
 
 
 @pytest.mark.parametrize(

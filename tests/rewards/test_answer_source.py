@@ -27,7 +27,6 @@ UNTAGGED = [
     "The person waves, so the answer is B.",  # final statement
     "Final answer: B",
     "B",  # body
-    "<think>So the answer is B.</think>",  # final statement inside a closed think
     "<think>the answer is B</think> B",  # body after the think block
 ]
 TAGGED = [
@@ -47,6 +46,13 @@ def test_answer_tag_source_gives_no_answer_without_a_block(response: str) -> Non
     assert (result.accuracy, result.status) == (0.0, "ok")
     assert result.details["reason"] == "no <answer> block (answer_source: answer_tag)"
     assert result.details["extracted"] is None
+
+
+def test_an_answer_stated_only_inside_think_is_unanswered_in_both_modes() -> None:
+    for source in ("auto", "answer_tag"):
+        fn = reward_function_for("multiple_choice", answer_source=source)
+        result = fn("<think>So the answer is B.</think>", "B")
+        assert (result.accuracy, result.status, result.details["extracted"]) == (0.0, "ok", None)
 
 
 @pytest.mark.parametrize("response", TAGGED)

@@ -116,9 +116,19 @@ def test_answer_tags_inside_a_closed_think_stay_reasoning() -> None:
     assert (later_close.answer, later_close.source) == ("C", "final_statement")
 
 
-def test_final_statement_inside_a_closed_think_is_used_when_nothing_follows() -> None:
-    ex = extract_answer("<think>Counting... the answer is 4.</think>")
-    assert (ex.answer, ex.source) == ("4", "think_final_statement")
+def test_a_final_statement_only_inside_think_is_no_answer() -> None:
+    """Issue 19: without a final answer after the reasoning the response is unanswered (a
+    conclusion inside <think> was read as the answer before)."""
+    for text in (
+        "<think>Counting... the answer is 4.</think>",
+        "<think>Counting... the answer is 4.</think>\n  ",
+        "<think>\\boxed{4}</think><|im_end|>",
+        "Counting... the answer is 4.</think>",  # the template opened <think>
+        "<thought>Final answer: 4</thought>",
+    ):
+        ex = extract_answer(text)
+        assert (ex.answer, ex.source) == (None, "none"), text
+        assert ex.reason == "nothing outside the <think> block (no final answer)"
 
 
 def test_stray_tags_are_removed_from_the_body() -> None:

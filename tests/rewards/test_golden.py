@@ -39,6 +39,19 @@ or a count followed by where, when or with what: "She is cutting vegetables in t
 action or count, lists, repeated golds, another domain or bound) that must stay 0. Every one of
 them must agree.
 
+``families_issue19.jsonl`` holds the families an outside red team and a fresh graded set found
+misjudged after issue 10 (issue 19 §2), each as the attacker wrote it plus siblings of my own and
+near misses that must stay 0: several disagreeing ``\\boxed{}`` answers in every type (``boxed``),
+booleans stating both verdicts, correcting themselves or negating the verdict word (``bool``),
+exponents beyond any value meant (``exp``), an answer stated only inside ``<think>``
+(``think``), Qwen's box forms and named coordinates (``box``), time spans without brackets,
+start/end lines and subtitle times (``time``), other locales' thousands, sign words, a
+concluding sentence and values restated in other units (``num``), Chinese answer markers
+(``zh``), markdown around letters and bare letter lists (``mark``), critic comparisons
+(``critic``) and counts and Chinese sentences for short open-ended golds (``oe``). Main before
+issue 19 agrees on 68 of the 187 (its near misses and controls; on ``fam19-exp-15``,
+``5E+123456789`` as a math answer, it hangs inside sympy); every one must agree.
+
 The two ``outside_issue10_set*.jsonl`` files come from graders outside the team who never read
 the verifiers nor ran them, each given only the reward contract and issue 10's family list
 (12 types; code is not among them). Set 1 (322 cases) measured the issue: main before it agreed
@@ -72,6 +85,7 @@ BLIND_FILE = GOLDEN_DIR / "heldout_blind.jsonl"
 FAMILIES_FILE = GOLDEN_DIR / "families_issue10.jsonl"
 FAMILIES_ROUND2_FILE = GOLDEN_DIR / "families_issue10_round2.jsonl"
 FAMILIES_ROUND3_FILE = GOLDEN_DIR / "families_issue10_round3.jsonl"
+FAMILIES_ISSUE19_FILE = GOLDEN_DIR / "families_issue19.jsonl"
 OUTSIDE_SET1_FILE = GOLDEN_DIR / "outside_issue10_set1.jsonl"
 OUTSIDE_SET2_FILE = GOLDEN_DIR / "outside_issue10_set2.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
@@ -144,6 +158,7 @@ def golden_files() -> list[Path]:
         FAMILIES_FILE,
         FAMILIES_ROUND2_FILE,
         FAMILIES_ROUND3_FILE,
+        FAMILIES_ISSUE19_FILE,
         OUTSIDE_SET1_FILE,
         OUTSIDE_SET2_FILE,
     )
@@ -190,7 +205,7 @@ def _all_cases() -> list[tuple[str, GoldenCase]]:
 ALL_CASES = _all_cases()
 FAMILY_CASES = [
     case
-    for path in (FAMILIES_FILE, FAMILIES_ROUND2_FILE, FAMILIES_ROUND3_FILE)
+    for path in (FAMILIES_FILE, FAMILIES_ROUND2_FILE, FAMILIES_ROUND3_FILE, FAMILIES_ISSUE19_FILE)
     for case in load_cases(path)
 ]
 
@@ -246,7 +261,7 @@ def test_golden_case(case: GoldenCase) -> None:
 
 
 @pytest.mark.parametrize("case", FAMILY_CASES, ids=[c.id for c in FAMILY_CASES])
-def test_issue10_family_case(case: GoldenCase) -> None:
+def test_family_case(case: GoldenCase) -> None:
     problems = grade(case)
     assert not problems, f"{case.id} ({case.reason}): " + "; ".join(problems)
 
@@ -257,8 +272,12 @@ def test_issue10_family_case(case: GoldenCase) -> None:
         (FAMILIES_FILE, {"width", "pylit", "reject", "tie", "bool", "num", "oe", "math", "think"}),
         (FAMILIES_ROUND2_FILE, {"width", "reject", "tie", "bool", "num", "oe"}),
         (FAMILIES_ROUND3_FILE, {"oe", "math"}),
+        (
+            FAMILIES_ISSUE19_FILE,
+            {"boxed", "bool", "exp", "think", "box", "time", "num", "zh", "mark", "critic", "oe"},
+        ),
     ],
-    ids=["round1", "round2", "round3"],
+    ids=["round1", "round2", "round3", "issue19"],
 )
 def test_issue10_families_cover_every_family_with_near_misses(
     path: Path, expected: set[str]

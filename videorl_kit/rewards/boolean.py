@@ -15,8 +15,10 @@ The answer (after the final-statement refinement) is read as yes or no:
   ``是``/``对``/``有`` (yes) or ``不``/``否``/``没有`` (no);
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
   of a word (``no cat``, ``no one``) describes, it is not a verdict;
-* ``yes and no``, ``yes/no``, ``yes or no``, or both polarities without a leading word are
-  hedges and score 0.
+* ``yes and no``, ``yes/no``, ``yes or no``, and both polarities anywhere in the deciding part
+  (``yes no``, one per line, ``true false``, ``是，不是``) are hedges and score 0;
+* a correction decides like a conclusion word (``Yes! Actually, no.`` is no), and a verdict word
+  negated within its clause is the other verdict (``I would not say yes`` is no).
 
 The ground truth is yes/no/true/false (``1``/``0`` accepted there, a common data convention);
 anything else is unverifiable.
@@ -60,7 +62,14 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(rf"\b(?P<w>{_BOOL_WORD})\b", re.IGNORECASE)
-_NEGATED_RE = re.compile(r"(?:\bnot|n['’]t)\s{1,3}$", re.IGNORECASE)
+#: A verdict word negated within its clause: "not true", "I would not say yes", "I can't say
+#: yes", "never said no" (up to three words between; searched in the 48 characters before it).
+_NEGATED_RE = re.compile(
+    r"(?:\bnot|n['’]t|\bcannot|\bnever)\b"
+    r"(?:\s{1,3}(?!(?:but|and|so|yet|though|although)\b)[A-Za-z'’]{1,15}){0,4}\s{1,3}$",
+    re.IGNORECASE,
+)
+_NEGATION_REACH = 64
 _LEAD_RE = re.compile(r"[\W_]*(?P<w>[A-Za-z]+)")
 #: Words that strengthen a verdict without being one ("absolutely not", "no doubt, yes").
 _INTENSIFIERS_RE = re.compile(
@@ -92,10 +101,18 @@ _AFFIRMING_RE = re.compile(
     re.IGNORECASE,
 )
 _NEGATION_RE = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n['’]t\b", re.I)
-#: The last conclusion word before the verdict: "..., so yes".
+#: The last conclusion word before the verdict ("..., so yes") or correction ("Yes! Actually,
+#: no.", "No, wait: yes"): what follows it decides.
 _CONCLUSION_RE = re.compile(
-    r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion)\b", re.IGNORECASE
+    r"\b(?:so|therefore|thus|hence|which\s{1,3}means|in\s{1,3}conclusion"
+    r"|actually|wait|on\s{1,3}second\s{1,3}thought|correction|scratch\s{1,3}that"
+    r"|i\s{1,3}mean)\b",
+    re.IGNORECASE,
 )
+#: Chinese clauses that are a verdict by themselves: "是，不是" states both.
+_CN_CLAUSE_RE = re.compile(r"[，,。.；;！!？?\s]+")
+_CN_YES_CLAUSES = frozenset(["是", "是的", "对", "对的", "對", "正确", "正確", "没错"])
+_CN_NO_CLAUSES = frozenset(["不是", "不", "否", "不对", "不對", "错", "错误", "不正确", "不正確"])
 #: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't",
 #: "it certainly is", "it definitely does not".
 _ADVERB = r"(?:\s{1,3}(?:certainly|definitely|surely|clearly|absolutely|indeed|obviously|really))?"
@@ -143,10 +160,45 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
     for conclusion in _CONCLUSION_RE.finditer(text):  # noqa: B007 (the last one is wanted)
         pass
     if conclusion is not None:  # "there is no cat, so yes, it is empty": the verdict decides
-        verdict = _verdict(text[conclusion.end() :])
+        tail = text[conclusion.end() :]
+        verdict = _verdict(tail)
         if verdict[0] is not None:
-            return verdict
-    return _verdict(text)
+            return _unless_contradicted(verdict, tail)
+    return _unless_contradicted(_verdict(text), text)
+
+
+def _unless_contradicted(
+    verdict: tuple[str | None, str | None], text: str
+) -> tuple[str | None, str | None]:
+    """``verdict``, unless ``text`` also states the other verdict ("yes no", "Yes. No.",
+    "true false", "是，不是"): then a hedge."""
+    value = verdict[0]
+    if value is None:
+        return verdict
+    if not text.isascii():
+        clauses = set(_CN_CLAUSE_RE.split(text))
+        if clauses & _CN_YES_CLAUSES and clauses & _CN_NO_CLAUSES:
+            return None, "hedged answer (yes and no)"
+    if ("no" if value == "yes" else "yes") in _polarities(text):
+        return None, "hedged answer (yes and no)"
+    return verdict
+
+
+def _polarities(text: str) -> set[str]:
+    """The polarities of the verdict words of ``text``: a negated word flips ("not true",
+    "I would not say yes"), and "no" before a word ("no cat") describes and counts none."""
+    seen: set[str] = set()
+    for m in _WORD_RE.finditer(text):
+        word = m.group("w")
+        pol = _polarity(word)
+        if pol is None:
+            continue
+        if word.casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
+            continue  # "there is no cat": a description, not a verdict
+        if _NEGATED_RE.search(text, max(0, m.start() - _NEGATION_REACH), m.start()):
+            pol = "no" if pol == "yes" else "yes"
+        seen.add(pol)
+    return seen
 
 
 def _verdict(text: str) -> tuple[str | None, str | None]:
@@ -177,17 +229,7 @@ def _verdict(text: str) -> tuple[str | None, str | None]:
         first = _polarity(lead.group("w"))
         if first and lead.group("w").casefold() != "negative":
             return first, None
-    seen: set[str] = set()
-    for m in _WORD_RE.finditer(text):
-        word = m.group("w")
-        pol = _polarity(word)
-        if pol is None:
-            continue
-        if word.casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
-            continue  # "there is no cat": a description, not a verdict
-        if _NEGATED_RE.search(text, max(0, m.start() - 8), m.start()):
-            pol = "no" if pol == "yes" else "yes"
-        seen.add(pol)
+    seen = _polarities(text)
     if len(seen) == 1:
         return seen.pop(), None
     if len(seen) > 1:

@@ -93,6 +93,24 @@ _DESIGNATOR_FOLLOWERS = frozenset(
     ["because", "since", "as", "is", "was", "would", "seems", "appears", "fits", "matches", "best"]
 )
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: Markdown emphasis (``**B**``, ``__B__``, ``*B*``), removed before reading letters.
+_EMPHASIS_RE = re.compile(r"\*{1,3}|(?<![A-Za-z0-9])_{1,3}|_{1,3}(?![A-Za-z0-9])")
+_CJK_BRACKET_CHARS = "【】「」『』〔〕"
+_CJK_BRACKETS = str.maketrans(_CJK_BRACKET_CHARS, "()()()()")
+_LISTED = (
+    r"\s{0,4}(?:(?:option|choice|answer|选项|選項)\s{0,3}[:：]?\s{0,3})?[(\[]?\s{0,2}"
+    r"(?<![A-Za-z])([A-Za-z])(?![A-Za-z])\s{0,2}[)\]]?"
+)
+#: An answer made only of option letters (with brackets, "Option", punctuation, line breaks):
+#: two different ones are a hedge. Each item is an atomic group: no backtracking into it.
+_DESIGNATOR_LIST_RE = re.compile(
+    rf"(?:(?>{_LISTED}[.,;:/|&。，、\s]{{0,8}})){{2,12}}", re.IGNORECASE
+)
+#: Longest answer checked for being a list of letters (twelve items at most).
+_MAX_LIST_CHARS = 240
+_LISTED_LETTER_RE = re.compile(_LISTED, re.IGNORECASE)
+#: A letter followed by the Chinese word for "option" ("B选项", "B项") names that option.
+_CN_OPTION_WORD_RE = re.compile(r"(?<![A-Za-z])([A-Za-z])\s{0,2}(?:选项|選項|项|項)")
 #: The common short forms (``B``, ``(B)``, ``B.``, ``[b]``) read without the full parser.
 _SIMPLE_RE = re.compile(r"\s{0,4}[(\[]?\s{0,2}([A-Za-z])\s{0,2}[)\]]?[.:]?\s{0,4}")
 
@@ -241,6 +259,19 @@ def parse_choice(
     simple = _SIMPLE_RE.fullmatch(text)
     if simple:
         return simple.group(1).upper(), None
+    if not text.isascii():
+        if "项" in text or "項" in text:  # (checked first: a full scan of 1 MB costs ~20 ms)
+            text = _CN_OPTION_WORD_RE.sub(r"\1", text)  # "B选项", "B项": option B
+        if any(bracket in text for bracket in _CJK_BRACKET_CHARS):  # translate is ~50 ms/MB
+            text = text.translate(_CJK_BRACKETS)  # "【B】" is "(B)"
+    if "*" in text or "_" in text:
+        text = _EMPHASIS_RE.sub("", text)  # "**B** and **C**" is "B and C"
+    if len(text) <= _MAX_LIST_CHARS and _DESIGNATOR_LIST_RE.fullmatch(text):
+        # only letters: "B C", "(B)(C)", "B. C.", "Option B\nOption C"
+        letters = list(dict.fromkeys(m.group(1).upper() for m in _LISTED_LETTER_RE.finditer(text)))
+        if len(letters) > 1:
+            return None, f"hedged answer ({letters[0]} and {letters[1]})"
+        return letters[0], None
     text = _unwrap(text)
     if not text:
         return None, "empty answer"

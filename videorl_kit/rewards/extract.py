@@ -23,9 +23,14 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    verdict/count/total: X``, ``I choose X``, ``答案是 X``, ``so the total/result/count is X``.
    ``X`` runs to the end of its sentence on that line (or is the next non-empty line).
 5. **Body**: otherwise the text outside think blocks, stray tags removed, is the answer.
-   If there is nothing outside the think block, the last final statement *inside* it is used.
+   If there is nothing outside the think block, there is no answer: a conclusion reached only
+   inside the reasoning was never stated (``<think>... the answer is 4</think>`` is
+   unanswered).
+6. **Boxes**: the ``\\boxed{X}`` contents of the answer block(s), or, without one, of the text
+   outside think blocks, are collected (:attr:`Extraction.boxed`, when two or more differ):
+   the router grades each, and boxes that disagree are a hedge.
 
-Text inside ``<think>`` never counts when an answer exists outside it.
+Text inside ``<think>`` never counts.
 
 Example:
     >>> ex = extract_answer("<think>Maybe A?</think> The answer is (C).")
@@ -79,16 +84,19 @@ _BE = r"(?:is|was|would\s{1,4}be|should\s{1,4}be|will\s{1,4}be|must\s{1,4}be)"
 FINAL_STATEMENT_RE = re.compile(
     r"(?P<boxed>\\boxed\s{0,4}\{)"
     r"|(?P<phrase>"
-    r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b\s{0,4}"
+    r"\b(?:final|correct|right|best)\s{1,4}(?:answer|option|choice)\b[*_]{0,3}\s{0,4}"
     rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    rf"|\banswer\b\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    r"|\bfinal\s{1,4}(?:verdict|decision|judge?ment|count|number|total|result|value)\b\s{0,4}"
-    rf"(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
-    r"|\bfinal\s{0,4}[:：]"
+    rf"|\banswer\b[*_]{{0,3}}\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{1,4}(?:verdict|decision|judge?ment|count|number|total|result|value)\b[*_]{0,3}"
+    rf"\s{{0,4}}(?:{_BE}\b\s{{0,4}}[:：]?|[:：=])"
+    r"|\bfinal\s{0,4}[*_]{0,3}[:：]"
     r"|\bI\s{1,4}(?:would\s{1,4})?(?:choose|select|pick|go\s{1,4}with)\b\s{0,4}[:：]?"
     r"|\b(?:so|therefore|thus|hence)\b,?\s{1,4}(?:the\s{1,4})?(?:total|result|count|number|sum"
     r"|value|final\s{1,4}count)\s{1,4}(?:is|was|would\s{1,4}be|comes\s{1,4}to)\b\s{0,4}[:：]?"
-    r"|答案\s{0,4}(?:是|为|應為|应为|[:：])"
+    # Chinese: "答案是：B", "答案应该是 B", "答：B", "我选 B", "所以选 B" (not "选项")
+    r"|答案\s{0,4}(?:(?:应该|應該|应当|應當|应|應)?\s{0,2}(?:是|为|為)\s{0,4}[:：]?|[:：])"
+    r"|答\s{0,2}[:：]"
+    r"|(?:(?<=[我故以此该該应應当當,，:：\s])|^)(?:选择|選擇|选|選)(?![项項择擇题題])\s{0,4}[:：]?"
     r")",
     re.IGNORECASE,
 )
@@ -103,7 +111,9 @@ STATEMENT_KEYWORDS = (
     "best",
     "answer",
     "i ",
-    "答案",
+    "答",
+    "选",
+    "選",
     "so",
     "therefore",
     "thus",
@@ -111,10 +121,15 @@ STATEMENT_KEYWORDS = (
 )
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s")
 _BRACE_RE = re.compile(r"[{}]")
-_WRAPPERS = " \t\r\n*`\"'“”‘’$"
+_WRAPPERS = " \t\r\n*_`\"'“”‘’$【】「」『』《》〈〉"
 _TRAILING_PUNCT = ".;,;。；，:"
 
-Source = Literal["answer_tag", "final_statement", "body", "think_final_statement", "none"]
+Source = Literal["answer_tag", "final_statement", "body", "none"]
+#: At most this many different ``\\boxed{}`` contents are kept; more is a hedge by itself.
+MAX_BOXES = 16
+#: More ``\\boxed`` openings than this in the graded text are a degenerate response, a hedge
+#: without reading each box (reading 100k nested boxes of a 1 MB input took ~200 ms).
+MAX_BOX_OPENINGS = 256
 
 
 class Tag(NamedTuple):
@@ -130,6 +145,9 @@ class Extraction(NamedTuple):
     """Every step of extracting the final answer from one response.
 
     ``answer`` is what verifiers grade (None: no answer, e.g. a hedge or an empty response).
+    ``boxed`` holds the different ``\\boxed{}`` contents of the graded text when there are two
+    or more (at most :data:`MAX_BOXES` + 1; empty otherwise): the router grades each of them,
+    and boxes that disagree are a hedge.
 
     Example:
         >>> ex = extract_answer("<think>x</think><answer> B </answer>")
@@ -149,6 +167,7 @@ class Extraction(NamedTuple):
     source: Source
     hedge: bool
     reason: str | None
+    boxed: tuple[str, ...] = ()
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -165,6 +184,7 @@ class Extraction(NamedTuple):
             "source": self.source,
             "hedge": self.hedge,
             "reason": self.reason,
+            **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
         }
 
 
@@ -363,7 +383,7 @@ def find_final_statement(text: str) -> str | None:
     if m is not None and m.group("boxed") is None:
         value = _phrase_value(tail, m.end())
         if value:
-            return value
+            return _with_negation(tail, low, last, m.end(), value)
     braces: dict[int, int] | None = None
     for start in _keyword_starts(low, present):
         m = _STATEMENT_AT_RE.match(low, start)
@@ -380,9 +400,28 @@ def find_final_statement(text: str) -> str | None:
             continue  # tried above
         else:
             value = _phrase_value(tail, m.end())
+            if value:
+                value = _with_negation(tail, low, start, m.end(), value)
         if value:
             return value
     return None
+
+
+#: How far back a negation of a final statement is looked for, within its clause.
+_NEGATION_REACH = 80
+_CLAUSE_BOUNDARY_RE = re.compile(r"[.!?;,:\n。！？；，]|\bbut\b")
+_NEGATION_RE = re.compile(r"\b(?:not|never|cannot)\b|n['’]t\b|\bi\s{1,3}doubt\b|不|并非|並非")
+
+
+def _with_negation(tail: str, low: str, start: int, end: int, value: str) -> str:
+    """``value``, or the whole clause when a negation in it governs the statement: "I don't
+    think the answer is B" states no B, so the verifier gets the clause and its negation."""
+    clause_start = max(0, start - _NEGATION_REACH)
+    for boundary in _CLAUSE_BOUNDARY_RE.finditer(low, clause_start, start):
+        clause_start = boundary.end()
+    if not _NEGATION_RE.search(low, clause_start, start):
+        return value
+    return f"{clean_answer(tail[clause_start:end])} {value}"
 
 
 def matching_braces(text: str) -> dict[int, int]:
@@ -431,6 +470,8 @@ def extract_answer(response: str) -> Extraction:
         '12 m'
     """
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
+    if "\\fbox" in text:  # LaTeX's other box reads as \boxed: "\fbox{3} \boxed{4}" hedges
+        text = _FBOX_RE.sub(r"\\boxed{", text)
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
         return Extraction(
@@ -451,6 +492,9 @@ def extract_answer(response: str) -> Extraction:
     blocks = _blocks(text, tags)
     outside = _complement(text, blocks.think_regions)
     answer, source, final, reason = _choose_answer(text, blocks, outside)
+    boxed: tuple[str, ...] = ()
+    if answer and "\\boxed" in text:
+        boxed = different_boxes(" ".join(blocks.answers) if source == "answer_tag" else outside)
     return Extraction(
         text=text,
         special_tokens_removed=n_special,
@@ -464,7 +508,42 @@ def extract_answer(response: str) -> Extraction:
         source=source,
         hedge=source == "answer_tag" and answer is None,
         reason=reason,
+        boxed=boxed,
     )
+
+
+_BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
+_FBOX_RE = re.compile(r"\\fbox\s{0,4}\{")
+
+
+def different_boxes(text: str) -> tuple[str, ...]:
+    """The different ``\\boxed{X}`` contents of ``text``, in order, when there are two or more
+    (compared with whitespace collapsed and case folded; at most :data:`MAX_BOXES` + 1).
+
+    Example:
+        >>> different_boxes(r"\\boxed{3} or \\boxed{4}")
+        ('3', '4')
+        >>> different_boxes(r"\\boxed{3}, \\boxed{ 3 }")
+        ()
+    """
+    if text.count("\\boxed") > MAX_BOX_OPENINGS:  # degenerate: a hedge outright
+        return tuple(
+            f"\\boxed #{i + 1} of more than {MAX_BOX_OPENINGS}" for i in range(MAX_BOXES + 1)
+        )
+    found: dict[str, str] = {}
+    braces: dict[int, int] | None = None
+    for m in _BOXED_RE.finditer(text):
+        if braces is None:
+            braces = matching_braces(text)
+        close = braces.get(m.end() - 1)
+        if close is None or close - m.end() > MAX_BOXED_CHARS:
+            continue
+        content = clean_answer(text[m.end() : close])
+        if content:
+            found.setdefault(_norm_block(content), content)
+            if len(found) > MAX_BOXES:
+                break
+    return tuple(found.values()) if len(found) > 1 else ()
 
 
 class _Blocks(NamedTuple):
@@ -547,10 +626,6 @@ def _choose_answer(
         return body, "body", final, None
     if not blocks.think_parts:
         return None, "none", final, "empty response"
-    start, end = blocks.think_parts[-1]
-    final = find_final_statement(text[start:end])
-    if final and not blocks.unterminated:
-        return final, "think_final_statement", final, None
     if blocks.unterminated:
         return None, "none", final, "unterminated <think> block and no answer"
-    return None, "none", final, "nothing outside the <think> block"
+    return None, "none", final, "nothing outside the <think> block (no final answer)"

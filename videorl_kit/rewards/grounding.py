@@ -44,6 +44,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -53,6 +54,14 @@ from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.core.verifiers import NoParams, register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import matching_braces
+from videorl_kit.rewards.grounding_forms import (
+    FormHedge,
+    bare_pairs,
+    box_by_name,
+    box_from_keys,
+    corners_as_box,
+    start_and_end,
+)
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
 #: Longest answer text parsed as grounding JSON (longer answers score 0).
@@ -69,11 +78,14 @@ _PYTHON_ONLY_WORDS = ("'", "(", "None", "True", "False")
 _PYTHON_ONLY_RE = re.compile(r"[{,]\s{0,8}-?\d[\d.]{0,30}\s{0,8}:|,\s{0,8}[}\]]")
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]{0,8}\n?(.{0,200000}?)```", re.DOTALL)
-_TIME = r"(?:\d{1,2}:\d{2}:\d{2}|\d{1,3}:\d{2})(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
+_TIME = (
+    r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"  # "00:00:12,300": a subtitle's decimal comma
+    r"|\d{1,3}:\d{2}(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
+)
 _UNIT = r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds)\b|秒))?"
 _RANGE_RE = re.compile(
     rf"(?<![A-Za-z0-9_.:])(?P<a>{_TIME}){_UNIT}\s{{0,3}}"
-    rf"(?:-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至)\s{{0,3}}第?\s{{0,2}}"
+    rf"(?:-{{1,2}}>|=>|-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至)\s{{0,3}}第?\s{{0,2}}"
     rf"(?P<b>{_TIME}){_UNIT}(?![A-Za-z0-9_:]|\.\d)",
     re.IGNORECASE,
 )
@@ -113,6 +125,8 @@ def parse_time(value: Any) -> float:
         seconds = float(value)
     elif isinstance(value, str) and _TIME_STR_RE.fullmatch(value):
         text = _SECONDS_SUFFIX_RE.sub("", value.strip())
+        if "," in text:  # "00:00:12,300" (subtitles): the comma is the decimal mark
+            text = text.replace(",", ".")
         parts = text.split(":")
         seconds = 0.0
         for part in parts:
@@ -194,6 +208,12 @@ def to_box(value: Any) -> Box:
                 return x1, y1, x2, y2
     if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
         value = value[0]
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == 2
+        and all(isinstance(v, list | tuple) and len(v) == 2 for v in value)
+    ):
+        value = [*value[0], *value[1]]  # two corners: [[x1, y1], [x2, y2]]
     if isinstance(value, str) and len(value) <= 200:  # "0, 0, 10, 10"
         value = _BOX_STRING_NUMBER_RE.findall(value)
     if not isinstance(value, list | tuple) or len(value) != 4:
@@ -361,9 +381,12 @@ def _json_like(value: Any) -> Any:
     raise ValueError(f"not JSON-like: {type(value).__name__}")
 
 
-def _json_candidates(text: str) -> list[Any]:
+def _json_candidates(text: str, *, every_form: bool = False) -> list[Any]:
     """Top-level JSON values found in ``text`` (whole text, code fences, ``{...}`` objects);
-    where JSON fails, Python literals (:func:`python_literal`)."""
+    where JSON fails, Python literals (:func:`python_literal`). Bare lists are looked for only
+    without objects, and tuples only without either, unless ``every_form`` (a box or interval
+    answer: ``[0, 0, 5, 5] or (1, 1, 9, 9)`` states two); then two 2-tuples alone are one
+    box's corners (``(10,20),(110,220)``)."""
     stripped = text.strip()
     if stripped[:1] in "{[":
         try:
@@ -388,6 +411,7 @@ def _json_candidates(text: str) -> list[Any]:
             return found
     decoder = _DECODER
     pos, tries = 0, 0
+    spans: list[tuple[int, int]] = []  # where the values found so far are
     braces: dict[int, int] | None = None
     literal_budget = MAX_LITERAL_CHARS
     while tries < MAX_JSON_STARTS:
@@ -412,14 +436,18 @@ def _json_candidates(text: str) -> list[Any]:
             end = close + 1
         if isinstance(value, dict):
             found.append(value)
+            spans.append((start, end))
         pos = end
-    if not found:  # bare number lists in prose: "The object is at [0, 0, 10, 10]."
+    if not found or every_form:  # bare number lists in prose: "The object is at [0, 0, 10, 10]."
         pos, tries = 0, 0
         while tries < MAX_JSON_STARTS:
             start = stripped.find("[", pos)
             if start < 0:
                 break
             tries += 1
+            if _inside(start, spans):
+                pos = start + 1
+                continue
             try:
                 value, end = decoder.raw_decode(stripped, start)
             except (ValueError, RecursionError):
@@ -427,22 +455,56 @@ def _json_candidates(text: str) -> list[Any]:
                 continue
             if isinstance(value, list) and value:
                 found.append(value)
+                spans.append((start, end))
             pos = end
-    if not found and "(" in stripped and len(stripped) <= MAX_RANGE_TEXT_CHARS:
-        for m in _TUPLE_RE.finditer(stripped):  # tuple notation: (x1, y1, x2, y2)
-            found.append([float(g) for g in m.groups() if g is not None])
+    if (not found or every_form) and "(" in stripped and len(stripped) <= MAX_RANGE_TEXT_CHARS:
+        tuples = [  # tuple notation: (x1, y1, x2, y2)
+            [float(g) for g in m.groups() if g is not None]
+            for m in _TUPLE_RE.finditer(stripped)
+            if not _inside(m.start(), spans)
+        ]
+        if every_form and tuples and len(tuples) % 2 == 0 and all(len(t) == 2 for t in tuples):
+            # corner pairs, Qwen's "(x1,y1),(x2,y2)", once or several times (then each
+            # pair is one box: the same box twice agrees, two different boxes are a hedge)
+            paired = [corners_as_box(tuples[i : i + 2]) for i in range(0, len(tuples), 2)]
+            tuples = [box for box in paired if box is not None]
+        found.extend(tuples)
     return found
 
 
-def _single_json(text: str) -> tuple[Any, str | None]:
-    """The one JSON answer in ``text``: ``(value, None)``, or ``(None, reason)``."""
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` lies inside one of ``spans``."""
+    return any(start <= position < end for start, end in spans)
+
+
+def _single_json(
+    text: str, *, reading: Callable[[Any], Any] | None = None
+) -> tuple[Any, str | None]:
+    """The one JSON answer in ``text``: ``(value, None)``, or ``(None, reason)``.
+
+    With ``reading`` (what a value means: its box or interval), values of every form are
+    looked for (:func:`_json_candidates` with ``every_form``) and compared by what they mean;
+    values that mean nothing (a point, a second list of words) are left out, and two that mean
+    different things are a hedge.
+    """
     if len(text) > MAX_GROUNDING_CHARS:
         return None, f"answer too long ({len(text)} chars)"
-    found = _json_candidates(text)
+    found = _json_candidates(text, every_form=reading is not None)
     if len(found) == 1:
         return found[0], None
     if not found:
         return None, "no JSON answer found"
+    if reading is not None:
+        meant: dict[Any, Any] = {}
+        for value in found:
+            try:
+                meant.setdefault(reading(value), value)
+            except (GroundingError, TypeError, ValueError):
+                continue
+        if len(meant) == 1:
+            return next(iter(meant.values())), None
+        if len(meant) > 1:
+            return None, f"{len(meant)} different answers (hedge)"
     first = found[0]
     if any(other != first for other in found[1:]):
         return None, f"{len(found)} different JSON answers (hedge)"
@@ -488,22 +550,39 @@ def _start_end(value: dict[str, Any]) -> list[Any] | None:
     return None
 
 
+def _interval_value(value: Any) -> Any:
+    """The ``[start, end]`` a JSON answer gives (under ``time`` or as ``start``/``end``)."""
+    if isinstance(value, dict):
+        found = _get(value, "time", "timestamps", "segment", "interval")
+        if found is None:
+            found = _start_end(value)
+        if found is None:
+            raise GroundingError("JSON answer has no 'time' key (nor 'start' and 'end')")
+        return found
+    return value
+
+
+def _interval_reading(value: Any) -> Interval:
+    """The interval a candidate value means (for comparing candidates)."""
+    return to_interval(_interval_value(value))
+
+
 def _parse_interval_text(text: str) -> Interval:
-    value, reason = _single_json(text)
+    value, reason = _single_json(text, reading=_interval_reading)
     if value is not None:
-        if isinstance(value, dict):
-            found = _get(value, "time", "timestamps", "segment", "interval")
-            if found is None:
-                found = _start_end(value)
-            if found is None:
-                raise GroundingError("JSON answer has no 'time' key (nor 'start' and 'end')")
-            value = found
-        return to_interval(value)
+        return to_interval(_interval_value(value))
     if reason and "hedge" in reason:
         raise GroundingError(reason)
     if len(text) > MAX_RANGE_TEXT_CHARS:
         raise GroundingError(reason or "no JSON answer, and too long for a written range")
+    try:  # "Start time: 1.0 seconds / End time: 7.5 seconds"
+        written = start_and_end(text)
+    except FormHedge as exc:
+        raise GroundingError(str(exc)) from None
     ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    ranges.update(bare_pairs(text))  # "12.3, 18.0"
+    if written is not None:
+        ranges.add(written)
     if not ranges:
         raise GroundingError("no time interval found")
     intervals = {to_interval(list(r)) for r in ranges}
@@ -519,16 +598,45 @@ def parse_box_answer(text: str) -> Box:
         >>> parse_box_answer('[{"bbox_2d": [1, 2, 3, 4], "label": "dog"}]')
         (1, 2, 3, 4)
     """
-    value, reason = _single_json(text)
+    value, reason = _single_json(text, reading=_box_reading)
     if value is None:
-        raise GroundingError(reason or "no box found")
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
-        value = value[0]
+        if reason and "hedge" in reason:
+            raise GroundingError(reason)
+        try:
+            named = box_by_name(text)  # "x1=10, y1=20, x2=110, y2=220"
+        except FormHedge as exc:
+            raise GroundingError(str(exc)) from None
+        if named is None:
+            raise GroundingError(reason or "no box found")
+        return to_box(named)
+    return to_box(_box_value(value))
+
+
+_BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d")
+
+
+def _box_reading(value: Any) -> Box:
+    """The box a candidate value means (for comparing candidates)."""
+    return tuple(float(v) for v in to_box(_box_value(value)))  # type: ignore[return-value]
+
+
+def _box_value(value: Any) -> Any:
+    """The box a JSON answer or ground truth gives: the value under a box key, a list of such
+    objects that all give one box (``[{"bbox_2d": [...], "label": "dog"}]``), coordinates
+    by name or corner and size (:func:`box_from_keys`), or the value itself."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        boxes = [_box_value(v) for v in value]
+        if any(b != boxes[0] for b in boxes[1:]):
+            raise GroundingError(f"{len(boxes)} different boxes (hedge)")
+        return boxes[0]
     if isinstance(value, dict):
-        value = _get(value, "boxes", "box", "bbox", "bbox_2d")
-        if value is None:
+        found = _get(value, *_BOX_KEYS)
+        if found is None:
+            found = box_from_keys(value)
+        if found is None:
             raise GroundingError("JSON answer has no 'boxes' key")
-    return to_box(value)
+        return found
+    return value
 
 
 def parse_boxes_by_second(
@@ -623,11 +731,11 @@ def mean_iou_over_gold(pred: dict[float, Box | None], gold: dict[float, Box | No
 # ---------------------------------------------------------------- ground truth (cached)
 
 
-def _gold_json(gold: str) -> Any:
+def _gold_json(gold: str, *, reading: Callable[[Any], Any] | None = None) -> Any:
     text = clean_gold(gold)
     if not text:
         raise GroundingError("empty ground truth")
-    value, reason = _single_json(text)
+    value, reason = _single_json(text, reading=reading)
     if value is None:
         raise GroundingError(f"ground truth: {reason}")
     return value
@@ -651,10 +759,7 @@ def _gold_interval(gold: str) -> Interval | str:
 @lru_cache(maxsize=8192)
 def _gold_box(gold: str) -> Box | str:
     try:
-        value = _gold_json(gold)
-        if isinstance(value, dict):
-            value = _get(value, "boxes", "box", "bbox", "bbox_2d")
-        box = to_box(value)
+        box = to_box(_box_value(_gold_json(gold, reading=_box_reading)))
     except GroundingError as exc:
         return f"ground truth: {exc}"
     if box[0] == box[2] or box[1] == box[3]:

@@ -48,7 +48,7 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
-from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family
+from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
 from videorl_kit.rewards.math_intervals import inequality_as_interval
 from videorl_kit.rewards.text import clean_gold, refine_answer
 
@@ -67,12 +67,22 @@ _MATH_NAMES = frozenset(_MATH_NAME_LIST.split())
 #: Inputs that make sympy compute huge integers inside C code, where no thread timeout can
 #: interrupt it (the GIL is held): big or nested exponents, big factorials.
 _HUGE_RE = re.compile(
-    r"\^\s{0,4}[{(]?\s{0,4}[-+]?\s{0,4}\d{5,}"  # 2^{123456}
+    r"(?:\^|\*\*)\s{0,4}[{(]?\s{0,4}[-+]?\s{0,4}\d{5,}"  # 2^{123456}, 10**99999
+    r"|(?<![A-Za-z])\d\.?\d{0,300}[eE]\s{0,2}[-+]?\s{0,2}\d{4,}"  # 5e99999, 5E+123456789
     r"|\^[^+\-*/=,;<>]{0,200}?\^"  # 2^{2^{2}}, 2^2^2
     r"|\d{4,}\s{0,4}!"  # 12345!
     r"|[)}\]]\s{0,4}!"  # (10^5)!
     r"|\d{7,}\s{0,4}(?:\\times|\*|\\cdot)\s{0,4}\d{7,}\s{0,4}\^"  # big bases raised
 )
+
+#: A sign written as a word in front of a number or a bracket ("minus 4", "negative \\frac12").
+_SIGN_WORD_RE = re.compile(r"(?<![\\A-Za-z])(?:minus|negative)\s{1,3}(?=[\d.(\\])", re.IGNORECASE)
+#: A number in scientific notation with an exponent of at most three digits (``2.5e-3``).
+_SCIENTIFIC_RE = re.compile(r"(?<![\w.\\])(\d{1,30}(?:\.\d{1,30})?)[eE]([-+]?\d{1,3})(?![\w.])")
+#: Markdown bold around a value (``**4**``, ``__4__``), never Python's power (``2**10``).
+_BOLD_RE = re.compile(r"(?<![\w)}\]])(\*\*|__)(?=\S)([^*_\n]{1,256}?)(?<=\S)\1(?![\w({])")
+#: Python's ``**`` between two operands (never markdown bold around an answer, ``**4**``).
+_PY_POWER_RE = re.compile(r"(?<=[\w)}\]])\s{0,2}\*\*\s{0,2}(?=[\w({+-])")
 
 _GOLD_CACHE_SIZE = 16384
 #: A math gold that is an option letter (upper-case A–Z, optional brackets/period).
@@ -181,6 +191,8 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
                 break
     else:
         text = refine_answer(tail) if len(text) > 40 else text
+    if "**" in text or "__" in text:  # markdown bold: "**4**" is 4
+        text = _BOLD_RE.sub(r"\2", text).strip()
     if len(text) > max_chars:
         text = text[text.rfind("\n") + 1 :].strip()
         if len(text) > max_chars:
@@ -190,6 +202,14 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     problem = _nesting_problem(text)
     if problem:
         return None, problem
+    if "inus" in text or "egative" in text:  # a sign word: "minus 4" is -4, never 4
+        text = _SIGN_WORD_RE.sub("-", text)
+    if "e" in text or "E" in text:  # scientific notation, which math-verify misreads (1e3)
+        text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
+    if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
+        text = _PY_POWER_RE.sub("^", text)
+    if "·" in text or "⋅" in text:  # a middle dot between factors
+        text = text.replace("·", "*").replace("⋅", "*")
     if _HUGE_RE.search(text):
         return None, "exponent or factorial too large to evaluate safely"
     words = _PLAIN_WORD_RE.findall(text)
@@ -199,6 +219,25 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     if prose >= 2 and not any(ch.isdigit() or ch in "\\=+^" for ch in text):
         return None, "no mathematical content"
     return text, None
+
+
+_VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
+
+
+def several_values(text: str) -> bool:
+    """Whether ``text`` is only plain rationals, two or more of them different, set apart by
+    spaces, lines, ``;`` or math delimiters (``3 4``, ``3\\n4``, ``$3$ $4$``): a hedge, where
+    math-verify would read the last one. A list with commas is a tuple or set, an answer.
+
+    Example:
+        >>> several_values("$3$ $4$"), several_values("3\\n3"), several_values("3, 4")
+        (True, False, False)
+    """
+    parts = [p for p in _VALUE_SEPARATOR_RE.split(text) if p]
+    if not 2 <= len(parts) <= 64:
+        return False
+    values = {rational_value(p) for p in parts}
+    return None not in values and len(values) > 1
 
 
 def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
@@ -263,6 +302,8 @@ class MathVerifier:
         timeout_s = self.params.timeout_s
         gold_text = _as_set(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
+        if answer is not None and several_values(answer):
+            return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
         if answer is not None:
             answer = _as_set(answer)
             verdict = exact_verdict(gold_text, answer)  # plain rationals: no sympy needed

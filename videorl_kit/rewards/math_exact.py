@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-__all__ = ["exact_verdict", "in_exact_family"]
+__all__ = ["exact_verdict", "in_exact_family", "rational_value"]
 
 _RATIONAL_RE = re.compile(
     r"\s{0,4}\$?\s{0,4}(?P<neg>-)?\s{0,4}(?:"

@@ -1,8 +1,11 @@
 """Numbers: the ``numeric`` verifier (1/0 within a tolerance) and ``mra`` (mean relative accuracy).
 
 Reading a number (:func:`find_numbers`): digits with thousands separators (``1,000``,
-``1 000 000``), decimals (``.5``), signs (``-3``, ``−3``), scientific notation (``1e3``,
-``1.5 × 10^3``), powers (``10^3``, ``2^{10}``, ``10**3``, ``10³``), fractions (``3/4``,
+``1 000 000``; other locales' ``1.000.000``, ``1.234,5``, ``1'000'000``, ``10,00,000``; a
+single ``1.000`` is one or a thousand), decimals (``.5``), signs (``-3``, ``−3``, ``minus 3``;
+``3 below zero``), scientific notation (``1e3``, ``1.5 × 10^3``; an exponent beyond
+:data:`MAX_EXPONENT` makes no number, never a dropped exponent), powers (``10^3``,
+``2^{10}``, ``10**3``, ``10³``), fractions (``3/4``,
 ``\\frac{3}{4}``), percentages (``50%``, ``50 percent``), a scale word (``2 million``), English
 number words (``twenty-one``, ``one hundred and five``, ``minus three``) and quantity words
 (``a dozen``, ``half a dozen``, ``a couple``, ``a hundred``, ``two and a half``). A unit after
@@ -14,8 +17,10 @@ Values are exact rationals (:class:`fractions.Fraction`), so no float rounding s
 An answer must contain exactly one distinct value, after the final-statement refinement
 (``there are 3 red and 2 blue, so the answer is 5`` reads 5) and after dropping clauses that
 only reject a number (``4, not 5`` and ``not 5 but 4`` read 4; ``not 5`` alone reads nothing):
-``3 or 4``, ``3-4`` and lists score 0. ``3 (three)`` is one value. A percentage matches both
-readings (``50%`` = 50 or 0.5).
+``3 or 4``, ``3-4`` and lists score 0. ``3 (three)`` is one value, and so is a value restated
+in other units (``2 m (200 cm)``, :mod:`videorl_kit.rewards.units`); a last sentence that
+concludes with one value decides (``... So there are 4 dogs in total.``). A percentage matches
+both readings (``50%`` = 50 or 0.5).
 
 Example:
     >>> v = NumericVerifier(NumericParams())
@@ -40,25 +45,33 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
 from videorl_kit.rewards.text import clean_gold, stated_answer
+from videorl_kit.rewards.units import UNIT_PATTERN, restates
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).
 MAX_NUMERIC_ANSWER_CHARS = 4096
 
 _NUM_RE = re.compile(
     r"(?<![A-Za-z0-9_.^/\\])"
-    r"(?P<sign>[-+−])?\s{0,2}"
+    r"(?P<sign>[-+−]|\b(?:minus|negative)\s{1,3}(?=[\d.]))?\s{0,2}"
     r"(?:"
     r"(?P<whole>\d{1,30})[ \u00a0]{1,2}"  # a mixed number, "3 1/2"
     r"(?P<mnum>\d{1,3})\s{0,2}/\s{0,2}(?P<mden>\d{1,3})(?!\d|\.\d|/)"
     r"|(?P<fnum>\d{1,30})\s{0,2}/\s{0,2}(?P<fden>\d{1,30})(?!\d|\.\d|/)"
     r"|\\[dt]?frac\s{0,2}\{\s{0,2}(?P<lnum>-?\d{1,30})\s{0,2}\}\s{0,2}\{\s{0,2}(?P<lden>\d{1,30})\s{0,2}\}"
+    # thousands grouped as other locales group them: "1.000.000" and "1.234,5" (a decimal
+    # number has one point), "1'000'000" (Swiss), "10,00,000" (Indian lakh)
+    r"|(?P<dots>\d{1,3}(?:\.\d{3}){2,12}(?:,\d{1,30})?|\d{1,3}\.\d{3},\d{1,30})(?![\d.,'’]\d)"
+    r"|(?P<quotes>\d{1,3}(?:['’]\d{3}){1,12})(?P<qfrac>\.\d{1,30})?(?![\d.,'’]\d)"
+    r"|(?P<lakh>\d{1,2}(?:,\d{2}){1,6},\d{3})(?P<lfrac>\.\d{1,30})?(?![\d.,]\d)"
     r"|(?P<num>(?:\d{1,3}(?:,\d{3}){1,12}(?![\d,]\d)|\d{1,3}(?: \d{3}){1,12}(?!\d| \d)|\d{1,300})"
     r"(?:\.\d{1,300})?|\.\d{1,300})"
-    r"(?P<exp>[eE][-+]?\d{1,3})?"
-    r"(?:\s{0,2}(?:[x×*]|\\times|\\cdot)\s{0,2}10\s{0,2}\^\s{0,2}\{?\s{0,2}(?P<exp10>[-+−]?\d{1,3})\s{0,2}\}?)?"
+    # an exponent is read whole or the number is not read ("5e99999" is never 5): atomic
+    r"(?>(?P<exp>[eE][-+]?\d+)?)"
+    r"(?>(?:\s{0,2}(?:[x×*·⋅]|\\times|\\cdot)\s{0,2}10\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}"
+    r"(?P<exp10>[-+−]?\d+)\s{0,2}\}?)?)"
     r")"
     r"(?![\d])(?!\.\d)"
-    r"(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d{1,6})\s{0,2}\}?(?![\d.]))?"
+    r"(?>(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d+)\s{0,2}\}?(?![\d.]))?)"
     r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.]))?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
@@ -107,11 +120,15 @@ _HALF = Fraction(1, 2)
 
 
 class Number(NamedTuple):
-    """One number read from text: exact value, whether it had a percent sign, its position."""
+    """One number read from text: exact value, whether it had a percent sign, its position,
+    and other values the same writing may mean (``1.000``: a thousand in European notation;
+    ``2 m (200 cm)``: the value restated in another unit).
+    """
 
     value: Fraction
     percent: bool
     start: int
+    alts: tuple[Fraction, ...] = ()
 
 
 def _words_to_values(words: str) -> list[Fraction]:
@@ -216,6 +233,39 @@ _NUM_GROUPS = (
 #: Largest power read (bits of the base times the exponent): ``10^300`` is fine, ``9^999999``
 #: is not a number anyone means (and would take long to compute).
 MAX_POWER_BITS = 4096
+#: Largest decimal exponent read (``1e1000``, ``2 × 10^-1000``): about the same size. A number
+#: with a larger one (``5e99999``) is not read at all, so its exponent is never dropped.
+MAX_EXPONENT = 1200
+#: A number written ``d.ddd`` (one to three digits, a point, three digits: ``1.000``,
+#: ``12.500``) is a decimal in English and a grouped thousand in much of Europe; an answer so
+#: written matches a gold under either reading (the gold is read as a decimal).
+_EUROPEAN_THOUSAND_RE = re.compile(r"[1-9]\d{0,2}\.\d{3}")
+
+
+def _grouped_value(digits: str, point: str, comma_is_point: bool = False) -> Fraction | None:
+    """Exact value of digits grouped by ``.``, ``'``, ``’`` or ``,`` (``point`` the decimal
+    mark's group if any, ``comma_is_point``: ``1.234,5`` has a decimal comma).
+
+    Example:
+        >>> _grouped_value("1.000.000", ""), _grouped_value("1.234,5", "", True)
+        (Fraction(1000000, 1), Fraction(2469, 2))
+    """
+    if comma_is_point:
+        digits, _, frac = digits.partition(",")
+        point = "." + frac if frac else ""
+    plain = "".join(ch for ch in digits if ch.isdigit())
+    return _decimal_fraction(plain + point, None)
+
+
+def _exponent(text: str | None) -> int | None:
+    """The value of an exponent's digits, or None beyond :data:`MAX_EXPONENT` (or none)."""
+    if text is None:
+        return 0
+    digits = text.replace("−", "-")
+    if len(digits.lstrip("+-")) > 6:
+        return None
+    value = int(digits)
+    return value if abs(value) <= MAX_EXPONENT else None
 
 
 def _decimal_fraction(digits: str, exp: str | None) -> Fraction | None:
@@ -263,24 +313,51 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
             if den == 0:
                 continue
             value = Fraction(int(fnum if fnum is not None else lnum), den)
+        elif num is None:  # grouped as another locale groups thousands
+            dots, quotes, lakh = m.group("dots", "quotes", "lakh")
+            if dots is not None:
+                grouped = _grouped_value(dots, "", comma_is_point=True)
+            else:
+                point = m.group("qfrac") if quotes is not None else m.group("lfrac")
+                grouped = _grouped_value(quotes or lakh, point or "")
+            if grouped is None:
+                continue
+            value = grouped
         else:
-            value_or_none = _decimal_fraction(num.replace(",", "").replace(" ", ""), exp)
+            e, e10 = _exponent(exp and exp[1:]), _exponent(exp10)
+            if e is None or e10 is None:
+                spans.append(m.span())  # "5e99999": beyond any value meant; not 5 either
+                continue
+            value_or_none = _decimal_fraction(num.replace(",", "").replace(" ", ""), None)
             if value_or_none is None:
                 continue
             value = value_or_none
-            if exp10:
-                value *= Fraction(10) ** int(exp10.replace("−", "-"))
+            if e + e10:
+                value *= Fraction(10) ** (e + e10)
         if power:
-            exponent = int(power.replace("−", "-"))
+            exponent = _exponent(power)
             size = max(value.numerator.bit_length(), value.denominator.bit_length())
-            if size * abs(exponent) > MAX_POWER_BITS or (value == 0 and exponent < 0):
+            if (
+                exponent is None
+                or size * abs(exponent) > MAX_POWER_BITS
+                or (value == 0 and exponent < 0)
+            ):
+                spans.append(m.span())
                 continue
             value **= exponent
         if scale:
             value *= _DIGIT_SCALES[scale.strip().casefold()]
-        if sign == "-" or sign == "−":
+        negative = sign is not None and (sign in "-−" or sign[:1] in "mMnN")
+        if negative:
             value = -value
-        found.append(Number(value, pct is not None, m.start()))
+        alts: tuple[Fraction, ...] = ()
+        if (
+            num is not None
+            and not (exp or exp10 or power or scale or pct)
+            and _EUROPEAN_THOUSAND_RE.fullmatch(num)
+        ):
+            alts = (value * 1000,)  # "1.000": a thousand, where that is the gold
+        found.append(Number(value, pct is not None, m.start(), alts))
         spans.append(m.span())
         if len(found) >= limit:
             break
@@ -300,6 +377,27 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
     if len(found) > 1:
         found.sort(key=lambda n: n.start)
     return found[:limit]
+
+
+def number_words_as_digits(text: str) -> str:
+    """``text`` with each run of English number words that means one whole number written in
+    digits (``twenty-one people`` → ``21 people``, ``a dozen eggs`` → ``12 eggs``); other
+    runs (``half``, ``one two``) are left as written.
+
+    Example:
+        >>> number_words_as_digits("twenty-one people and a dozen eggs, half a pie")
+        '21 people and 12 eggs, half a pie'
+    """
+    if not _has_number_word(text):
+        return text
+
+    def digits(m: re.Match[str]) -> str:
+        values = _words_to_values(m.group("words"))
+        if len(values) != 1 or values[0].denominator != 1:
+            return m.group()
+        return (m.group("neg") or "") + str(values[0].numerator)
+
+    return _WORDS_RE.sub(digits, text)
 
 
 _WORD_HINT_RE = re.compile(
@@ -370,7 +468,10 @@ _ZERO_WORDS_RE = re.compile(
 
 def read_single_number(text: str) -> Reading:
     """The one distinct number ``text`` states; several different numbers are a hedge,
-    unless the text is a worked equation whose result (after the last ``=``) is one number.
+    unless a value is restated in other units in parentheses (``2 m (200 cm)``: one value,
+    either reading counts), the text is a worked equation whose result (after the last ``=``)
+    is one number, or its last sentence with a number is a conclusion stating one value
+    (``I see 2 cats and 2 dogs. So there are 4 dogs in total.``).
 
     Example:
         >>> read_single_number("3 (three) apples").number.value
@@ -379,27 +480,147 @@ def read_single_number(text: str) -> Reading:
         'several different numbers (3, 4)'
         >>> read_single_number("3 + 4 = 7").number.value
         Fraction(7, 1)
+        >>> read_single_number("2 m (200 cm)").number[::3]
+        (Fraction(2, 1), (Fraction(200, 1),))
+        >>> read_single_number("Two cats, one dog. So there are 3 pets in total.").number.value
+        Fraction(3, 1)
     """
     plain = _PLAIN_NUMBER_RE.fullmatch(text)
     if plain:  # the common case, without the full scan
         value = _plain_value(plain)
         if value is not None:
-            return Reading(Number(value, False, 0), None)
+            return Reading(Number(value, False, 0, _european_alts(plain, value)), None)
     if _ZERO_WORDS_RE.fullmatch(text):  # "none" answers a count of zero
         return Reading(Number(Fraction(0), False, 0), None)
     if len(text) > MAX_NUMERIC_ANSWER_CHARS:
         return Reading(None, f"answer too long for a number ({len(text)} chars)")
+    if "below" in text or "Below" in text:  # "4 degrees below zero" is -4
+        text = _BELOW_ZERO_RE.sub(r"-\g<n>\g<unit>", text)
     numbers = find_numbers(text, limit=16)
     if not numbers:
         return Reading(None, "no number found")
     if len(numbers) > 1 and len({(n.value, n.percent) for n in numbers}) > 1:
+        if "(" in text:
+            restated = _without_restatements(text)
+            if restated is not None:
+                return restated
         if "=" in text:  # a worked equation, "3 + 4 = 7": its result is the answer
             result = find_numbers(text.rpartition("=")[2], limit=2)
             if len(result) == 1:
                 return Reading(result[0], None)
+        concluded = _concluded_number(text)
+        if concluded is not None:
+            return Reading(concluded, None)
         shown = ", ".join(_fmt(n.value) + ("%" if n.percent else "") for n in numbers[:4])
         return Reading(None, f"several different numbers ({shown})")
     return Reading(numbers[0], None)
+
+
+#: ``4 below zero``, ``4 degrees below zero``, ``4 °C below zero``: a negative number.
+_BELOW_ZERO_RE = re.compile(
+    r"(?<![\w.,])(?P<n>\d{1,30}(?:\.\d{1,30})?)(?P<unit>\s{1,3}(?:degrees?|°)?"
+    r"(?:\s{0,2}(?:celsius|fahrenheit|c|f)\b)?)?\s{1,3}below\s{1,3}(?:zero|0)\b",
+    re.IGNORECASE,
+)
+#: A value and its unit, then the same value in other units in parentheses: ``2 m (200 cm)``,
+#: ``5 miles (about 8 km)``, ``20 °C (i.e. 68 °F)``.
+_RESTATED_RE = re.compile(
+    rf"(?<![\w.])(?P<a>[-−]?\d[\d,]{{0,30}}(?:\.\d{{1,30}})?)\s{{0,2}}(?P<ua>{UNIT_PATTERN})"
+    r"(?![\w/^])\.?\s{0,3}\(\s{0,3}"
+    r"(?:(?:i\.?\s?e\.?|that\s{1,3}is|about|approximately|approx\.?|roughly|around|nearly"
+    r"|almost|or|=|≈|~)\s{0,3},?\s{0,3})?"
+    rf"(?P<b>[-−]?\d[\d,]{{0,30}}(?:\.\d{{1,30}})?)\s{{0,2}}(?P<ub>{UNIT_PATTERN})(?![\w/^])\.?"
+    r"\s{0,3}\)"
+)
+
+
+def _without_restatements(text: str) -> Reading | None:
+    """The one value of ``text`` once values restated in other units in parentheses are
+    dropped (each kept as another reading of the value before it), or None."""
+    alts: list[Fraction] = []
+    pieces: list[str] = []
+    cursor = 0
+    for m in _RESTATED_RE.finditer(text):
+        first = find_numbers(m.group("a"), limit=2)
+        second = find_numbers(m.group("b"), limit=2)
+        if len(first) != 1 or len(second) != 1:
+            continue
+        value, other = first[0].value, second[0].value
+        if not restates(value, m.group("ua"), other, m.group("ub"), m.group("b")):
+            continue
+        alts.append(other)
+        pieces.append(text[cursor : m.end("ua")])
+        cursor = m.end()
+    if not alts:
+        return None
+    pieces.append(text[cursor:])
+    reading = read_single_number(" ".join(pieces))
+    number = reading.number
+    if number is None or len(set(alts)) > 1:
+        return None
+    return Reading(number._replace(alts=(*number.alts, *alts)), None)
+
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?。！？])\s+|\s*\n\s*")
+#: A sentence that concludes: it starts with a conclusion word, or says "in total".
+_CONCLUSION_RE = re.compile(
+    r"\s{0,8}(?:so|therefore|thus|hence|overall|altogether|finally|in\s{1,3}(?:total|all"
+    r"|conclusion|sum)|all\s{1,3}in\s{1,3}all|as\s{1,3}a\s{1,3}result|that\s{1,3}makes"
+    r"|this\s{1,3}makes|which\s{1,3}makes|that\s{1,3}gives|this\s{1,3}gives)\b"
+    r"|.{0,200}?\b(?:in\s{1,3}total|in\s{1,3}all|altogether|all\s{1,3}together)\b",
+    re.IGNORECASE,
+)
+
+#: The last clause of a sentence when it opens with a conclusion word after a comma, a
+#: semicolon or a dash ("First 3, then 2 more join, so 5.", "3 and 5; therefore 4 people").
+_CONCLUDING_CLAUSE_RE = re.compile(
+    r".*[,;:—–]\s{0,3}(?:and\s{1,3})?(?:so|therefore|thus|hence|which\s{1,3}makes"
+    r"|that\s{1,3}makes|making|giving|for\s{1,3}a\s{1,3}total\s{1,3}of)\b,?(?P<rest>[^,;:—–]*)\Z",
+    re.IGNORECASE | re.DOTALL,
+)
+#: A concluding clause that does not commit: negated or hedged ("so not 4", "so maybe 4").
+_UNSURE_CLAUSE_RE = re.compile(
+    r"\b(?:not|no|never|maybe|perhaps|possibly|probably|or|either|about|around|roughly)\b"
+    r"|n['’]t\b",
+    re.IGNORECASE,
+)
+
+
+def _concluded_number(text: str) -> Number | None:
+    """The one value of the last sentence of ``text`` that holds a number, when that sentence
+    is a conclusion (:data:`_CONCLUSION_RE`) stating exactly one value, or ends with a
+    committed concluding clause (:data:`_CONCLUDING_CLAUSE_RE`) stating one, else None."""
+    for sentence in reversed(_SENTENCE_SPLIT_RE.split(text)):
+        numbers = find_numbers(sentence, limit=16)
+        if not numbers:
+            continue
+        if _CONCLUSION_RE.match(sentence):
+            if len({(n.value, n.percent) for n in numbers}) == 1:
+                return numbers[0]
+            if "=" in sentence:  # "So 2 + 2 = 4 dogs in total."
+                result = find_numbers(sentence.rpartition("=")[2], limit=2)
+                if len(result) == 1:
+                    return result[0]
+        clause = _CONCLUDING_CLAUSE_RE.match(sentence)  # "First 3, then 2 more, so 5."
+        if clause is None or _UNSURE_CLAUSE_RE.search(clause.group("rest")):
+            return None
+        numbers = find_numbers(clause.group("rest"), limit=16)
+        if numbers and len({(n.value, n.percent) for n in numbers}) == 1:
+            return numbers[0]
+        return None
+    return None
+
+
+def _european_alts(plain: re.Match[str], value: Fraction) -> tuple[Fraction, ...]:
+    """``(value · 1000,)`` for a plain ``d.ddd`` number (a European thousand), else ``()``."""
+    whole, frac = plain.group(1, 2)
+    if (
+        frac is not None
+        and len(frac) == 3
+        and _EUROPEAN_THOUSAND_RE.fullmatch(f"{whole.lstrip('-')}.{frac}")
+    ):
+        return (value * 1000,)
+    return ()
 
 
 def _plain_value(plain: re.Match[str]) -> Fraction | None:
@@ -424,8 +645,9 @@ _WORDY_NUMBER_RE = re.compile(
 )
 #: Words that would add a number (``twelve``), scale or mark a percentage next to a number.
 _NUMBER_WORDS = frozenset([*_PLAIN_WORDS, *_GROUP_WORDS, "percent", "dozen", "half", "score"])
-#: Words in front of a number that reject it ("not 5"): the full path reads those.
-_NEGATING_WORDS = frozenset(["not", "no", "never", "nor", "isnt", "but"])
+#: Words in front of a number that reject it ("not 5") or give its sign ("minus 4"): the full
+#: path reads those.
+_NEGATING_WORDS = frozenset(["not", "no", "never", "nor", "isnt", "but", "minus", "negative"])
 
 
 def _wordy_number(text: str) -> Fraction | int | None:
@@ -447,7 +669,9 @@ def _wordy_number(text: str) -> Fraction | int | None:
     ):
         return None
     if after is not None and after.lower() in _NUMBER_WORDS:
-        return None
+        return None  # "4 dozen"
+    if _EUROPEAN_THOUSAND_RE.fullmatch(m.group("num")):
+        return None  # "about 1.000" may be a European thousand: the full path reads it
     low = text.lower()
     for keyword in STATEMENT_KEYWORDS:
         if keyword in low:
@@ -463,9 +687,10 @@ def _exact(digits: str) -> Fraction | int | None:
     return _decimal_fraction(digits, None)
 
 
-#: ``(value, percent, reason)`` of the one number an answer states; value None: no number.
-AnswerValue = tuple[Fraction | int | None, bool, str | None]
-_NO_VALUE: AnswerValue = (None, False, "no number found")
+#: ``(value, percent, reason, other readings)`` of the one number an answer states; value
+#: None: no number. Other readings: ``1.000`` may be a thousand, ``2 m (200 cm)`` is also 200.
+AnswerValue = tuple[Fraction | int | None, bool, str | None, tuple[Fraction, ...]]
+_NO_VALUE: AnswerValue = (None, False, "no number found", ())
 
 
 def _answer_number(answer_text: str) -> AnswerValue:
@@ -482,27 +707,27 @@ def _answer_number(answer_text: str) -> AnswerValue:
     plain = _PLAIN_NUMBER_RE.fullmatch(answer_text)
     if plain is not None:
         if plain.group(2) is None:
-            return int(plain.group(1)), False, None
+            return int(plain.group(1)), False, None, ()
         value = _plain_value(plain)
         if value is not None:
-            return value, False, None
+            return value, False, None, _european_alts(plain, value)
     grouped = _THOUSANDS_RE.fullmatch(answer_text)
     if grouped is not None:
         sign, digits, frac = grouped.group(1, 2, 3)
         value = _exact(digits.replace(",", "") + (frac or ""))
         if value is not None:
-            return (-value if sign else value), False, None
+            return (-value if sign else value), False, None, ()
     value = _wordy_number(answer_text)
     if value is not None:
-        return value, False, None
+        return value, False, None, ()
     asserted = stated_answer(answer_text)
     if not asserted:
-        return None, False, "the answer only rejects numbers"
+        return None, False, "the answer only rejects numbers", ()
     reading = read_single_number(asserted)
     number = reading.number
     if number is None:
-        return None, False, reading.reason
-    return number.value, number.percent, None
+        return None, False, reading.reason, ()
+    return number.value, number.percent, None, number.alts
 
 
 def _fmt(value: Fraction) -> str:
@@ -617,12 +842,12 @@ class NumericVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, percent, reason = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(answer_text)
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         places = info.places
         hit = False
-        for p in (value, value / 100) if percent else (value,):
+        for p in ((value, value / 100) if percent else (value,)) + alts:
             for g, gn, gd in info.readings:
                 if self._close(p, g, gn, gd, places):
                     hit = True
@@ -710,11 +935,18 @@ class MraVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, _, reason = _answer_number(answer_text)
+        value, _, reason, alts = _answer_number(answer_text)
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
+        gold_value = info.number.value
+        inclusive = self.params.inclusive
+        best = mean_relative_accuracy(value, gold_value, inclusive=inclusive)
+        for alt in alts:  # "1.000" (a thousand?), "2 m (200 cm)": the reading nearer the gold
+            accuracy = mean_relative_accuracy(alt, gold_value, inclusive=inclusive)
+            if accuracy > best:
+                best, value = accuracy, alt
         return VerifyOutcome.ok(
-            mean_relative_accuracy(value, info.number.value, inclusive=self.params.inclusive),
+            best,
             pred=_fmt(value),  # type: ignore[arg-type]
             gold=info.shown,
         )

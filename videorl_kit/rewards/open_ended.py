@@ -44,7 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.contrasts import contrast
-from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES
+from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES, number_words_as_digits
+from videorl_kit.rewards.open_ended_cjk import has_cjk, states_cjk_answer
 from videorl_kit.rewards.sequence import lcs_length
 from videorl_kit.rewards.text import (
     NEGATION_WORDS,
@@ -179,8 +180,14 @@ def _adjunct_phrase(words: list[str], gold: list[str]) -> bool:
 
 
 def _count_noun(word: str, gold: list[str], after_comma: bool) -> bool:
-    """After a count, its noun ("two people"), not a comparison ("two more")."""
-    return gold[-1].isdigit() and word not in _COMPARATIVES
+    """After a count, its noun ("two people"), not a comparison ("two more") nor a
+    preposition ("five in the morning ...": a phrase, never the noun)."""
+    return (
+        gold[-1].isdigit()
+        and word not in _COMPARATIVES
+        and word not in _ADJUNCT_PREPOSITIONS
+        and word not in _JOINING_WORDS
+    )
 
 
 def _copula(word: str, gold: list[str], after_comma: bool) -> bool:
@@ -338,10 +345,29 @@ def rouge_f_measures(pred: Sequence[str], ref: Sequence[str]) -> tuple[float, fl
 
 
 @lru_cache(maxsize=8192)
-def _gold_forms(gold: str) -> tuple[str, tuple[str, ...], int, bool]:
+def _gold_forms(gold: str) -> tuple[str, tuple[str, ...], int, bool, str]:
     text = clean_gold(gold)
-    norm = _with_digits(normalize_text(text, drop_articles=True))
-    return norm, tuple(rouge_tokens(text)), len(text.split()), has_negation(text)
+    norm = _with_digits(normalize_text(number_words_as_digits(text), drop_articles=True))
+    return norm, tuple(rouge_tokens(text)), len(text.split()), has_negation(text), text
+
+
+def states_count_alone(sentence: str, words: list[str], gold: list[str]) -> bool:
+    """Whether an answer gives only the number of a count gold with its noun (``three`` or
+    ``There are 3.`` for ``3 people``): the gold's number is the answer's one number and its
+    last word, and the sentence states it (:func:`states_short_answer`). A number with another
+    noun (``3 dogs``) is no answer to ``3 people``.
+
+    Example:
+        >>> states_count_alone("three", ["3"], ["3", "people"])
+        True
+        >>> states_count_alone("3 dogs", ["3", "dogs"], ["3", "people"])
+        False
+    """
+    if len(gold) < 2 or not gold[0].isdigit() or any(w.isdigit() for w in gold[1:]):
+        return False
+    if not words or words[-1] != gold[0] or sum(w.isdigit() for w in words) != 1:
+        return False
+    return states_short_answer(sentence, words, gold[:1])
 
 
 class RougeParams(BaseModel):
@@ -363,7 +389,7 @@ class RougeVerifier:
 
     def score(self, answer_text: str, gold: str, options: list[str] | None = None) -> VerifyOutcome:
         """Grade free text: exact match for short golds, ROUGE otherwise."""
-        gold_norm, gold_tokens, gold_words, gold_negated = _gold_forms(gold)
+        gold_norm, gold_tokens, gold_words, gold_negated, gold_text = _gold_forms(gold)
         if not gold_norm and not gold_tokens:
             return VerifyOutcome.unverifiable("empty ground truth")
         if gold_words <= self.params.short_max_words:
@@ -372,10 +398,16 @@ class RougeVerifier:
             sentence = refine_answer(answer_text)
             if not gold_negated:  # a negative gold ("not blue") keeps its negations
                 sentence = stated_answer(answer_text, sentence)
+            sentence = number_words_as_digits(sentence)  # "twenty-one people" is "21 people"
             pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
-            stated = states_short_answer(sentence, pred_norm.split(), gold_norm.split())
+            words, gold_list = pred_norm.split(), gold_norm.split()
+            stated = (
+                states_short_answer(sentence, words, gold_list)
+                or states_count_alone(sentence, words, gold_list)
+                or (has_cjk(sentence) and states_cjk_answer(sentence, gold_text))
+            )
             return VerifyOutcome.ok(
                 1.0 if stated else 0.0,
                 mode="in_sentence" if stated else "exact",

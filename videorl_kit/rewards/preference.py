@@ -91,10 +91,30 @@ _WORSE = (
     rf"|isn['’]t\s{{1,3}}(?:quite\s{{1,3}})?{_AS_QUALITY}"
 )
 _WORSE_IN = rf"{_IS}less\s{{1,3}}{_QUALITY}"
+#: One response set against the other: "Response 1 > Response 2", "Response 2 < Response 1",
+#: "Response 1 over Response 2", "回答1优于回答2", "回答2不如回答1".
+_OVER = r"(?:>{1,2}|≻|›|\b(?:over|not|beats|outranks)\b|优于|優於|胜过|勝過|强于|強於|好于|好於)"
+_UNDER = (
+    r"(?:<{1,2}|≺|‹|\b(?:loses\s{1,3}to|is\s{1,3}beaten\s{1,3}by|falls\s{1,3}short\s{1,3}of"
+    r"|trails(?:\s{1,3}behind)?)\b|不如|劣于|劣於|差于|差於)"
+)
 _CLAIM_RE = re.compile(
     rf"(?P<subject>{_R1}|{_R2})\s{{0,3}}(?:(?P<better>{_BETTER})|(?P<worse>{_WORSE})"
     rf"|(?P<better_in>{_BETTER_IN})|(?P<worse_in>{_WORSE_IN}))"
-    rf"|\b(?:prefer|choose|select|pick|go\s{{1,3}}with)\s{{1,3}}(?P<object>{_R1}|{_R2})",
+    rf"|\b(?:prefer|choose|select|pick|go\s{{1,3}}with)\s{{1,3}}(?P<object>{_R1}|{_R2})"
+    # "the better one is Response 2", "the preferred response: Response 1"
+    r"|\bthe\s{1,3}(?:better|best|preferred|stronger|superior|winning)"
+    r"(?:\s{1,3}(?:one|response|answer|choice))?\s{0,3}(?:is|would\s{1,3}be|[:：])\s{0,3}"
+    rf"(?P<object2>{_R1}|{_R2})"
+    rf"|(?P<left>{_R1}|{_R2})[\s*]{{0,4}}(?:(?P<over>{_OVER})|(?P<under>{_UNDER}))[\s*]{{0,4}}"
+    rf"(?=(?P<right>{_R1}|{_R2}))",  # the right side may start the next claim: "1 > 2 > 1"
+    re.IGNORECASE,
+)
+#: A judgement's own label in front of it: "Winner: Response 1", "Verdict - Response 2".
+_VERDICT_LABEL_RE = re.compile(
+    r"\s{0,4}(?:the\s{1,3}|my\s{1,3})?(?:overall\s{1,3})?(?:winner|verdict|judge?ment|decision"
+    r"|choice|preference|preferred(?:\s{1,3}(?:response|answer))?"
+    r"|(?:better|best)\s{1,3}(?:response|answer)|better|result)\s{0,3}[*_]{0,3}\s{0,3}[:：=-]\s{0,4}",
     re.IGNORECASE,
 )
 _COMPARED = r"(?:better|preferable|superior|worse|stronger|beats|outperforms|wins|stands\s{1,3}out)"
@@ -114,12 +134,15 @@ _TIE_RE = re.compile(
     r"|\bno\s{1,3}(?:real\s{1,3}|clear\s{1,3}|significant\s{1,3})?difference\b"
     r"|\bprefer\s{1,3}neither\b"
     r"|\b(?:equivalent|indistinguishable|evenly\s{1,3}matched)\b|\bon\s{1,3}(?:a\s{1,3})?par\b"
+    rf"|(?:{_R1}|{_R2})[\s*]{{0,4}}(?:={{1,2}}|≈|≡)[\s*]{{0,4}}(?:{_R1}|{_R2})"
     rf"|(?<!not\s)(?<!n't\s)(?<!n’t\s)(?<!quite\s)\b(?:just\s{{1,3}})?{_AS_QUALITY}",
     re.IGNORECASE,
 )
 #: "as good as Response 1, if not better": leans to one side without choosing it.
 _LEANING_RE = re.compile(
-    r"\bif\s{1,3}not\s{1,3}(?:better|worse)\b|\bor\s{1,3}even\s{1,3}better\b", re.I
+    r"\bif\s{1,3}not\s{1,3}(?:better|worse)\b|\bor\s{1,3}even\s{1,3}better\b"
+    r"|>=|<=|≥|≤|⪰|⪯",
+    re.I,
 )
 _EXACT_LABELS = {
     **dict.fromkeys(["1", "a", "first", "one"], "1"),
@@ -151,6 +174,9 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
         ('1', None)
     """
     text = clean_answer(text[:MAX_PREFERENCE_CHARS])
+    label_prefix = _VERDICT_LABEL_RE.match(text)
+    if label_prefix and label_prefix.end() < len(text):
+        text = clean_answer(text[label_prefix.end() :])  # "Winner: Response 1"
     if not text:
         return None, "empty answer"
     label = exact_label(text)
@@ -161,8 +187,13 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     overall: set[str] = set()  # sides preferred by overall verdicts
     in_part: set[str] = set()  # sides preferred in one quality
     for m in _CLAIM_RE.finditer(text):
-        if m.group("object"):
-            overall.add(_side(m.group("object")))
+        if m.group("object") or m.group("object2"):
+            overall.add(_side(m.group("object") or m.group("object2")))
+            continue
+        if m.group("left"):  # "Response 1 > Response 2"
+            left, right = _side(m.group("left")), _side(m.group("right"))
+            if left != right:
+                overall.add(left if m.group("over") else right)
             continue
         side = _side(m.group("subject"))
         if m.group("worse") or m.group("worse_in"):

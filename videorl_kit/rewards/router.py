@@ -28,7 +28,7 @@ from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_prob
 from videorl_kit.core.reward_rules import ANSWER_SOURCES, FORMAT_RULES, RewardWeights
 from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcome, clamp01
-from videorl_kit.rewards.extract import Extraction, extract_answer, shorten
+from videorl_kit.rewards.extract import MAX_BOXES, Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import check_format
 from videorl_kit.rewards.result import RewardResult, error_details
 from videorl_kit.rewards.text import fold_compat
@@ -129,6 +129,8 @@ class RewardFunction:
                 if options is not None and not all(map(str.isascii, options)):
                     options = [fold_compat(o) for o in options]
             outcome = self._verifier.score(text, gold, options)
+            if ex.boxed and answer and self._fold:
+                outcome = self._boxes_agree(ex.boxed, outcome, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
         if not isinstance(outcome, VerifyOutcome):
@@ -144,6 +146,36 @@ class RewardFunction:
             reason = ex.reason or "no answer"
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
         return outcome
+
+    def _boxes_agree(
+        self,
+        boxes: tuple[str, ...],
+        outcome: VerifyOutcome,
+        gold: str,
+        options: list[str] | None,
+    ) -> VerifyOutcome:
+        """``outcome`` when the answer's different ``\\boxed{}`` contents agree, else a hedge.
+
+        Each box is graded as the answer by itself. They agree when every one scores as the
+        whole answer does and either that score is 1 (``\\boxed{1/2}`` and ``\\boxed{0.5}``)
+        or every box reads as the same prediction (``details["pred"]``); anything else states
+        two answers and scores 0 (``\\boxed{3} or \\boxed{4}``: the last box no longer wins).
+        """
+        if outcome.status != "ok":
+            return outcome
+        reason = f"{len(boxes)} different \\boxed{{}} answers (hedge)"
+        if len(boxes) > MAX_BOXES:
+            return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
+        pred = outcome.details.get("pred")
+        for box in boxes:
+            each = self._verifier.score(fold_compat(box), gold, options)
+            if not isinstance(each, VerifyOutcome) or each.accuracy != outcome.accuracy:
+                break
+            if outcome.accuracy != 1.0 and (pred is None or each.details.get("pred") != pred):
+                break
+        else:
+            return outcome
+        return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
 
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""

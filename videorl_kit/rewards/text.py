@@ -100,7 +100,7 @@ NEGATION_WORDS = frozenset(
 #: and the word "but". A short bracketed item (``(C)``, ``[B]``, ``(12)``, ``(three)``) is part
 #: of its clause, not a clause of its own.
 _CLAUSE_RE = re.compile(
-    r"(?P<item>[(\[]\s{0,2}[\w.]{1,12}\s{0,2}[)\]])"
+    r"(?P<item>[(\[]{1,2}\s{0,2}[\w.]{1,12}\s{0,2}[)\]]{1,2})"
     r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b",
     re.IGNORECASE,
 )
@@ -127,7 +127,7 @@ _REJECTS_AT_START_RE = re.compile(
     r"|\s{0,8}i\s{1,3}(?:first\s{1,3}|initially\s{1,3}|originally\s{1,3}|at\s{1,3}first\s{1,3})?"
     r"(?:thought|assumed|guessed|counted|believed|picked|chose|said)\b"
     r"|\s{0,8}no\s{1,3}(?:tie|draw|option\s{1,3}[a-z]|[a-z])\s{0,8}$"  # "no tie", "no D"
-    r"|\s{0,8}(?:而|并)?(?:不是|并非)",
+    r"|\s{0,8}(?:答案|它|这|這|那|正确答案|正確答案)?\s{0,2}(?:而|并|並)?(?:不是|并非|並非|不选|不選)",
     re.IGNORECASE,
 )
 #: ... or at its end ("A is wrong", "B is not correct", "C is not", "D isn't").
@@ -150,7 +150,8 @@ _CORRECTION_RE = re.compile(
 #: Words without which no clause is a rejection or correction (a quick test before splitting).
 _REJECTION_HINT_RE = re.compile(
     r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|\bi\s|ruled"
-    r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非",
+    r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非|並非"
+    r"|不选|不選",
     re.IGNORECASE,
 )
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
@@ -161,12 +162,15 @@ _REJECTING_LINK_RE = re.compile(
 #: A statement frame in front of the answer: "it is", "it's", "the answer is", "I think it's",
 #: "so" (after a dropped rejection: "It is not A or B, so C").
 _FRAME_RE = re.compile(
+    # Chinese, before a letter, number or bracket: "是 B", "而是 B", "我认为是 B", "应该选 B"
+    r"\s{0,8}(?:我?(?:认为|認為|觉得|覺得|想)?\s{0,2}(?:应该|應該|应当|應當|肯定|一定)?\s{0,2}"
+    r"(?:而|就)?(?:是|选择|選擇|选|選|为|為)\s{0,2}[:：]?\s{0,2}(?=[A-Za-z0-9(\[（【「])|"
     r"\s{0,8}(?:(?:so|therefore|thus|hence|then|instead)\b,?\s{1,3})?"
     r"(?:i\s{1,3}(?:think|believe|guess|would\s{1,3}say)\s{1,3}(?:that\s{1,3})?)?"
     r"(?:(?:it|that|this)\s{0,3}(?:is|was|'s|’s|must\s{1,3}be|has\s{1,3}to\s{1,3}be"
     r"|should\s{1,3}be|would\s{1,3}be)\s{1,3}(?:actually\s{1,3}|really\s{1,3}|clearly\s{1,3})?"
     r"|the\s{1,3}(?:correct\s{1,3}|right\s{1,3}|final\s{1,3}|best\s{1,3})?"
-    r"(?:answer|option|choice)\s{1,3}(?:is|was|would\s{1,3}be|should\s{1,3}be)\s{1,3})?",
+    r"(?:answer|option|choice)\s{1,3}(?:is|was|would\s{1,3}be|should\s{1,3}be)\s{1,3})?)",
     re.IGNORECASE,
 )
 #: Longest answer whose clauses are examined (longer text is returned as it is).
