@@ -29,8 +29,8 @@ from videorl_kit.testing.kinds import (
     kind_for,
     problems_from_cases,
 )
-from videorl_kit.testing.properties import DESCRIPTIONS, PROPERTIES, Context
-from videorl_kit.testing.report import PropertyResult, VerifierReport, short
+from videorl_kit.testing.properties import PROPERTIES, Context
+from videorl_kit.testing.report import CONTRACT, PropertyResult, VerifierReport, short
 from videorl_kit.testing.subject import Subject, resolve_verifier
 
 #: Examples per Hypothesis property when none is given (``reward check --examples``).
@@ -152,6 +152,6 @@ def _run(name: str, ctx: Context) -> PropertyResult:
     except Exception as exc:  # the verifier broke the check itself (e.g. its constructor)
         message = f"the check failed: {type(exc).__name__}: {short(str(exc), 200)}"
         return PropertyResult(
-            name, "broken", DESCRIPTIONS[name], 0, message,
+            name, "broken", CONTRACT[name], 0, message,
             seconds=time.perf_counter() - started,
         )  # fmt: skip

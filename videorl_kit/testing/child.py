@@ -4,14 +4,15 @@
 Subject.reference(), "inputs": [[response, gold, options], ...]}``, rebuilds the verifier from
 its reference (importing its module, as a trainer's worker would), scores every input and
 writes ``{"verdicts": [[accuracy, format, overall, status], ...]}``, or ``{"error": "..."}``
-when the verifier cannot be rebuilt. :func:`score_elsewhere` runs it with a hash seed of its
-own, so a verdict that hangs on ``hash()`` or set order differs there.
+when the verifier cannot be rebuilt. :func:`score_elsewhere` runs it in processes with hash
+seeds of their own (two, so that a verdict that hangs on ``hash()`` or set order differs
+between them whatever this process's seed is).
 
 Example:
     >>> from videorl_kit.testing.subject import resolve_verifier
     >>> reference = resolve_verifier("boolean").reference()
     >>> score_elsewhere(reference, [("<answer>yes</answer>", "yes", None)])
-    [(1.0, 1.0, 1.0, 'ok')]
+    [[(1.0, 1.0, 1.0, 'ok')], [(1.0, 1.0, 1.0, 'ok')]]
 """
 
 from __future__ import annotations
@@ -50,37 +51,58 @@ def _search_path() -> str:
     return os.pathsep.join(p for p in dict.fromkeys(entries) if os.path.isdir(p))
 
 
-def other_hash_seed() -> str:
-    """A ``PYTHONHASHSEED`` that differs from this process's (random when it is unset)."""
+def other_hash_seeds() -> tuple[str, str]:
+    """Two ``PYTHONHASHSEED`` values, both different from this process's when it has one.
+
+    Example:
+        >>> len(set(other_hash_seeds()))
+        2
+    """
     mine = os.environ.get("PYTHONHASHSEED", "")
-    return str(int(mine) + 1) if mine.isdigit() else "0"
+    base = int(mine) + 1 if mine.isdigit() else 0
+    return str(base), str(base + 1)
 
 
 def score_elsewhere(
     reference: Mapping[str, Any], inputs: Sequence[tuple[str, str, list[str] | None]]
-) -> list[Verdict]:
-    """Score ``inputs`` in a new Python process (this one's search path, another hash seed).
+) -> list[list[Verdict]]:
+    """Score ``inputs`` in two new Python processes at once (this one's search path, hash seeds
+    of their own); one list of verdicts per process.
 
-    Raises :class:`ChildError` when the process fails or cannot rebuild the verifier.
+    Raises :class:`ChildError` when a process fails or cannot rebuild the verifier.
     """
-    env = {**os.environ, "PYTHONPATH": _search_path(), "PYTHONHASHSEED": other_hash_seed()}
     payload = json.dumps({"reference": dict(reference), "inputs": [list(i) for i in inputs]})
-    try:
-        done = subprocess.run(
+    children = [
+        subprocess.Popen(
             [sys.executable, "-m", "videorl_kit.testing.child"],
-            input=payload,  # ensure_ascii JSON: lone surrogates travel as \\ud800 escapes
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            env=env,
-            timeout=CHILD_TIMEOUT_S + len(inputs),
+            env={**os.environ, "PYTHONPATH": _search_path(), "PYTHONHASHSEED": seed},
         )
+        for seed in other_hash_seeds()
+    ]
+    try:
+        return [_answer(child, payload, len(inputs)) for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+
+
+def _answer(child: subprocess.Popen[str], payload: str, n_inputs: int) -> list[Verdict]:
+    try:
+        # ensure_ascii JSON: lone surrogates travel as \\ud800 escapes
+        out, err = child.communicate(payload, timeout=CHILD_TIMEOUT_S + n_inputs)
     except subprocess.TimeoutExpired:
         raise ChildError("the other process did not finish in time") from None
     try:
-        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        answer = json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise ChildError(f"the other process failed (exit {done.returncode}): {tail[0]}") from None
+        tail = (err or out).strip().splitlines()[-1:] or ["no output"]
+        raise ChildError(f"the other process failed (exit {child.returncode}): {tail[0]}") from None
     if "error" in answer:
         raise ChildError(answer["error"])
     return [tuple(v) for v in answer["verdicts"]]  # type: ignore[misc]

@@ -31,7 +31,7 @@ from videorl_kit.testing import strategies as vs
 from videorl_kit.testing.cases import GoldenCase, answer_text, case_line, disagreements
 from videorl_kit.testing.child import ChildError, Verdict, score_elsewhere, verdict
 from videorl_kit.testing.kinds import Kind, Problem
-from videorl_kit.testing.report import PropertyResult, short
+from videorl_kit.testing.report import CONTRACT, PropertyResult, short
 from videorl_kit.testing.subject import Subject
 
 Case = vs.Case
@@ -164,7 +164,7 @@ def sample(ctx: Context, strategy: st.SearchStrategy[Any], count: int) -> list[A
 
 
 def _result(ctx: Context, name: str, search: _Search, started: float) -> PropertyResult:
-    description = DESCRIPTIONS[name]
+    description = CONTRACT[name]
     seconds = time.perf_counter() - started
     if search.found is None and search.unsatisfiable:
         why = "no input could be generated for it"
@@ -222,6 +222,16 @@ def _said(result: RewardResult) -> str:
     return f"{text} ({short(str(reason), 100)})" if reason else text
 
 
+def _verdict_text(found: Verdict) -> str:
+    """``accuracy 1 [ok, format 1]``: what a verdict says."""
+    accuracy, fmt, _, status = found
+    return f"accuracy {accuracy:g} [{status}, format {fmt:g}]"
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    return "'" + short(text, limit).strip("'") + "'"
+
+
 def _no_golds() -> str:
     return "no golds: give golds=[...] or a case file (--cases) for this problem type"
 
@@ -237,7 +247,9 @@ def never_raises(ctx: Context) -> PropertyResult:
     def check(case: Case) -> Counterexample | None:
         result = _score(fn, case)
         if result.status == "error":
-            return Counterexample(case, f"raised {result.details.get('error', '?')}")
+            error = result.details.get("error", "?")
+            verb = "broke the contract" if result.details.get("error_type") == "VerifierContractError" else "raised"
+            return Counterexample(case, f"{verb}: {short(str(error), 200)}")
         try:
             json.dumps(result.to_dict(), allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -247,7 +259,13 @@ def never_raises(ctx: Context) -> PropertyResult:
     strategies = [ctx.strategy(vs.arbitrary_gold_cases)]
     if ctx.has_problems:
         strategies.append(ctx.strategy(vs.arbitrary_cases))
-    search = falsify(ctx, st.one_of(strategies), check)
+    gold = _simplest_problem(ctx)
+    explicit = [
+        Case(response, g, gold.option_list, "a classic")
+        for g in (gold.gold, "")
+        for response in vs.NASTY_RESPONSES
+    ]
+    search = falsify(ctx, st.one_of(strategies), check, explicit=explicit)
     return _result(ctx, "never_raises", search, started)
 
 
@@ -289,8 +307,8 @@ def bounded_time(ctx: Context) -> PropertyResult:
                 count, seconds = _shortest_over(fn, flood, problem, budget, low, count, seconds)
                 text = flood.text(count)
                 message = (
-                    f"{seconds * 1000:.0f} ms on '{flood.name}' ({len(text):,} characters; "
-                    f"budget {budget * 1000:.0f} ms)"
+                    f"{seconds * 1000:.1f} ms on '{flood.name}' ({len(text):,} characters; "
+                    f"budget {budget * 1000:g} ms)"
                 )
                 example = {
                     "expression": flood.expression(count),
@@ -300,14 +318,14 @@ def bounded_time(ctx: Context) -> PropertyResult:
                     "seconds": seconds,
                 }
                 return PropertyResult(
-                    name, "broken", DESCRIPTIONS[name], tried, message, example, None,
+                    name, "broken", CONTRACT[name], tried, message, example, None,
                     time.perf_counter() - started,
                 )  # fmt: skip
             worst = max(worst, (seconds, flood.name))
             if count >= full:
                 break
             low, count = count, min(full, count * 4)
-    held = PropertyResult(name, "held", DESCRIPTIONS[name], tried)
+    held = PropertyResult(name, "held", CONTRACT[name], tried)
     note = f"slowest: '{worst[1]}' {worst[0] * 1000:.1f} ms" if worst[1] else ""
     return PropertyResult(
         held.name, held.status, held.description, tried, note,
@@ -381,8 +399,9 @@ def deterministic(ctx: Context) -> PropertyResult:
         again = verdict(_score(shared, second))
         if len({fresh, after, again}) > 1:
             message = (
-                f"verdicts {fresh[0]:g} (fresh), {after[0]:g} (after {short(first.response, 60)}), "
-                f"{again[0]:g} (again) for one input"
+                f"one input got {_verdict_text(fresh)} from a new instance, "
+                f"{_verdict_text(after)} after {_quoted(first.response)}, "
+                f"{_verdict_text(again)} when scored again"
             )
             return Counterexample(second, message, fresh[0], fresh[3])
         return None
@@ -407,8 +426,8 @@ def _first_disagreement(
 
 
 def cross_process(ctx: Context) -> PropertyResult:
-    """Another process (its own hash seed, the verifier rebuilt from its import path) gives
-    every input the same verdict as this one."""
+    """Other processes (hash seeds of their own, the verifier rebuilt from its import path)
+    give every input the same verdict as this one."""
     started = time.perf_counter()
     name = "cross_process"
     if ctx.subject.import_path() is None:
@@ -416,27 +435,31 @@ def cross_process(ctx: Context) -> PropertyResult:
             "the verifier's class is defined in __main__ or inside a function: no other "
             "process (a trainer's worker) can import it; define it at the top of a module"
         )
-        return PropertyResult(name, "broken", DESCRIPTIONS[name], 0, message)
+        return PropertyResult(name, "broken", CONTRACT[name], 0, message)
     cases = _batch(ctx)
     inputs = [(c.response, c.gold, c.options) for c in cases]
     here = [verdict(ctx.function(*item)) for item in inputs]
     try:
-        there = score_elsewhere(ctx.subject.reference(), inputs)
+        first, second = score_elsewhere(ctx.subject.reference(), inputs)
     except ChildError as exc:
         return PropertyResult(
-            name, "broken", DESCRIPTIONS[name], len(cases), str(exc),
+            name, "broken", CONTRACT[name], len(cases), str(exc),
             seconds=time.perf_counter() - started,
         )  # fmt: skip
-    differing = _first_disagreement(cases, here, there)
+    # this process against the first other one, else the two others against each other
     search = _Search(tried=len(cases))
-    if differing:
-        case, a, b = differing
-        count = sum(x != y for x, y in zip(here, there, strict=True))
-        message = (
-            f"{count} of {len(cases)} verdicts differ in another process: "
-            f"accuracy {a[0]:g} here, {b[0]:g} there"
-        )
-        search.found = Counterexample(case, message, a[0], a[3])
+    for mine, theirs, where in ((here, first, "here"), (first, second, "in one other process")):
+        differing = _first_disagreement(cases, mine, theirs)
+        if differing:
+            case, a, b = differing
+            count = sum(x != y for x, y in zip(mine, theirs, strict=True))
+            message = (
+                f"{count} of {len(cases)} verdicts differ between processes: "
+                f"{_verdict_text(a)} {where}, {_verdict_text(b)} in another (the expected "
+                "accuracy of this line is the first verdict: check it)"
+            )
+            search.found = Counterexample(case, message, a[0], a[3])
+            break
     return _result(ctx, name, search, started)
 
 
@@ -454,7 +477,7 @@ def picklable(ctx: Context) -> PropertyResult:
         except Exception as exc:
             message = f"the {what} does not pickle: {type(exc).__name__}: {short(str(exc), 200)}"
             return PropertyResult(
-                name, "broken", DESCRIPTIONS[name], 0, message,
+                name, "broken", CONTRACT[name], 0, message,
                 seconds=time.perf_counter() - started,
             )  # fmt: skip
     clone = clones[1]
@@ -462,7 +485,7 @@ def picklable(ctx: Context) -> PropertyResult:
     def check(case: Case) -> Counterexample | None:
         mine, theirs = verdict(_score(ctx.function, case)), verdict(_score(clone, case))
         if mine != theirs:
-            message = f"accuracy {mine[0]:g}, but {theirs[0]:g} from the unpickled copy"
+            message = f"{_verdict_text(mine)}, but {_verdict_text(theirs)} from the unpickled copy"
             return Counterexample(case, message, mine[0], mine[3])
         return None
 
@@ -486,7 +509,7 @@ def thread_safe(ctx: Context) -> PropertyResult:
         case, a, b = min(differ, key=lambda item: len(item[0].response) + len(item[0].gold))
         message = (
             f"{len(differ)} of {len(order)} concurrent calls disagree with serial ones: "
-            f"accuracy {a[0]:g} serially, {b[0]:g} in a thread"
+            f"{_verdict_text(a)} serially, {_verdict_text(b)} in a thread"
         )
         search.found = Counterexample(case, message, a[0], a[3])
     return _result(ctx, name, search, started)
@@ -525,8 +548,8 @@ def _below_gold(
         gold = fn(f"<answer>{case.gold_form}</answer>", case.gold, case.options).accuracy
         if result.status == "ok" and gold > 0 and result.accuracy >= gold:
             message = (
-                f"scored {result.accuracy:g}, no less than the gold itself "
-                f"({short(case.gold_form, 40)} scores {gold:g})"
+                f"scored {result.accuracy:g}, as much as the gold itself "
+                f"(<answer>{short(case.gold_form, 40)}</answer> scores {gold:g})"
             )
             return Counterexample(case, message, 0.0)
         return None
@@ -605,7 +628,7 @@ def golden_cases(ctx: Context) -> PropertyResult:
             wrong.append((case, problems))
     seconds = time.perf_counter() - started
     if not wrong:
-        return PropertyResult(name, "held", DESCRIPTIONS[name], len(mine), seconds=seconds)
+        return PropertyResult(name, "held", CONTRACT[name], len(mine), seconds=seconds)
     case, problems = wrong[0]
     ids = ", ".join(c.id for c, _ in wrong[:5]) + (", …" if len(wrong) > 5 else "")
     message = (
@@ -619,7 +642,7 @@ def golden_cases(ctx: Context) -> PropertyResult:
         "form": case.id,
     }
     line = case.model_dump_json(exclude_defaults=True)
-    return PropertyResult(name, "broken", DESCRIPTIONS[name], len(mine), message, example, line, seconds)
+    return PropertyResult(name, "broken", CONTRACT[name], len(mine), message, example, line, seconds)
 
 
 def _with_params(ctx: Context, params: Any) -> RewardFunction:
@@ -629,7 +652,7 @@ def _with_params(ctx: Context, params: Any) -> RewardFunction:
 
 def _skipped(ctx: Context, name: str, why: str, started: float) -> PropertyResult:
     return PropertyResult(
-        name, "skipped", DESCRIPTIONS[name], 0, why, seconds=time.perf_counter() - started
+        name, "skipped", CONTRACT[name], 0, why, seconds=time.perf_counter() - started
     )
 
 
@@ -647,19 +670,4 @@ PROPERTIES: dict[str, Callable[[Context], PropertyResult]] = {
     "unanswered": unanswered,
     "unverifiable_gold": unverifiable_gold,
     "golden_cases": golden_cases,
-}
-#: One line per property, as the report shows it.
-DESCRIPTIONS: dict[str, str] = {
-    "never_raises": "no response, gold or options makes it raise; details are JSON",
-    "bounded_time": "every input up to 1 MB is scored within the time budget",
-    "deterministic": "same input, same verdict: again, after other inputs, from a new instance",
-    "cross_process": "another process (another hash seed) gives the same verdicts",
-    "picklable": "the verifier and its reward function pickle, and the copies agree",
-    "thread_safe": "concurrent calls on one instance agree with serial ones",
-    "gold_forms": "the gold in every accepted form scores 1",
-    "wrong_answers": "a wrong candidate scores below the gold",
-    "hedges": "a hedge of the gold and a wrong candidate scores below the gold",
-    "unanswered": "the gold only inside <think>, or before an empty answer block, scores 0",
-    "unverifiable_gold": "a gold it cannot read is unverifiable, never a silent 0",
-    "golden_cases": "the golden case file agrees",
 }

@@ -21,6 +21,22 @@ from videorl_kit.core.safe_text import one_line
 
 PropertyStatus = Literal["held", "broken", "skipped"]
 
+#: The properties of the verifier contract, in report order, with what each means.
+CONTRACT: dict[str, str] = {
+    "never_raises": "no response, gold or options makes it raise; details are JSON",
+    "bounded_time": "every input up to 1 MB is scored within the time budget",
+    "deterministic": "same input, same verdict: again, after other inputs, from a new instance",
+    "cross_process": "another process (another hash seed) gives the same verdicts",
+    "picklable": "the verifier and its reward function pickle, and the copies agree",
+    "thread_safe": "concurrent calls on one instance agree with serial ones",
+    "gold_forms": "the gold in every accepted form scores 1",
+    "wrong_answers": "a wrong candidate scores below the gold",
+    "hedges": "a hedge of the gold and a wrong candidate scores below the gold",
+    "unanswered": "the gold only inside <think>, or before an empty answer block, scores 0",
+    "unverifiable_gold": "a gold it cannot read is unverifiable, never a silent 0",
+    "golden_cases": "the golden case file agrees",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class PropertyResult:

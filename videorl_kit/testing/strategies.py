@@ -76,6 +76,13 @@ FRAGMENTS = (
 )  # fmt: skip
 
 
+#: Responses every check tries first: empty, blank and lone answers, tags alone, surrogates.
+NASTY_RESPONSES = (
+    "", " ", "<answer></answer>", "<answer> </answer>", "<answer>", "</answer>", "<think>",
+    "</think>", "<answer>\x00</answer>", "<answer>\ud800</answer>", "\\boxed{}", "<|im_end|>",
+)  # fmt: skip
+
+
 def fullwidth(text: str) -> str:
     """``text`` with printable ASCII in its full-width compatibility forms (``Ｂ`` for ``B``).
 
