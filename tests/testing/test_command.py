@@ -50,7 +50,7 @@ def test_the_command_catches_a_verifier_that_breaks_one_rule(cls: str, prop: str
     code, output = _check(f"{MODULE}:{cls}", "--property", prop, "--seed", "1", "--examples", "30")
     assert code == 1, output
     assert "BROKEN" in _table_row(output, prop)
-    assert f"reproduce: videorl-kit reward check broken_" in output and "--seed 1" in output
+    assert "reproduce: videorl-kit reward check broken_" in output and "--seed 1" in output
     if prop == "bounded_time":  # the shortest flood over the budget, as an expression
         count = int(output.split("input: 'a' * ")[1].split()[0])
         assert 20_000 < count < 200_000, output
@@ -72,7 +72,9 @@ def test_the_shrunk_examples_reproduce_the_failures() -> None:
     _, output = _check(f"{MODULE}:AcceptsHedges", "--property", "hedges", "--seed", "2")
     case = parse_case(_case_line(output))
     assert case.response == "<answer>0 or 17</answer>" and case.expected_accuracy == 0.0
-    assert reward_function_for("numerical", "broken_hedge")(case.response, case.answer).accuracy == 1
+    assert (
+        reward_function_for("numerical", "broken_hedge")(case.response, case.answer).accuracy == 1
+    )
     assert reward_function_for("numerical")(case.response, case.answer).accuracy == 0
 
 
@@ -118,7 +120,10 @@ def test_json_report(tmp_path) -> None:
     [
         (["numric"], "unknown verifier 'numric'; did you mean 'numeric'?"),
         (["numeric@9"], "verifier 'numeric' has no version 9"),
-        (["json:loads"], "json:loads is not a verifier: decorate its class with @register_verifier"),
+        (
+            ["json:loads"],
+            "json:loads is not a verifier: decorate its class with @register_verifier",
+        ),
         (["nowhere.at.all:Thing"], "cannot import 'nowhere.at.all'"),
         (["numeric", "--problem-type", "ocr"], "does not handle problem type 'ocr'"),
         (["numeric", "--property", "speed"], "unknown property speed; choose from: never_raises"),

@@ -9,8 +9,9 @@ this layout, which is how ``reward check`` shows a counterexample: paste it into
 
 Example:
     >>> line = case_line("c-1", "numerical", "<answer>12</answer>", "12", None, 1.0, "a gold")
-    >>> line
-    '{"id": "c-1", "problem_type": "numerical", "response": "<answer>12</answer>", "answer": "12", "expected_accuracy": 1.0, "reason": "a gold"}'
+    >>> print(line)  # doctest: +NORMALIZE_WHITESPACE
+    {"id": "c-1", "problem_type": "numerical", "response": "<answer>12</answer>", "answer": "12",
+     "expected_accuracy": 1.0, "reason": "a gold"}
     >>> parse_case(line).expected_accuracy
     1.0
 """
@@ -135,7 +136,10 @@ def disagreements(case: GoldenCase, result: RewardResult) -> list[str]:
     if case.expected_format is not None and result.format != case.expected_format:
         problems.append(f"format {result.format} != expected {case.expected_format}")
     w_acc, w_fmt = CASE_WEIGHTS
-    if result.status == "ok" and abs(result.overall - (w_acc * result.accuracy + w_fmt * result.format)) > 1e-9:
+    if (
+        result.status == "ok"
+        and abs(result.overall - (w_acc * result.accuracy + w_fmt * result.format)) > 1e-9
+    ):
         problems.append(f"overall {result.overall} is not {w_acc}*accuracy + {w_fmt}*format")
     return problems
 
@@ -155,9 +159,11 @@ def case_line(
     """One line of a case file, ready to paste (lone surrogates escaped, reason on one line).
 
     Example:
-        >>> print(case_line("x", "boolean", "<answer>yes no</answer>", "yes", None, 0.0,
-        ...                 "a hedge", expected_status="ok"))
-        {"id": "x", "problem_type": "boolean", "response": "<answer>yes no</answer>", "answer": "yes", "expected_accuracy": 0.0, "reason": "a hedge"}
+        >>> print(case_line("x", "boolean", "<answer>?</answer>", "", None, 0.0,
+        ...                 "an empty gold", expected_status="unverifiable"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        {"id": "x", "problem_type": "boolean", "response": "<answer>?</answer>", "answer": "",
+         "expected_accuracy": 0.0, "expected_status": "unverifiable", "reason": "an empty gold"}
     """
     row: dict[str, Any] = {
         "id": case_id,

@@ -38,6 +38,8 @@ DEFAULT_EXAMPLES = 100
 #: Seconds an input of up to :data:`LONG_INPUT_BYTES` bytes (UTF-8) may take.
 DEFAULT_TIME_BUDGET_S = 0.05
 LONG_INPUT_BYTES = 1_000_000
+#: Golds (given, or the kind's own) whose every form is tried before the search.
+COVERED_GOLDS = 5
 
 
 def _problem_source(
@@ -110,6 +112,7 @@ def check_verifier(
         raise UserError(f"examples must be at least 1, got {examples}")
     case_list, source = _cases(cases)
     kind, problem_strategy, has_problems = _problem_source(subject, golds, options, case_list)
+    cover = [kind.from_gold(gold, options) for gold in (golds or kind.cover)[:COVERED_GOLDS]]
     run_seed = random.randrange(2**32) if seed is None else int(seed)
     ctx = Context(
         subject=subject,
@@ -123,6 +126,7 @@ def check_verifier(
         threads=threads,
         cases=case_list,
         cases_source=source,
+        cover=tuple(p for p in cover if p is not None),
     )
     results = tuple(_run(name, ctx) for name in chosen)
     return VerifierReport(

@@ -47,7 +47,7 @@ def verdict(result: RewardResult) -> Verdict:
 
 
 def _search_path() -> str:
-    entries = [os.getcwd() if not p else p for p in sys.path]
+    entries = [p or os.getcwd() for p in sys.path]
     return os.pathsep.join(p for p in dict.fromkeys(entries) if os.path.isdir(p))
 
 

@@ -94,8 +94,7 @@ def check(
         from videorl_kit.testing.check import check_verifier
     except ImportError as exc:
         raise UserError(
-            f"reward check needs Hypothesis ({exc.name or exc}): "
-            "pip install 'videorl-kit[testing]'"
+            f"reward check needs Hypothesis ({exc.name or exc}): pip install 'videorl-kit[testing]'"
         ) from None
 
     report = check_verifier(

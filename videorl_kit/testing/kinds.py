@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -71,7 +71,8 @@ class Kind:
     statements: bool = True
     #: Golds that cannot be read: each must give status ``unverifiable``.
     unreadable: tuple[str, ...] = ("", "   ")
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: Golds whose every form a check tries before it searches (besides the simplest one).
+    cover: tuple[str, ...] = ()
 
     def from_gold(self, gold: str, options: Sequence[str] | None = None) -> Problem | None:
         """The problem for a gold a user gives, or None when this kind cannot read it."""
@@ -88,15 +89,20 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
 # ----------------------------------------------------------------------------- numbers
 
 _NUMBER_WORDS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-).split()
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "nineteen", "twenty",
+)  # fmt: skip
 
 
 def _num_text(value: Fraction) -> str:
     if value.denominator == 1:
         return str(value.numerator)
-    return format(float(value), "g") if _terminates(value) else f"{value.numerator}/{value.denominator}"
+    return (
+        format(float(value), "g")
+        if _terminates(value)
+        else f"{value.numerator}/{value.denominator}"
+    )
 
 
 def _terminates(value: Fraction) -> bool:
@@ -157,15 +163,20 @@ _decimals = st.builds(
     st.integers(0, 999),
     st.integers(1, 9),
 )
-_numbers = st.one_of(st.integers(0, 10**6).map(Fraction), st.integers(-500, -1).map(Fraction), _decimals)
+_numbers = st.one_of(
+    st.integers(0, 10**6).map(Fraction), st.integers(-500, -1).map(Fraction), _decimals
+)
 
 
-def _numeric_kind(problem_type: str, numbers: st.SearchStrategy[Fraction]) -> Kind:
+def _numeric_kind(
+    problem_type: str, numbers: st.SearchStrategy[Fraction], cover: tuple[str, ...]
+) -> Kind:
     return Kind(
         problem_type,
         numbers.map(_numeric_problem),
         lambda gold, options: _numeric_problem(_read_number(gold), gold),
         unreadable=("", "   ", "five or six", "n/a"),
+        cover=cover,
     )
 
 
@@ -432,7 +443,9 @@ def _read_math(gold: str, options: Sequence[str] | None) -> Problem:
     text = gold.strip()
     if text.startswith("\\frac{") or text.startswith("-\\frac{"):
         sign = -1 if text.startswith("-") else 1
-        num, _, den = text.removeprefix("-").removeprefix("\\frac{").removesuffix("}").partition("}{")
+        num, _, den = (
+            text.removeprefix("-").removeprefix("\\frac{").removesuffix("}").partition("}{")
+        )
         return _math_problem(sign * Fraction(int(num), int(den)), gold)
     return _math_problem(Fraction(text), gold)
 
@@ -497,12 +510,16 @@ def _read_critic(gold: str, options: Sequence[str] | None) -> Problem:
 
 _KINDS: dict[ProblemType, Kind] = {
     ProblemType.MULTIPLE_CHOICE: Kind(
-        "multiple_choice", _choice_problems(), _read_choice, joiners=(" or ", ", ", " and ", "/")
+        "multiple_choice",
+        _choice_problems(),
+        _read_choice,
+        joiners=(" or ", ", ", " and ", "/"),
     ),
-    ProblemType.NUMERICAL: _numeric_kind("numerical", _numbers),
+    ProblemType.NUMERICAL: _numeric_kind("numerical", _numbers, ("12", "2.5", "-4", "1500")),
     ProblemType.REGRESSION: _numeric_kind(
         "regression",
         st.one_of(st.integers(1, 10_000).map(Fraction), _decimals.filter(lambda f: f >= 1)),
+        ("12", "2.5"),
     ),
     ProblemType.BOOLEAN: Kind(
         "boolean",
@@ -510,6 +527,7 @@ _KINDS: dict[ProblemType, Kind] = {
         _read_boolean,
         joiners=(" or ", " ", "\n", ", "),
         unreadable=("", "   ", "maybe", "42"),
+        cover=("yes", "no"),
     ),
     ProblemType.TEMPORAL_GROUNDING: Kind(
         "temporal_grounding",
@@ -541,9 +559,14 @@ _KINDS: dict[ProblemType, Kind] = {
         _read_words,
     ),
     ProblemType.OPEN_ENDED: Kind(
-        "open_ended", st.sampled_from(_SHORT_GOLDS + _LONG_GOLDS).map(_open_problem), _read_open
+        "open_ended",
+        st.sampled_from(_SHORT_GOLDS + _LONG_GOLDS).map(_open_problem),
+        _read_open,
+        cover=_LONG_GOLDS[:1],
     ),
-    ProblemType.MATH: Kind("math", _rationals.map(_math_problem), _read_math),
+    ProblemType.MATH: Kind(
+        "math", _rationals.map(_math_problem), _read_math, cover=("\\frac{1}{2}", "-3")
+    ),
     ProblemType.CODE: Kind(
         "code",
         _code_problems(),
@@ -557,6 +580,7 @@ _KINDS: dict[ProblemType, Kind] = {
         st.sampled_from(_LABELS).map(_critic_problem),
         _read_critic,
         unreadable=("", "   ", "Response 7"),
+        cover=_LABELS,
     ),
 }
 

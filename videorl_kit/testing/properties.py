@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
 import time
@@ -54,6 +55,8 @@ class Context:
     threads: int = 4
     cases: list[GoldenCase] | None = None
     cases_source: str = ""
+    #: Problems whose every form is tried before the search (besides the simplest one).
+    cover: tuple[Problem, ...] = ()
     _function: RewardFunction | None = field(default=None, repr=False)
 
     @property
@@ -156,10 +159,8 @@ def sample(ctx: Context, strategy: st.SearchStrategy[Any], count: int) -> list[A
         drawn.append(value)
 
     test = seed(ctx.seed)(_settings(ctx, count, shrink=False)(given(strategy)(keep)))
-    try:
+    with contextlib.suppress(Unsatisfiable):
         test()
-    except Unsatisfiable:
-        pass
     return drawn
 
 
@@ -248,12 +249,20 @@ def never_raises(ctx: Context) -> PropertyResult:
         result = _score(fn, case)
         if result.status == "error":
             error = result.details.get("error", "?")
-            verb = "broke the contract" if result.details.get("error_type") == "VerifierContractError" else "raised"
+            verb = (
+                "broke the contract"
+                if result.details.get("error_type") == "VerifierContractError"
+                else "raised"
+            )
             return Counterexample(case, f"{verb}: {short(str(error), 200)}")
         try:
             json.dumps(result.to_dict(), allow_nan=False)
         except (TypeError, ValueError) as exc:
             return Counterexample(case, f"details are not JSON ({exc})")
+        if case.form.startswith(vs.ARBITRARY_TEXT) and result.status != "ok":
+            reason = short(str(result.details.get("reason", "")), 100)
+            message = f"a readable gold gave status {result.status} ({reason})"
+            return Counterexample(case, message)
         return None
 
     strategies = [ctx.strategy(vs.arbitrary_gold_cases)]
@@ -360,8 +369,12 @@ def _shortest_over(
 def _covering(ctx: Context, family: str) -> list[Case]:
     if not ctx.has_problems:
         return []
-    problem = _simplest_problem(ctx)
-    return vs.covering_cases(ctx.kind, problem, family, raw_text=ctx.raw_text)
+    problems = [_simplest_problem(ctx), *ctx.cover]
+    return [
+        case
+        for problem in dict.fromkeys(problems)
+        for case in vs.covering_cases(ctx.kind, problem, family, raw_text=ctx.raw_text)
+    ]
 
 
 def _simplest_problem(ctx: Context) -> Problem:
@@ -417,12 +430,10 @@ def _batch(ctx: Context, limit: int = 200) -> list[Case]:
 def _first_disagreement(
     cases: Sequence[Case], here: Sequence[Verdict], there: Sequence[Verdict]
 ) -> tuple[Case, Verdict, Verdict] | None:
-    differing = [
-        (case, a, b) for case, a, b in zip(cases, here, there, strict=True) if a != b
-    ]
+    differing = [(case, a, b) for case, a, b in zip(cases, here, there, strict=True) if a != b]
     if not differing:
         return None
-    return min(differing, key=lambda item: (len(item[0].response) + len(item[0].gold)))
+    return min(differing, key=lambda item: len(item[0].response) + len(item[0].gold))
 
 
 def cross_process(ctx: Context) -> PropertyResult:
@@ -642,7 +653,9 @@ def golden_cases(ctx: Context) -> PropertyResult:
         "form": case.id,
     }
     line = case.model_dump_json(exclude_defaults=True)
-    return PropertyResult(name, "broken", CONTRACT[name], len(mine), message, example, line, seconds)
+    return PropertyResult(
+        name, "broken", CONTRACT[name], len(mine), message, example, line, seconds
+    )
 
 
 def _with_params(ctx: Context, params: Any) -> RewardFunction:

@@ -125,10 +125,12 @@ class VerifierReport:
             ...                    examples=3, message="'12 or 13' scored 1.0",
             ...                    case_line='{"id": "x"}')
             >>> print(VerifierReport("numeric@2", "numerical", {}, 7, 100, (r,)).summary())
+            ... # doctest: +NORMALIZE_WHITESPACE
             numeric@2 (numerical), seed 7: 1 of 1 properties broken
               hedges: BROKEN after 3 examples: '12 or 13' scored 1.0
                 case line: {"id": "x"}
-                reproduce: videorl-kit reward check numeric@2 --problem-type numerical --seed 7 --property hedges
+                reproduce: videorl-kit reward check numeric@2 --problem-type numerical
+                  --seed 7 --property hedges
         """
         broken = self.broken()
         lines = [

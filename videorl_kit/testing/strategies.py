@@ -76,6 +76,8 @@ FRAGMENTS = (
 )  # fmt: skip
 
 
+#: The form of a case with arbitrary text and a readable gold (it must be graded: status ok).
+ARBITRARY_TEXT = "arbitrary text"
 #: Responses every check tries first: empty, blank and lone answers, tags alone, surrogates.
 NASTY_RESPONSES = (
     "", " ", "<answer></answer>", "<answer> </answer>", "<answer>", "</answer>", "<think>",
@@ -133,8 +135,8 @@ def _hedges(kind: Kind) -> dict[str, Hedge]:
     }
     for joiner in kind.joiners:
         hedges[f"joined by {joiner!r}"] = lambda g, w, j=joiner: f"<answer>{g}{j}{w}</answer>"
-        hedges[f"joined by {joiner!r}, gold last"] = (
-            lambda g, w, j=joiner: f"<answer>{w}{j}{g}</answer>"
+        hedges[f"joined by {joiner!r}, gold last"] = lambda g, w, j=joiner: (
+            f"<answer>{w}{j}{g}</answer>"
         )
     if kind.statements:
         hedges |= {
@@ -187,8 +189,7 @@ def problems(
     for gold in golds:
         problem = kind.from_gold(gold, options)
         read.append(
-            problem
-            or Problem(gold, None if options is None else tuple(options), (gold,), ())
+            problem or Problem(gold, None if options is None else tuple(options), (gold,), ())
         )
     return st.sampled_from(read)
 
@@ -351,7 +352,7 @@ def _arbitrary(draw: st.DrawFn, source: _Source) -> Case:
         "after think": f"<think>{text}</think>{text}",
         "boxed": f"\\boxed{{{text}}}",
     }[how]
-    return Case(response, problem.gold, problem.option_list, f"arbitrary text, {how}")
+    return Case(response, problem.gold, problem.option_list, f"{ARBITRARY_TEXT}, {how}")
 
 
 def arbitrary_cases(
@@ -419,7 +420,8 @@ def unreadable_gold_cases(
 
     Example:
         >>> from hypothesis import find
-        >>> find(unreadable_gold_cases("numerical"), lambda case: True).gold in kind_for("numerical").unreadable
+        >>> case = find(unreadable_gold_cases("numerical"), lambda case: True)
+        >>> case.gold in kind_for("numerical").unreadable
         True
     """
     source = _source(problem_type, golds, options, raw_text, problem_strategy)
@@ -465,10 +467,11 @@ def covering_cases(
                  text if family == "gold" else gold)
             for text in pool
         ]  # fmt: skip
+        about = pool[0] if family == "gold" else gold
         cases += [
-            Case(wrap(pool[0], other), problem.gold, options, name, pool[0] if family == "gold" else gold)
+            Case(wrap(pool[0], other), problem.gold, options, name, about)
             for name, wrap in wrappers.items()
-        ]  # fmt: skip
+        ]
         return cases
     if family == "hedge":
         partners = hedge_partners(problem, gold)
@@ -579,6 +582,8 @@ def long_inputs(problem: Problem) -> list[LongInput]:
         LongInput("hedges repeated", "<answer>", f"{gold} or {wrong}, ", "</answer>"),
         LongInput("boxed golds", "", f"\\boxed{{{gold}}} "),
         LongInput("answer blocks", "", f"<answer>{gold}</answer>"),
-        LongInput("think around the gold", "<think>", f"{gold} ", f"</think><answer>{gold}</answer>"),
+        LongInput(
+            "think around the gold", "<think>", f"{gold} ", f"</think><answer>{gold}</answer>"
+        ),
         LongInput("gold then a flood", f"<answer>{gold}</answer>", "x"),
     ]

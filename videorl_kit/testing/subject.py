@@ -148,7 +148,7 @@ def _lookup(verifier: Any) -> tuple[VerifierInfo, Any]:
             f"{verifier!r}: name a registered verifier (numeric, numeric@2) or a class "
             "by its import path (mypkg.verifiers:Ordering)"
         )
-    if isinstance(verifier, VerifierInfo) or isinstance(verifier, type):
+    if isinstance(verifier, VerifierInfo | type):
         return _info_of(verifier, repr(verifier)), None
     info = _info_of(type(verifier), f"an instance of {type(verifier).__qualname__}")
     return info, getattr(verifier, "params", None)
