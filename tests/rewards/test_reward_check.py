@@ -6,10 +6,10 @@ floods) and more: another process, the gold's accepted forms, wrong answers, hed
 only inside ``<think>``, unreadable golds, and each type's golden case file. CI runs a small
 number of examples with a fixed seed (``HYPOTHESIS_PROFILE=stress`` runs many more).
 
-The pairs in :data:`KNOWN_FAILING` fail on main today: issue 19 §2 (several ``\\boxed{}``
-answers that disagree, an answer only inside ``<think>``, ``5e99999``, negated verdicts) is
-being fixed on another branch. They are strict xfails: when a fix lands, the pair passes, the
-test fails, and its mark is removed here.
+The pairs listed in tests/rewards/known_failing.py (the one list) fail on main today, each
+for the families named there (most of them issue 19 §2, fixed on another branch). They are
+strict xfails: when a fix lands, the pair passes, the test fails, and the family's line is
+deleted there.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.rewards.known_failing import FAMILIES, PAIRS, xfail_marks
 from videorl_kit.core.problem_types import ProblemType
 from videorl_kit.core.verifiers import default_verifier_name, verifier_infos
 from videorl_kit.testing import PROPERTIES, check_verifier
@@ -38,31 +39,12 @@ EXAMPLES_FOR = {"code_exec": 5}
 
 BUILTINS = [(ptype, default_verifier_name(ptype)) for ptype in ProblemType]
 
-_BOXED = "two disagreeing \\boxed{} answers are read as the last one (issue 19 §2)"
-_THINK = "an answer stated only inside <think> is graded (issue 19 §2: it is unanswered)"
-_HEDGES = {
-    "choice": "; a letter and another option on the next line or after a comma ('(A)\\nB')",
-    "boolean": "; 'yes no', one verdict per line, 'no. No wait, yes.' corrections",
-    "temporal_iou": "; a JSON interval followed by a second interval",
-    "box_iou": "; a JSON box followed by a second box ('…. No wait, [..]')",
-    "preference": "; 'Tie' with a response label ('Tie and Response 1', 'Response 1 or Tie')",
-}
-#: (verifier, property) pairs that fail on main, with why (strict xfail).
-KNOWN_FAILING: dict[tuple[str, str], str] = {
-    **{(v, "hedges"): _BOXED + _HEDGES.get(v, "") for _, v in BUILTINS if v != "code_exec"},
-    **{(v, "unanswered"): _THINK for _, v in BUILTINS if v != "code_exec"},
-    ("numeric", "wrong_answers"): "issue 19 §2: '5e99999' reads as 5; 'minus 12' reads as 12",
-    ("mra", "wrong_answers"): "issue 19 §2: '5e99999' reads as 5; 'minus 12' reads as 12",
-    ("boolean", "wrong_answers"): "issue 19 §2: 'I would not say yes' reads as yes",
-}
-
 
 def _params() -> list[pytest.param]:
     params = []
     for ptype, verifier in BUILTINS:
         for prop in PROPERTIES:
-            why = KNOWN_FAILING.get((verifier, prop))
-            marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+            marks = xfail_marks(verifier, prop)
             params.append(pytest.param(ptype, verifier, prop, marks=marks, id=f"{verifier}-{prop}"))
     return params
 
@@ -93,3 +75,9 @@ def _defined_in_the_kit(factory: object) -> bool:
 def test_every_builtin_verifier_is_checked() -> None:
     builtin = {i.name for i in verifier_infos() if _defined_in_the_kit(i.factory)}
     assert builtin == {verifier for _, verifier in BUILTINS}
+
+
+def test_the_known_failures_name_builtin_verifiers_and_known_families() -> None:
+    verifiers = {verifier for _, verifier in BUILTINS} | {"event_order"}  # docs/extending.md
+    assert {v for v, _ in PAIRS} <= verifiers and {p for _, p in PAIRS} <= set(PROPERTIES)
+    assert {f for families in PAIRS.values() for f in families} <= set(FAMILIES)

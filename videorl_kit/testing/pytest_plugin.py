@@ -16,9 +16,10 @@ that property for the verifier it is given and fails the test with the counterex
         )
 
 Its keyword arguments are :func:`~videorl_kit.testing.check_verifier`'s. A property left
-out by ``properties=[...]``, or that cannot run (no case file), is skipped. Options:
-``--verifier-examples N`` (inputs per property; overrides the test's own ``examples``) and
-``--verifier-seed S`` (reproduce a failure). Tests that do not ask for the fixture are not
+out by ``properties=[...]``, or that cannot run (no case file), is skipped. Options, which
+override the test's own arguments: ``--verifier-examples N`` (inputs per property),
+``--verifier-seed S`` (reproduce a failure) and ``--verifier-time-budget-ms MS`` (a busy
+machine). Tests that do not ask for the fixture are not
 touched, and nothing (Hypothesis included) is imported until one runs.
 """
 
@@ -45,6 +46,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="inputs per property of the verifier_contract fixture (default: the test's, else 100)",
     )
     group.addoption(
+        "--verifier-time-budget-ms",
+        type=float,
+        default=None,
+        help="time an input of up to 1 MB may take (default: the test's, else 50 ms)",
+    )
+    group.addoption(
         "--verifier-seed",
         type=int,
         default=None,
@@ -66,6 +73,7 @@ def verifier_contract(request: pytest.FixtureRequest) -> Callable[..., Any]:
     prop = getattr(request, "param", None)
     examples = request.config.getoption("verifier_examples")
     seed = request.config.getoption("verifier_seed")
+    budget_ms = request.config.getoption("verifier_time_budget_ms")
 
     def check(verifier: Any, **kwargs: Any) -> Any:
         wanted = kwargs.pop("properties", None)
@@ -76,6 +84,8 @@ def verifier_contract(request: pytest.FixtureRequest) -> Callable[..., Any]:
             kwargs["examples"] = examples
         if seed is not None:
             kwargs["seed"] = seed
+        if budget_ms is not None:
+            kwargs["time_budget_s"] = budget_ms / 1000.0
         report = testing.check_verifier(verifier, properties=chosen, **kwargs)
         if not report.ok:
             rerun = f"  rerun this test with: pytest --verifier-seed {report.seed}"
