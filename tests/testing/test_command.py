@@ -3,7 +3,10 @@ example as a case line that the kit's case files accept; a sound verifier passes
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +17,7 @@ from videorl_kit.core.errors import UserError
 from videorl_kit.rewards.router import reward_function_for
 from videorl_kit.testing.cases import parse_case
 
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_reward_check.py"
 #: (class, the property it breaks): one deliberately broken verifier per property.
 BROKEN = [
     ("RaisesOnBlank", "never_raises"),
@@ -135,3 +139,20 @@ def test_what_cannot_be_checked_is_one_error_line(args: list[str], message: str)
     code, output = _check(*args)
     assert code == 1 and message in output, output
     assert "\n" not in output
+
+
+def test_the_reward_check_benchmark_runs(capsys) -> None:
+    spec = importlib.util.spec_from_file_location("bench_reward_check", BENCHMARK)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # its dataclass looks its module up
+    spec.loader.exec_module(bench)
+    assert (
+        bench.main(["--types", "numerical", "--examples", "2", "--budget-ms", "5000", "--json"])
+        == 0
+    )
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert (
+        row["verifier"] == "numeric@2" and row["held"] + len(row["broken"]) + row["skipped"] == 12
+    )
+    assert row["slowest_long_input"].startswith("slowest: ")
