@@ -9,6 +9,10 @@ against that branch (at 5c51c8c, where every pair made only of them holds). When
 is merged, delete its line from :data:`FAMILIES`: a pair left with no family is no longer
 expected to fail (its strict xfail would otherwise fail the suite), and the guide's example
 must then hold that property. The families not in issue 19 still fail on that branch too.
+
+Seen on that branch as well (not a family: ``bounded_time``, all types): 1 MB of repeated
+``\\boxed{}`` answers takes 180-320 ms there on a loaded 2-core machine (0.4 ms on main), over
+the suite's 200 ms budget (and the 50 ms contract): that reading needs to be made cheaper.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.testing.subject import subject_from_reference
 
@@ -32,7 +33,7 @@ Verdict = tuple[float, float, float, str]
 CHILD_TIMEOUT_S = 120.0
 
 
-class ChildError(RuntimeError):
+class ChildError(VideoRLKitError, RuntimeError):
     """The other process could not score (the message says why)."""
 
 

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, given, seed, setting
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, NoSuchExample, Unsatisfiable
 
+from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.rewards.result import RewardResult
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 from videorl_kit.testing import strategies as vs
@@ -86,8 +87,8 @@ class Counterexample:
     expected_status: str = "ok"
 
 
-class _Falsified(Exception):
-    pass
+class _Falsified(VideoRLKitError):
+    """Raised inside a Hypothesis test to mark its input as a counterexample."""
 
 
 def _settings(ctx: Context, examples: int | None = None, shrink: bool = True) -> settings:
