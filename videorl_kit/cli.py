@@ -71,9 +71,10 @@ def _openrlhf_backend() -> TrainBackend:
 
 def _register_commands(root: typer.Typer) -> None:
     register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
-    register_testing(register_rewards(root))
+    register_rewards(root)
     register_hub(root)
     register_synth(root)
+    register_testing(root)  # reward check, in the reward group
     register_store(root)
     register_eval(root)
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})

@@ -401,9 +401,8 @@ def _print_steps(steps: dict[str, Any]) -> None:
     console.print(table)
 
 
-def register(app: typer.Typer) -> typer.Typer:
-    """Add the ``reward`` command group (``score``, ``explain``) to the root app; return the
-    group, so that packages above this one add their reward commands (``check``)."""
+def register(app: typer.Typer) -> None:
+    """Add the ``reward`` command group (``score``, ``explain``) to the root app."""
     reward_app = typer.Typer(
         name="reward",
         help="Score model responses with the strict verifiers, or explain one score.",
@@ -412,4 +411,3 @@ def register(app: typer.Typer) -> typer.Typer:
     reward_app.command("score")(score)
     reward_app.command("explain")(explain)
     app.add_typer(reward_app, name="reward")
-    return reward_app

@@ -156,6 +156,9 @@ def _print_report(report: Any) -> None:
     )
 
 
-def register(reward_app: typer.Typer) -> None:
-    """Add ``check`` to the ``reward`` command group."""
-    reward_app.command("check")(check)
+def register(app: typer.Typer) -> None:
+    """Add ``check`` to the root app's ``reward`` command group (registered before this)."""
+    groups = [g.typer_instance for g in app.registered_groups if g.name == "reward"]
+    if not groups or groups[0] is None:
+        raise RuntimeError("register the reward command group before reward check")
+    groups[0].command("check")(check)
