@@ -25,6 +25,7 @@ from videorl_kit.rewards.commands import register as register_rewards
 from videorl_kit.spec.commands import register as register_spec
 from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
+from videorl_kit.testing.commands import register as register_testing
 from videorl_kit.train.commands import register as register_train
 from videorl_kit.train.recipe import is_recipe_document, validate_recipe
 
@@ -73,6 +74,7 @@ def _register_commands(root: typer.Typer) -> None:
     register_rewards(root)
     register_hub(root)
     register_synth(root)
+    register_testing(root)  # reward check, in the reward group
     register_store(root)
     register_eval(root)
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.rewards.known_failing import broken_properties
+
 REPO = Path(__file__).resolve().parents[2]
 SECTION = (
     (REPO / "docs" / "extending.md")
@@ -34,6 +36,10 @@ MODULE = _block(r"Save it as `(videorl_kit/rewards/\w+\.py)`:\s+```python\n(.*?)
 CASES = _block(r"Save the cases as `(tests/rewards/golden/\w+\.jsonl)`.*?```jsonl\n(.*?)```")
 REGISTRATION = _block(r"Register it in `(videorl_kit/core/problem_types\.py)`.*?```diff\n(.*?)```")
 COMMAND = _block(r"\$ cat (\w+\.jsonl)\n(.*?)\n\$ videorl-kit reward score")
+CHECK = re.search(r"\$ videorl-kit (reward check [^\n]+)\n```", SECTION)
+FIXTURE = re.search(r"```python\n(def test_\w+\(verifier_contract\):\n.*?)```", SECTION, re.S)
+#: What `reward check` finds broken in the worked example on main (tests/rewards/known_failing.py).
+BROKEN_ON_MAIN = broken_properties("event_order")
 
 
 def apply_additions(text: str, diff: str) -> str:
@@ -77,6 +83,13 @@ def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_the_worked_example_ends_with_reward_check() -> None:
+    assert CHECK and FIXTURE, "docs/extending.md lost its reward check step"
+    assert SECTION.index(CHECK.group(0)) > SECTION.index("$ videorl-kit reward score")
+    after = SECTION[SECTION.index(FIXTURE.group(0)) :].split("\n\n", 2)
+    assert len(after) < 3 or not after[2].lstrip().startswith("```"), "reward check is the end"
+
+
 def test_the_guide_adds_a_problem_type_with_three_files() -> None:
     written = {MODULE[0], CASES[0], REGISTRATION[0]}
     assert len(written) == 3
@@ -109,3 +122,49 @@ def test_reward_score_reads_the_new_type_as_the_guide_shows(kit_with_the_example
     assert (scored["accuracy"], scored["format"], scored["overall"]) == pytest.approx(
         (2 / 3, 1.0, 0.7)
     )
+
+
+def test_reward_check_runs_on_the_new_type_as_the_guide_shows(kit_with_the_example: Path) -> None:
+    # 4x the default time budget: this machine runs the whole suite and other jobs at once
+    extra = ["--json", "--seed", "0", "--examples", "30", "--time-budget-ms", "200"]
+    args = CHECK.group(1).split() + extra
+    result = _run(kit_with_the_example, "-m", "videorl_kit", *args)
+    report = json.loads(result.stdout)
+    assert report["verifier"] == "event_order@1" and report["problem_type"] == "ordering"
+    status = {p["name"]: p["status"] for p in report["properties"]}
+    assert "skipped" not in status.values(), status  # golds, forms, wrong answers: the cases
+    broken = {name for name, s in status.items() if s == "broken"}
+    assert broken == BROKEN_ON_MAIN, [
+        (p["name"], p["message"]) for p in report["properties"] if p["status"] == "broken"
+    ]
+    assert result.returncode == (1 if broken else 0), result.stderr
+
+
+def test_the_fixture_in_the_guide_runs_one_test_per_property(kit_with_the_example: Path) -> None:
+    test_file = kit_with_the_example / "tests" / "test_event_order_contract.py"
+    test_file.write_text(FIXTURE.group(1), encoding="utf-8")
+    result = _run(
+        kit_with_the_example,
+        "-m",
+        "pytest",
+        "-q",
+        "-rA",
+        "-p",
+        "no:cacheprovider",
+        "--verifier-seed",
+        "0",
+        "--verifier-examples",
+        "30",
+        "--verifier-time-budget-ms",
+        "200",
+        str(test_file),
+    )  # fmt: skip  (the fixture comes from the kit's pytest11 entry point)
+    outcomes = {
+        line.split("[", 1)[1].split("]", 1)[0]: line.split(" ", 1)[0]
+        for line in result.stdout.splitlines()
+        if line.startswith(("PASSED", "FAILED")) and "[" in line
+    }
+    assert len(outcomes) == 12, result.stdout[-3000:] + result.stderr[-3000:]
+    failed = {name for name, outcome in outcomes.items() if outcome == "FAILED"}
+    assert failed == BROKEN_ON_MAIN, result.stdout[-3000:]
+    assert ("case line: {" in result.stdout) == bool(failed)  # the shrunk example, to paste

@@ -70,14 +70,15 @@ import json
 from collections import Counter
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
 from videorl_kit.core.verifiers import default_verifier_name
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
+from videorl_kit.testing.cases import CaseFileError, GoldenCase, disagreements
+from videorl_kit.testing.cases import load_cases as _load_cases
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 HELDOUT_FILE = GOLDEN_DIR / "heldout_adversarial.jsonl"
@@ -100,54 +101,12 @@ HELDOUT_TYPES = {
 MIN_CASES_TOTAL = 400
 
 
-class GoldenCase(BaseModel):
-    """One graded response. Unknown keys are errors (a typo must not silently drop a field)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str = Field(min_length=1)
-    problem_type: str
-    response: str
-    answer: str | dict[str, Any] | list[Any]
-    options: list[str] | None = None
-    expected_accuracy: float = Field(ge=0.0, le=1.0)
-    expected_format: Literal[0.0, 1.0] | None = None
-    expected_status: Literal["ok", "unverifiable"] = "ok"
-    tol: float = Field(default=1e-6, ge=0.0, le=0.05)
-    params: dict[str, Any] | None = None
-    reason: str = Field(min_length=3)
-
-    @field_validator("problem_type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        return canonical_problem_type(value).value
-
-    @field_validator("reason")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        if "\n" in value:
-            raise ValueError("reason must be one line")
-        return value
-
-    def model_post_init(self, __context: Any) -> None:
-        if self.expected_status == "unverifiable" and self.expected_accuracy != 0.0:
-            raise ValueError("an unverifiable case must expect accuracy 0")
-
-
 def load_cases(path: Path) -> list[GoldenCase]:
     """Validate every line of ``path``; raise one error listing every bad line."""
-    cases: list[GoldenCase] = []
-    problems: list[str] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(GoldenCase.model_validate(json.loads(line)))
-        except (ValueError, ValidationError) as exc:
-            problems.append(f"{path.name}:{number}: {exc}".replace("\n", " "))
-    if problems:
-        raise AssertionError("invalid golden cases:\n" + "\n".join(problems))
-    return cases
+    try:
+        return _load_cases(path)
+    except CaseFileError as exc:
+        raise AssertionError(f"invalid golden cases:\n{exc}") from None
 
 
 def golden_files() -> list[Path]:
@@ -178,18 +137,7 @@ def grade(case: GoldenCase) -> list[str]:
     """Run ``case`` through the router; return the disagreements (empty when it agrees)."""
     fn = _reward_function(case.problem_type, json.dumps(case.params, sort_keys=True))
     result = fn(case.response, case.answer, case.options)
-    problems = []
-    if result.status != case.expected_status:
-        problems.append(f"status {result.status!r} != expected {case.expected_status!r}")
-    if abs(result.accuracy - case.expected_accuracy) > case.tol:
-        problems.append(f"accuracy {result.accuracy:.6f} != expected {case.expected_accuracy}")
-    if case.expected_format is not None and result.format != case.expected_format:
-        problems.append(f"format {result.format} != expected {case.expected_format}")
-    if (
-        result.status == "ok"
-        and abs(result.overall - (0.9 * result.accuracy + 0.1 * result.format)) > 1e-9
-    ):
-        problems.append(f"overall {result.overall} is not 0.9*accuracy + 0.1*format")
+    problems = disagreements(case, result)  # the case layout and its checks: videorl_kit.testing
     if problems:
         problems.append(f"details={json.dumps(result.details, default=str)[:400]}")
     return problems

@@ -1,31 +1,29 @@
-"""Hypothesis properties of the reward system (anchors E5).
+"""Hypothesis properties of the reward system that are the kit's own (anchors E5).
 
-Totality (never raises, scores in [0, 1]), determinism, IoU laws, monotonicity of the
-per-second means, invariance of the answer slot to case and whitespace, thread safety,
-picklability and bounded time on 1 MB adversarial inputs.
+The verifier contract every verifier keeps (never raises on any response or gold, bounded
+time on 1 MB floods, determinism in and across processes, thread safety, picklability, the
+gold's forms, wrong answers, hedges, unreadable golds) is checked for each built-in verifier by
+the shared suite, ``reward check`` (tests/rewards/test_reward_check.py). Here: what only the
+kit's verifiers promise: IoU laws, monotonicity of MRA and of the per-second means, invariance
+of the answer slot to case and whitespace, number formats, multiple-choice traps (distracting
+reasoning, hedges of up to four letters score exactly 0) and the format rule.
 """
 
 from __future__ import annotations
 
 import json
-import pickle
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from videorl_kit.core.problem_types import ProblemType
-from videorl_kit.core.verifiers import default_verifier_name, get_verifier
 from videorl_kit.rewards.grounding import box_iou, interval_iou, parse_interval_answer
 from videorl_kit.rewards.numeric import MraParams, MraVerifier
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
-#: A valid gold per problem type. Code is left out: it runs a sandboxed process per answer and
-#: has its own tests (test_sandbox.py, golden cases).
+#: A valid gold per problem type (and the options of multiple choice).
 GOLDS: dict[ProblemType, tuple[str, list[str] | None]] = {
     ProblemType.MULTIPLE_CHOICE: ("C", ["A. Red", "B. Blue", "C. Green", "D. A dog"]),
     ProblemType.NUMERICAL: ("12", None),
@@ -43,100 +41,11 @@ GOLDS: dict[ProblemType, tuple[str, list[str] | None]] = {
     ProblemType.MATH: ("\\frac{1}{2}", None),
     ProblemType.CRITIC: ("Response 1", None),
 }
-#: Math-verify takes milliseconds per answer: it gets its own, smaller property run.
-FAST_TYPES = [t for t in GOLDS if t is not ProblemType.MATH]
-
-FRAGMENTS = [
-    "<answer>",
-    "</answer>",
-    "<think>",
-    "</think>",
-    "<|video_pad|>",
-    "<|im_end|>",
-    "<|",
-    "|>",
-    "A",
-    "B",
-    "C",
-    " or ",
-    ", ",
-    "The answer is ",
-    "Final answer: ",
-    "\\boxed{",
-    "}",
-    "{",
-    "[",
-    "]",
-    '"time": ',
-    '"boxes": ',
-    "12",
-    "2.5",
-    "-3",
-    "1/2",
-    "twenty-one",
-    "yes",
-    "no",
-    "Response 1",
-    "Tie",
-    "e.g.",
-    "A man",
-    "\n",
-    " ",
-    "é",
-    "十二",
-    "\x00",
-    "(",
-    ")",
-    "^",
-    "!",
-]
-fragment_texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
-responses = st.one_of(st.text(max_size=300), fragment_texts)
 
 
 @cache
 def reward_fn(ptype: ProblemType) -> RewardFunction:
     return reward_function_for(ptype)
-
-
-def _check_total(ptype: ProblemType, response: str) -> None:
-    gold, options = GOLDS[ptype]
-    fn = reward_fn(ptype)
-    first = fn(response, gold, options)
-    for value in (first.accuracy, first.format, first.overall):
-        assert 0.0 <= value <= 1.0
-    assert first.status in ("ok", "unverifiable")
-    assert first.status == "ok"  # the golds above are all valid
-    assert "error" not in first.details, first.details
-    json.dumps(first.to_dict())  # details stay JSON-serialisable
-    assert fn(response, gold, options) == first  # deterministic
-
-
-@pytest.mark.parametrize("ptype", FAST_TYPES, ids=str)
-@given(response=responses)
-@example(response="<answer>A</answer><answer>B</answer>")
-@example(response="<|video_pad|>" * 100 + "<answer></answer>")
-def test_never_raises_and_scores_stay_in_range(ptype: ProblemType, response: str) -> None:
-    _check_total(ptype, response)
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(response=responses)
-@example(response="\\boxed{" * 50)
-def test_math_never_raises_and_scores_stay_in_range(response: str) -> None:
-    _check_total(ProblemType.MATH, response)
-
-
-@pytest.mark.parametrize("ptype", FAST_TYPES, ids=str)
-@given(gold=st.text(max_size=60), response=st.text(max_size=60))
-def test_arbitrary_golds_are_ok_or_unverifiable_never_errors(
-    ptype: ProblemType, gold: str, response: str
-) -> None:
-    result = reward_fn(ptype)(response, gold)
-    assert result.status in ("ok", "unverifiable")
-    assert "error" not in result.details
-    if result.status == "unverifiable":
-        assert result.accuracy == 0.0 and result.overall == 0.0
 
 
 # ---------------------------------------------------------------- multiple choice (D2 traps)
@@ -342,102 +251,3 @@ def test_one_think_and_one_answer_pass_duplicates_fail(think: str, answer: str) 
         fn(f"<think>{think}</think><think>{think}</think><answer>{answer}</answer>", "x").format
         == 0.0
     )
-
-
-# ---------------------------------------------------------------- threads and pickling
-
-MIXED = [
-    (ProblemType.MULTIPLE_CHOICE, "<answer>(C)</answer>"),
-    (ProblemType.NUMERICAL, "The answer is 12."),
-    (ProblemType.REGRESSION, "<answer>11</answer>"),
-    (ProblemType.BOOLEAN, "<answer>Yes, it is.</answer>"),
-    (ProblemType.TEMPORAL_GROUNDING, "from 12 to 18 seconds"),
-    (ProblemType.SPATIAL_GROUNDING, "<answer>[0, 0, 5, 5]</answer>"),
-    (ProblemType.SPATIOTEMPORAL_GROUNDING, '{"time": [1, 2], "boxes": {"1": [0, 0, 10, 10]}}'),
-    (ProblemType.TRACKING, '<answer>{"boxes": {"2": [5, 5, 15, 15]}}</answer>'),
-    (ProblemType.OCR, "<answer>Hello Word</answer>"),
-    (ProblemType.OPEN_ENDED, "<answer>a man walks a dog</answer>"),
-    (ProblemType.MATH, "<answer>0.5</answer>"),
-    (ProblemType.CRITIC, "<answer>Response 1 is better.</answer>"),
-]
-
-
-def _score(item: tuple[ProblemType, str]) -> dict:
-    ptype, response = item
-    gold, options = GOLDS[ptype]
-    return reward_fn(ptype)(response, gold, options).to_dict()
-
-
-def test_scores_are_the_same_from_worker_threads() -> None:
-    expected = [_score(item) for item in MIXED]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        assert list(pool.map(_score, MIXED * 3)) == expected * 3
-    box: list[list[dict]] = []
-    thread = threading.Thread(target=lambda: box.append([_score(item) for item in MIXED]))
-    thread.start()
-    thread.join(60)
-    assert box == [expected]
-
-
-@pytest.mark.parametrize("ptype", list(GOLDS), ids=str)
-def test_verifiers_and_reward_functions_pickle_round_trip(ptype: ProblemType) -> None:
-    fn = reward_fn(ptype)
-    clone = pickle.loads(pickle.dumps(fn))
-    gold, options = GOLDS[ptype]
-    for kind, response in MIXED:
-        assert clone(response, gold, options) == fn(response, gold, options), kind
-    verifier = get_verifier(default_verifier_name(ptype)).create()
-    verifier_clone = pickle.loads(pickle.dumps(verifier))
-    assert verifier_clone.score("12", gold, options) == verifier.score("12", gold, options)
-
-
-# ---------------------------------------------------------------- 1 MB adversarial inputs
-
-MEGABYTE = 1_000_000
-ADVERSARIAL = {
-    "letters": "a" * MEGABYTE,
-    "less-than": "<" * MEGABYTE,
-    "open tags": "<answer>" * (MEGABYTE // 8),
-    "special-token flood": "<|" * (MEGABYTE // 2),
-    "video pads": "<|video_pad|>" * (MEGABYTE // 13) + "<answer>C</answer>",
-    "braces": "{" * MEGABYTE,
-    "boxed": "\\boxed{" * (MEGABYTE // 7),
-    "answer phrases": "the answer is " * (MEGABYTE // 14),
-    "digits": "1" * MEGABYTE,
-    "numbers": "1 2 " * (MEGABYTE // 4),
-    "huge answer": "<answer>" + "A B " * (MEGABYTE // 4) + "</answer>",
-    "huge json": '<answer>{"time": [' + "1," * (MEGABYTE // 2) + "2]}</answer>",
-    "nested lists": "[" * MEGABYTE,
-    "parentheses": "(" * MEGABYTE,
-    "unicode": "İ" * (MEGABYTE // 2) + "<answer>C</answer>",
-    "whitespace answer": "<answer>" + " " * MEGABYTE + "C</answer>",
-    "newlines": "\n" * MEGABYTE,
-    "full-width": "<answer>" + "Ｂ" * MEGABYTE + "</answer>",
-    "superscripts": "<answer>1" + "³" * MEGABYTE + "</answer>",
-    "python dicts": "{'a': 1} " * (MEGABYTE // 9),
-    "python dict prefixes": "{'a': " * (MEGABYTE // 6),
-    "rejections": "<answer>" + "not A, " * (MEGABYTE // 7) + "</answer>",
-    "quantity words": "<answer>" + "half a dozen " * (MEGABYTE // 13) + "</answer>",
-    "powers": "<answer>" + "9^999 " * (MEGABYTE // 6) + "</answer>",
-    "inequalities": "<answer>" + "x<" * (MEGABYTE // 2) + "</answer>",
-    "unclosed think, answers": "<think>" + "<answer>B</answer>" * 200 + "x" * MEGABYTE,
-    "superscript runs": "<answer>" + "2³ " * (MEGABYTE // 3) + "</answer>",
-    "vulgar fractions": "<answer>" + "3½ " * (MEGABYTE // 3) + "</answer>",
-    "bracketed rejections": "<answer>" + "not (A); " * (MEGABYTE // 9) + "</answer>",
-    "corrections": "<answer>" + "A? No, " * (MEGABYTE // 7) + "</answer>",
-    "pairs and scores": "<answer>" + "a pair of a score of " * (MEGABYTE // 21) + "</answer>",
-    "opposites": "<answer>" + "opens closes left right " * (MEGABYTE // 24) + "</answer>",
-}
-
-
-@pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_megabyte_adversarial_inputs_finish_fast(name: str) -> None:
-    text = ADVERSARIAL[name]
-    for ptype in GOLDS:
-        gold, options = GOLDS[ptype]
-        started = time.perf_counter()
-        result = reward_fn(ptype)(text, gold, options)
-        elapsed = time.perf_counter() - started
-        assert elapsed < 2.0, f"{ptype}: {elapsed:.2f}s"  # hang guard, not a benchmark
-        assert 0.0 <= result.overall <= 1.0
-        assert "error" not in result.details
