@@ -63,6 +63,8 @@ _HEDGE_RE = re.compile(
     r"(?:(?:option|choice)\s{0,3})?[(\[]?\s{0,2}(?P<letter>[A-Za-z])\s{0,2}[)\]]?(?![\w'’])",
     re.IGNORECASE,
 )
+#: Where an answer that lists options splits: "(A) and Blue", "A. Red / B", one per line.
+_LIST_SPLIT_RE = re.compile(r"\s*(?:[\n,;/|&]|\band/or\b|\band\b|\bor\b)\s*", re.IGNORECASE)
 #: Another option named as possible after the answer: "B, but C is also possible", "B (C could
 #: work too)", "B, or maybe C". Letters A–J only; a bare A or I counts only before "is"/"was" or
 #: punctuation (else it is an article or a pronoun: "though I might be wrong").
@@ -275,6 +277,9 @@ def parse_choice(
     text = _unwrap(text)
     if not text:
         return None, "empty answer"
+    listed = _listed_options(text, options)
+    if len(listed) > 1:
+        return None, f"hedged answer ({listed[0]} and {listed[1]})"
     m = _DESIGNATOR_RE.match(text)
     if m:
         letter = m.group("letter").upper()
@@ -286,6 +291,8 @@ def parse_choice(
             m = None  # "Cat", "I'm", "e.g.": a word, not a letter
         if m is not None:
             hedge = _HEDGE_RE.match(text, m.end("close") if m.group("close") else m.end("letter"))
+            if hedge is None and m.group("punct"):  # "A. and B"
+                hedge = _HEDGE_RE.match(text, m.end())
             if hedge and hedge.group("letter").upper() != letter:
                 return None, f"hedged answer ({letter} and {hedge.group('letter').upper()})"
             tail = rest.strip(" \t.:：,;)]")
@@ -329,6 +336,35 @@ def parse_choice(
         if last_line and len(last_line) < 200:
             return parse_choice(last_line, options, paraphrase=paraphrase)
     return None, "no option letter found"
+
+
+def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str]:
+    """The options of an answer made only of option statements (a letter, "Option B", an
+    option's text, or a letter with its text) joined by "and", "or", commas, slashes or line breaks; empty when any part is
+    something else ("Salt and pepper" is one option's text, not two parts).
+
+    Example:
+        >>> opts = parse_options(("A. Red", "B. Blue", "C. Salt and pepper"))
+        >>> _listed_options("A. Red and B", opts), _listed_options("(A) or Blue", opts)
+        (['A', 'B'], ['A', 'B'])
+        >>> _listed_options("Salt and pepper", opts), _listed_options("A, I think", opts)
+        ([], [])
+    """
+    if not options or len(text) > MAX_OPTION_TEXT_CHARS:
+        return []
+    parts = [p.strip(" \t.:)]") for p in _LIST_SPLIT_RE.split(text)]
+    letters: list[str] = []
+    for part in filter(None, parts):
+        named = _DESIGNATOR_RE.fullmatch(part)  # "B", "(B)", "Option B"
+        labelled = _OPTION_LABEL_RE.fullmatch(part)
+        letter = named.group("letter").upper() if named else _option_by_text(part, options)[0]
+        if letter is None and labelled:  # "A. Red": a letter with its own option's text
+            by_text = _option_by_text(labelled.group(2), options)[0]
+            letter = by_text if by_text == labelled.group(1).upper() else None
+        if letter is None:
+            return []
+        letters.append(letter)
+    return list(dict.fromkeys(letters))
 
 
 def _other_option(rest: str, letter: str) -> str | None:

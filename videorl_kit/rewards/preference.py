@@ -64,6 +64,10 @@ _R2 = (
     r"|(?:回答|响应|答案)\s{0,2}(?:2|二|B)(?![0-9A-Za-z])|第二个(?:回答|响应)"
 )
 _R1_RE = re.compile(_R1, re.IGNORECASE)
+#: A label joined to the subject of a claim that follows: "Response 2 and [Response 1 is ...]".
+_JOINED_SUBJECT_RE = re.compile(
+    rf"(?:(?P<r1>{_R1})|(?P<r2>{_R2}))\s{{0,3}}(?:[,/&]|\band\b|\bor\b)\s{{0,3}}$", re.I
+)
 _MENTION_RE = re.compile(rf"(?P<r1>{_R1})|(?P<r2>{_R2})", re.IGNORECASE)
 #: Qualities a judgement compares ("as good as", "more helpful", "less accurate").
 _QUALITY = (
@@ -182,6 +186,20 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     label = exact_label(text)
     if label is not None:
         return label, None
+    judgement, reason = _judgement(text)
+    stray = [label for label in _bare_labels(text) if label != judgement]
+    if (
+        judgement is not None and stray
+    ):  # "Response 1\nResponse 2", "Response 1 is better. And Response 2."
+        return (
+            None,
+            f"hedged answer (also {'Tie' if stray[0] == 'tie' else 'Response ' + stray[0]})",
+        )
+    return judgement, reason
+
+
+def _judgement(text: str) -> tuple[str | None, str | None]:
+    """The claims and leading label of a judgement that is not one label."""
     if _LEANING_RE.search(text):
         return None, "leans to a response without choosing it"
     overall: set[str] = set()  # sides preferred by overall verdicts
@@ -196,6 +214,9 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
                 overall.add(left if m.group("over") else right)
             continue
         side = _side(m.group("subject"))
+        joined = _JOINED_SUBJECT_RE.search(text[max(0, m.start() - 60) : m.start()])
+        if joined and ("1" if joined.group("r1") else "2") != side:
+            return None, "a claim about both responses"  # "Response 2 and Response 1 is better"
         if m.group("worse") or m.group("worse_in"):
             side = "2" if side == "1" else "1"
         (overall if m.group("better") or m.group("worse") else in_part).add(side)
@@ -227,6 +248,31 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     if len(mentioned) > 1:
         return None, "mentions both responses without a clear choice"
     return None, "no judgement found"
+
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?。])\s+|\s*[\n;]\s*")
+#: Where a list of labels splits: "Tie and Response 1", "Response 1, Response 2".
+_LIST_SPLIT_RE = re.compile(r"\s*(?:[,/|&]|\band/or\b|\band\b|\bor\b)\s*", re.IGNORECASE)
+
+
+def _bare_labels(text: str) -> list[str]:
+    """The labels stated as whole sentences or lines, in lists of labels, or after the last
+    comma or "and"/"or" of a sentence; in order, each once.
+
+    Example:
+        >>> _bare_labels("Tie and Response 1"), _bare_labels("Response 1. And Response 2")
+        (['tie', '1'], ['1', '2'])
+        >>> _bare_labels("Response 1 and Response 2 are equally good. Response 2 has errors.")
+        []
+    """
+    found: list[str] = []
+    for sentence in _SENTENCE_SPLIT_RE.split(text):
+        labels = [exact_label(p) for p in _LIST_SPLIT_RE.split(sentence) if p.strip()]
+        if None not in labels:
+            found.extend(labels)  # type: ignore[arg-type]
+        elif len(labels) > 1 and labels[-1] is not None:  # "Response 1 is better, Response 2"
+            found.append(labels[-1])
+    return list(dict.fromkeys(found))
 
 
 def exact_label(text: str) -> str | None:

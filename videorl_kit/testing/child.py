@@ -72,7 +72,8 @@ def score_elsewhere(
 
     Raises :class:`ChildError` when a process fails or cannot rebuild the verifier.
     """
-    payload = json.dumps({"reference": dict(reference), "inputs": [list(i) for i in inputs]})
+    wire_inputs = [_to_wire(list(item)) for item in inputs]
+    payload = json.dumps({"reference": dict(reference), "inputs": wire_inputs})
     children = [
         subprocess.Popen(
             [sys.executable, "-m", "videorl_kit.testing.child"],
@@ -93,9 +94,32 @@ def score_elsewhere(
                 child.wait()
 
 
+def _to_wire(value: Any) -> Any:
+    """``value`` with each string as one that JSON carries unchanged: its UTF-8 bytes (lone
+    surrogates kept), one character per byte. JSON would read the escapes of two lone
+    surrogates back as one pair, a different string.
+
+    Example:
+        >>> _from_wire(_to_wire(["\\ud800\\udf38", None])) == ["\\ud800\\udf38", None]
+        True
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("latin-1")
+    if isinstance(value, (list, tuple)):
+        return [_to_wire(v) for v in value]
+    return value
+
+
+def _from_wire(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("latin-1").decode("utf-8", "surrogatepass")
+    if isinstance(value, list):
+        return [_from_wire(v) for v in value]
+    return value
+
+
 def _answer(child: subprocess.Popen[str], payload: str, n_inputs: int) -> list[Verdict]:
     try:
-        # ensure_ascii JSON: lone surrogates travel as \\ud800 escapes
         out, err = child.communicate(payload, timeout=CHILD_TIMEOUT_S + n_inputs)
     except subprocess.TimeoutExpired:
         raise ChildError("the other process did not finish in time") from None
@@ -117,7 +141,7 @@ def main() -> None:
     except Exception as exc:  # reported to the parent, which names it
         print(json.dumps({"error": f"cannot rebuild the verifier: {type(exc).__name__}: {exc}"}))
         return
-    verdicts = [verdict(function(*item)) for item in request["inputs"]]
+    verdicts = [verdict(function(*_from_wire(item))) for item in request["inputs"]]
     print(json.dumps({"verdicts": verdicts}))
 
 
