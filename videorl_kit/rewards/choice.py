@@ -340,8 +340,8 @@ def parse_choice(
 
 def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str]:
     """The options of an answer made only of option statements (a letter, "Option B", an
-    option's text, or a letter with its text) joined by "and", "or", commas, slashes or line breaks; empty when any part is
-    something else ("Salt and pepper" is one option's text, not two parts).
+    option's text, or a letter with its text) joined by "and", "or", commas, slashes or line
+    breaks; empty when any part is something else ("Salt and pepper" is one option's text).
 
     Example:
         >>> opts = parse_options(("A. Red", "B. Blue", "C. Salt and pepper"))
