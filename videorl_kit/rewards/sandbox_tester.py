@@ -1,0 +1,293 @@
+"""What runs in the test process: a ground truth's tests against a proxy of the answer's code.
+
+Tests that are not plain calls (loops over cases, HumanEval's ``def check(candidate): ...;
+check(f)``, unittest classes) run here, in a sandboxed interpreter of their own that holds no
+model-written code. Every name the tests use and do not define themselves (the entry point,
+the answer's other functions and classes) is a proxy: calling it sends the arguments, as plain
+data, to the answer's own sandboxed process (through the host, which checks every message), and
+what comes back is plain data again (``None``, booleans, numbers, strings, bytes and containers
+of them, strictly checked on the host), an exception of a built-in class, or, for a call of one
+of the answer's classes, a handle whose methods are proxies in turn. The tests' comparisons,
+``abs``, ``all``, ``unittest`` and every other built-in are this process's own.
+
+A test that needs more than that is *refused* (the verdict is ``refused``, never a pass or a
+fail): passing a function or another object to the code, reading an attribute of the code's
+function, changing an attribute of one of its objects, or using a module the code imported that
+this process cannot have. ``check`` stays silent when a test catches the refusal: it is recorded
+when raised.
+
+The host sends this file's source in the request; the sandbox runner execs it with its own
+helpers (``encode_value``, ``decode_trusted``, ``_message``) already defined, and calls
+:func:`tester_main`. The report is ``done`` with one wire value, then ``end``:
+``["pass", calls]``, ``["failed", index, message]`` or ``["refused", message]``.
+
+Example:
+    >>> encode_value(["failed", 2, "AssertionError"], max_bytes=100)
+    '["failed", 2, "AssertionError"]'
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import sys
+
+with contextlib.suppress(ImportError):  # inside the sandbox the runner defines these names
+    from videorl_kit.rewards.sandbox_child import (
+        MAX_MESSAGE_CHARS,
+        WireError,
+        _message,
+        decode_trusted,
+        encode_value,
+    )
+
+#: Types of arguments whose changes by the code are written back after a call.
+_MUTABLE = (list, dict, set, bytearray)
+#: Standard modules a test may use without importing them (it relied on the answer's import).
+IMPLICIT_MODULES = frozenset(
+    {
+        "math", "cmath", "re", "collections", "itertools", "functools", "operator", "string",
+        "heapq", "bisect", "random", "statistics", "fractions", "decimal", "datetime", "json",
+        "copy", "typing", "array",
+    }
+)  # fmt: skip
+
+
+#: Attributes of a function that show its insides: reading one is refused, not missing.
+_INTERNALS = frozenset(
+    {
+        "__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__", "__dict__",
+        "__annotations__", "__self__", "__func__", "__wrapped__",
+    }
+)  # fmt: skip
+
+
+class Refused(BaseException):
+    """The test needs something that cannot cross between the two processes."""
+
+
+class _Session:
+    """The test process's side of the relay: one message out, one reply back, in turn."""
+
+    def __init__(self, request: dict, send) -> None:
+        self.send = send
+        self.inbox = request["inbox_fd"]
+        self.max_bytes = int(request["max_arg_bytes"])
+        self.refused_modules = frozenset(request["refused_modules"])
+        self.pending = b""
+        self.calls = 0
+        self.refusal: str | None = None
+
+    def refuse(self, reason: str) -> Refused:
+        if self.refusal is None:
+            self.refusal = reason[:MAX_MESSAGE_CHARS]
+        return Refused(reason)
+
+    def ask(self, kind: str, message: object) -> list:
+        self.send(kind + " " + encode_value(message, max_bytes=self.max_bytes) + "\n")
+        while b"\n" not in self.pending:
+            chunk = os.read(self.inbox, 1 << 20)
+            if not chunk:
+                raise SystemExit("the host closed the relay")
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        kind, _, body = line.decode("utf-8").partition(" ")
+        if kind != "reply":
+            raise SystemExit("unexpected message from the host")
+        return decode_trusted(body)
+
+    def call(self, ref: list, label: str, args: tuple, kwargs: dict) -> object:
+        changed = [i for i, a in enumerate(args) if type(a) in _MUTABLE]
+        changed += [k for k, v in kwargs.items() if type(v) in _MUTABLE]
+        message = [ref, list(args), dict(kwargs), changed]
+        try:
+            encode_value(message, max_bytes=self.max_bytes)
+        except WireError as exc:
+            text = str(exc)
+            if text.startswith("cannot send"):
+                raise self.refuse(
+                    f"a test passes something other than plain data to {label}() ({text[12:]})"
+                ) from None
+            raise OverflowError(f"the arguments of {label}() cannot be sent: {text}") from None
+        self.calls += 1
+        kind, first, second, printed = self.ask("call", message)
+        if printed:
+            sys.stdout.write(printed)
+        if kind == "ok":
+            for key, value in zip(changed, second or (), strict=False):
+                _write_back(args[key] if type(key) is int else kwargs[key], value)
+            return first
+        if kind == "handle":
+            return _Handle(first, f"{label}()")
+        raise _rebuilt(first, second)
+
+    def lookup(self, base: int | None, name: str, label: str) -> object:
+        tag, kind, detail, _ = self.ask("lookup", [base, name])
+        if tag == "raised":
+            raise _rebuilt(kind, detail)
+        if kind == "missing":
+            raise KeyError(name)
+        if kind in ("function", "class"):
+            return _Remote([base, name], label)
+        if kind == "value":
+            return detail
+        if kind == "module":
+            if detail.split(".")[0] in self.refused_modules:
+                raise self.refuse(f"the tests use {name}, the code's module {detail}")
+            try:
+                return __import__(detail, fromlist=["_"])
+            except ImportError:
+                raise KeyError(name) from None
+        raise self.refuse(f"the tests use {label}, an object of type {detail} that cannot cross")
+
+
+_SESSION: _Session
+
+
+def _rebuilt(name: str, text: str) -> BaseException:
+    """A fresh instance of the built-in exception class ``name`` (its nearest constructible one)."""
+    for klass in getattr(builtins, name).__mro__:
+        try:
+            return klass(text)
+        except TypeError:
+            continue
+    return Exception(text)  # pragma: no cover - every chain ends at Exception
+
+
+def _write_back(old: object, new: object) -> None:
+    """Give ``old`` the contents of ``new`` in place, keeping the identity of inner containers
+    whose type did not change (a test may hold one of them)."""
+    if type(old) is list and type(new) is list:
+        old[:] = [_kept(o, n) for o, n in zip(old, new, strict=False)] + new[len(old) :]
+    elif type(old) is dict and type(new) is dict:
+        merged = {k: _kept(old[k], v) if k in old else v for k, v in new.items()}
+        old.clear()
+        old.update(merged)
+    elif type(old) is set and type(new) is set:
+        old.clear()
+        old.update(new)
+    elif type(old) is bytearray and type(new) in (bytes, bytearray):
+        old[:] = new
+
+
+def _kept(old: object, new: object) -> object:
+    if type(old) is type(new) and type(old) in _MUTABLE:
+        _write_back(old, new)
+        return old
+    return new
+
+
+class _Remote:
+    """One of the code's callables: calling it is a call in the code's process."""
+
+    __slots__ = ("_label", "_ref")
+
+    def __init__(self, ref: list, label: str) -> None:
+        object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_label", label)
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return _SESSION.call(self._ref, self._label, args, kwargs)
+
+    def __getattr__(self, name: str) -> object:
+        if name in ("__name__", "__qualname__"):  # read for messages (unittest's assertRaises)
+            return self._label.rpartition(".")[2]
+        if name.startswith("__") and name not in _INTERNALS:  # a protocol probe: not there
+            raise AttributeError(name)
+        raise _SESSION.refuse(f"a test reads {self._label}.{name}: only calls reach the code")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise _SESSION.refuse(f"a test sets {self._label}.{name}: only calls reach the code")
+
+    def __repr__(self) -> str:
+        return f"<the code's {self._label}>"
+
+
+class _Handle:
+    """An object one of the code's classes made: its attributes are looked up in the code's
+    process, its methods are proxies, and a few operations (``len``, ``bool``, ``str``,
+    ``iter``, ``in``, ``[]``) are calls that return plain data."""
+
+    __slots__ = ("_label", "_number")
+
+    def __init__(self, number: int, label: str) -> None:
+        object.__setattr__(self, "_number", number)
+        object.__setattr__(self, "_label", label)
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return _SESSION.lookup(self._number, name, f"{self._label}.{name}")
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise _SESSION.refuse(f"a test sets {self._label}.{name}: only calls reach the code")
+
+    def _operation(self, name: str, *args: object) -> object:
+        return _SESSION.call([self._number, name], f"{self._label}.{name}", args, {})
+
+    def __len__(self) -> int:
+        return self._operation("__len__")
+
+    def __bool__(self) -> bool:
+        return self._operation("__bool__")
+
+    def __str__(self) -> str:
+        return self._operation("__str__")
+
+    def __iter__(self):
+        return iter(self._operation("__iter__"))
+
+    def __contains__(self, item: object) -> bool:
+        return self._operation("__contains__", item)
+
+    def __getitem__(self, key: object) -> object:
+        return self._operation("__getitem__", key)
+
+    def __repr__(self) -> str:
+        return f"<object made by the code's {self._label}>"
+
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+
+
+class _Names(dict):
+    """The tests' globals: a name they do not define is looked up in the code's process."""
+
+    def __missing__(self, name: str) -> object:
+        if name.startswith("__") or hasattr(builtins, name):
+            raise KeyError(name)
+        implicit = name in IMPLICIT_MODULES  # a module the tests relied on the code importing
+        value = __import__(name) if implicit else _SESSION.lookup(None, name, name)
+        self[name] = value
+        return value
+
+
+def tester_main(request: dict, send) -> None:  # pragma: no cover - runs in the test process
+    """Run the request's tests in order, then send ``done`` and ``end``."""
+    global _SESSION
+    _SESSION = _Session(request, send)
+    names = _Names({k: v for k, v in vars(builtins).items() if not k.startswith("__")})
+    names.update(__name__="__main__", __builtins__=builtins)  # builtins found without a miss
+    verdict: list | None = None
+    for index, source in enumerate(request["tests"]):
+        try:
+            exec(compile(source, f"<test {index}>", "exec", dont_inherit=True), names)
+        except BaseException as exc:
+            if _SESSION.refusal is None:
+                verdict = ["failed", index, _message(exc)]
+            break
+        if _SESSION.refusal is not None:  # a test caught it: still refused
+            break
+    if _SESSION.refusal is not None:
+        verdict = ["refused", _SESSION.refusal]
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105 - a test may have replaced the streams
+            stream.flush()
+        except BaseException:
+            pass
+    send("done " + encode_value(verdict or ["pass", _SESSION.calls], max_bytes=1 << 16) + "\n")
+    send("end\n")
