@@ -319,7 +319,7 @@ def child_main(request: dict[str, object]) -> None:  # pragma: no cover - runs i
     if request.get("role") == "tester":  # the tests' process: no model-written code in it
         scope = dict(globals())
         exec(request["tester_code"], scope)  # compiled on the host, sent marshalled
-        scope["tester_main"](request, send)
+        scope["run_test_process"](request, send)
         exit_now(0)
     namespace: dict[str, object] = {
         "__name__": request["module_name"],

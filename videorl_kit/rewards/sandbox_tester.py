@@ -18,7 +18,7 @@ when raised.
 
 The host sends this file's source in the request; the sandbox runner execs it with its own
 helpers (``encode_value``, ``decode_trusted``, ``_message``) already defined, and calls
-:func:`tester_main`. The report is ``done`` with one wire value, then ``end``:
+:func:`run_test_process`. The report is ``done`` with one wire value, then ``end``:
 ``["pass", calls]``, ``["failed", index, message]`` or ``["refused", message]``.
 
 Example:
@@ -266,7 +266,7 @@ class _Names(dict):
         return value
 
 
-def tester_main(request: dict, send) -> None:  # pragma: no cover - runs in the test process
+def run_test_process(request: dict, send) -> None:  # pragma: no cover - runs in the test process
     """Run the request's tests in order, then send ``done`` and ``end``."""
     global _SESSION
     _SESSION = _Session(request, send)
