@@ -1079,5 +1079,8 @@ def test_the_sandbox_benchmark_runs_end_to_end(capsys) -> None:
     spec.loader.exec_module(bench)
     assert bench.main(["--n", "4", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report["ways"]) == {"in_process", "subprocess", "bubblewrap"}
+    forms = ("loop", "humaneval", "unittest")
+    assert set(report["ways"]) == {"in_process", "subprocess", "bubblewrap"} | {
+        f"{way}_{form}" for way in ("in_process", "bubblewrap") for form in forms
+    }
     assert all(way["passed"] == 2 for way in report["ways"].values())  # 2 correct of 4

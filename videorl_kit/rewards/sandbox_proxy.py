@@ -277,14 +277,15 @@ class _Relay:
                 output_cap=limits.max_output_bytes,
             )
             killed = [0]
-            stack.callback(self._kill, code, killed)
+            peers = [code]
+            stack.callback(self._kill, peers, killed)
             tests = _Peer(
                 start_child(stack, pipes, self.test_request, limits, self.isolation, inbox=True),
                 line_cap=MAX_ARG_BYTES + 64,
                 total_cap=1 << 62,
                 output_cap=limits.max_output_bytes,
             )
-            stack.callback(self._kill, tests, killed)
+            peers.append(tests)
             self.code, self.tests = code, tests
             deadline = code.child.started + limits.timeout_s + _GRACE_S
             self._loop(pipes, deadline)
@@ -307,12 +308,18 @@ class _Relay:
             leftover_killed=killed[0],
         )
 
-    def _kill(self, peer: _Peer, killed: list[int]) -> None:
-        if peer.pidfd >= 0:
-            os.close(peer.pidfd)
-            peer.pidfd = -1
-        killed[0] += kill_everything(peer.child.proc, self.isolation, peer.inner)
-        peer.inner = None
+    def _kill(self, peers: list[_Peer], killed: list[int]) -> None:
+        """Kill both children: both namespaces' inits first, so that they die together."""
+        for peer in peers:
+            if peer.inner is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(peer.inner, signal.SIGKILL)
+        for peer in peers:
+            if peer.pidfd >= 0:
+                os.close(peer.pidfd)
+                peer.pidfd = -1
+            killed[0] += kill_everything(peer.child.proc, self.isolation, peer.inner)
+            peer.inner = None
 
     def _loop(self, pipes: Pipes, deadline: float) -> None:
         poller = self._poller = select.poll()
