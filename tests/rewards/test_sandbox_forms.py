@@ -430,3 +430,46 @@ def test_the_verdict_is_deterministic() -> None:
     gold_text = json.dumps({"entry_point": "f", "tests": tests})
     outcomes = [_verifier().score(code, gold_text) for _ in range(3)]
     assert [o.accuracy for o in outcomes] == [1.0] * 3
+
+
+def test_an_argument_the_test_reuses_as_its_oracle_cannot_be_emptied() -> None:
+    """Hole (in any harness that shares objects): a property test computes its expected value
+    from the argument after the call (``candidate(arr) == sorted(arr)``), and an answer that
+    empties the list and returns ``[]`` passed. Only a call that returns None (a procedure)
+    has its in-place changes written back; an in-place sort is still seen."""
+    oracle = [
+        "import random\nrandom.seed(1)\nfor _ in range(5):\n"
+        "    arr = [random.randint(0, 9) for _ in range(6)]\n"
+        "    assert f(arr) == sorted(arr)"
+    ]
+    gold_text = json.dumps({"entry_point": "f", "tests": oracle})
+    assert _score("def f(values):\n    values.clear()\n    return []\n", gold_text) == 0.0
+    assert _score("def f(values):\n    values.clear()\n", gold_text) == 0.0
+    assert _score("def f(values):\n    return sorted(values)\n", gold_text) == 1.0
+    in_place = ["data = [3, 1, 2]\nf(data)\nassert data == [1, 2, 3]"]
+    gold_text = json.dumps({"entry_point": "f", "tests": in_place})
+    assert _score("def f(values):\n    values.sort()\n", gold_text) == 1.0
+
+
+def test_a_subclass_argument_is_refused_rather_than_sent_as_its_base() -> None:
+    tests = [
+        "import collections\nPoint = collections.namedtuple('Point', 'x y')\n"
+        "assert f(Point(1, 2)) == 3"
+    ]
+    outcome = _verifier().score(
+        "def f(p):\n    return p.x + p.y\n", json.dumps({"entry_point": "f", "tests": tests})
+    )
+    assert outcome.status == "unverifiable" and "type Point" in outcome.details["reason"]
+
+
+def test_a_sandbox_that_cannot_start_the_tests_process_is_unverifiable(monkeypatch) -> None:
+    import shutil
+
+    from videorl_kit.rewards import sandbox_command
+
+    verifier = _verifier()
+    monkeypatch.setattr(sandbox_command, "bwrap_path", lambda: shutil.which("false"))
+    outcome = verifier.score(SQUARE, gold("humaneval"))
+    assert (
+        outcome.status == "unverifiable" and outcome.details["sandbox"]["status"] == "sandbox_error"
+    )

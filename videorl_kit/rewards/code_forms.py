@@ -37,6 +37,7 @@ REFUSED_NAMES: dict[str, str] = {
     "compile": "which could run what the code returns as code",
     "__import__": "which could run what the code returns as code",
     "breakpoint": "which could run what the code returns as code",
+    "__builtins__": "which could run what the code returns as code",
     "open": "but the code's files are in its own process",
     "globals": "but the code's names are in its own process",
     "locals": "but the code's names are in its own process",

@@ -490,6 +490,7 @@ def _serve_call(namespace, handles, message, max_bytes, allowed) -> str:
         text = encode_value(value, max_bytes=max_bytes)
     except BaseException as exc:  # WireError, RecursionError, MemoryError, a raising __iter__
         return _replied("unencodable", _message(exc), None, output)
+    changed = changed if value is None else []  # only a procedure's changes are its result
     after = [args[key] if type(key) is int else kwargs[key] for key in changed]
     try:
         after_text = encode_value(after, max_bytes=max_bytes - len(text)) if changed else "null"

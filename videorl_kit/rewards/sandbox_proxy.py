@@ -488,7 +488,7 @@ class _Relay:
             if type(first) is not str:
                 raise ValueError("a failure reply without its reason")
         elif kind == "ok" and source != "lookup":
-            changed = detail[3] if source == "test" else []
+            changed = detail[3] if source == "test" and first is None else []
             if (second is not None or changed) and (
                 type(second) is not list or len(second) != len(changed)
             ):

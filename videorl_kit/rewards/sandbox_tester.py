@@ -102,22 +102,23 @@ class _Session:
         changed = [i for i, a in enumerate(args) if type(a) in _MUTABLE]
         changed += [k for k, v in kwargs.items() if type(v) in _MUTABLE]
         message = [ref, list(args), dict(kwargs), changed]
+        other = _not_plain([*args, *kwargs.values()])
+        if other is not None:
+            raise self.refuse(
+                f"a test passes something other than plain data to {label}() (a {other})"
+            )
         try:
             encode_value(message, max_bytes=self.max_bytes)
         except WireError as exc:
-            text = str(exc)
-            if text.startswith("cannot send"):
-                raise self.refuse(
-                    f"a test passes something other than plain data to {label}() ({text[12:]})"
-                ) from None
-            raise OverflowError(f"the arguments of {label}() cannot be sent: {text}") from None
+            raise OverflowError(f"the arguments of {label}() cannot be sent: {exc}") from None
         self.calls += 1
         kind, first, second, printed = self.ask("call", message)
         if printed:
             sys.stdout.write(printed)
         if kind == "ok":
-            for key, value in zip(changed, second or (), strict=False):
-                _write_back(args[key] if type(key) is int else kwargs[key], value)
+            if first is None:  # a procedure: its changes to the arguments are its result
+                for key, value in zip(changed, second or (), strict=False):
+                    _write_back(args[key] if type(key) is int else kwargs[key], value)
             return first
         if kind == "handle":
             return _Handle(first, f"{label}()")
@@ -154,6 +155,29 @@ def _rebuilt(name: str, text: str) -> BaseException:
         except TypeError:
             continue
     return Exception(text)  # pragma: no cover - every chain ends at Exception
+
+
+_EXACT = frozenset(
+    {type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set}
+) | {frozenset}
+
+
+def _not_plain(values: list) -> str | None:
+    """The first value in ``values`` (nested) that is not exactly a plain type, as ``value of
+    type X`` (a subclass such as a namedtuple counts: the code would get its base type), or
+    ``None``. Iterators are drawn and sent as their items."""
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind in (list, tuple, set, frozenset):
+            pending.extend(value)
+        elif kind is dict:
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif kind not in _EXACT and not (hasattr(kind, "__next__") and hasattr(kind, "__iter__")):
+            return f"value of type {kind.__name__}"
+    return None
 
 
 def _write_back(old: object, new: object) -> None:
