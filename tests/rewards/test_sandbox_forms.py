@@ -356,7 +356,8 @@ def test_process_and_signal_tricks_score_0_and_leave_the_tests_alone(trick: str)
 
 def test_forms_that_need_the_answers_objects_and_helpers_work() -> None:
     """A class the tests construct (LeetCode style, methods called through a handle), helper
-    functions of the answer, in-place changes to a list argument, printed output the test
+    functions of the answer, in-place changes to a list argument (by a procedure, which returns
+    None), printed output the test
     captures, exceptions the test expects, and modules the test relies on the answer having
     imported."""
     code = (
@@ -367,11 +368,11 @@ def test_forms_that_need_the_answers_objects_and_helpers_work() -> None:
         "    def __len__(self):\n        return len(self.items)\n"
         "def helper(x):\n    return x + 1\n"
         "def f(values):\n    values.sort()\n    print('sorted', len(values))\n"
-        "    if not values:\n        raise ValueError('empty')\n    return values[0]\n"
+        "    if not values:\n        raise ValueError('empty')\n"
     )
     tests = [
         "s = Stack()\ns.push(1)\ns.push(2)\nassert len(s) == 2 and s.pop() == 2 and s.items == [1]",
-        "data = [3, 1, 2]\nassert f(data) == 1 and data == [1, 2, 3]",
+        "data = [3, 1, 2]\nassert f(data) is None and data == [1, 2, 3]",
         "import io, contextlib\nbuffer = io.StringIO()\nwith contextlib.redirect_stdout(buffer):\n"
         "    f([2, 1])\nassert buffer.getvalue() == 'sorted 2\\n'",
         "try:\n    f([])\nexcept ValueError as exc:\n    assert str(exc) == 'empty'\n"
