@@ -474,3 +474,50 @@ def test_a_sandbox_that_cannot_start_the_tests_process_is_unverifiable(monkeypat
     assert (
         outcome.status == "unverifiable" and outcome.details["sandbox"]["status"] == "sandbox_error"
     )
+
+
+HUMANEVAL_38 = json.dumps(
+    {
+        "entry_point": "decode_cyclic",
+        "tests": [
+            "def check(candidate):\n    for s in ['abc', 'hello world', '']:\n"
+            "        assert candidate(encode_cyclic(s)) == s\n",
+            "check(decode_cyclic)",
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        "class encode_cyclic:\n    def __init__(self, s):\n        pass\n",
+        "encode_cyclic = object()\n",
+        "import os as encode_cyclic\n",
+        "import subprocess\nencode_cyclic = subprocess\n",
+    ],
+    ids=["class", "object", "refused_module", "refused_module_alias"],
+)
+def test_what_the_answer_makes_of_a_name_cannot_turn_its_0_into_a_refusal(helper: str) -> None:
+    """Hole (found attacking the proxy): a name the tests take from the answer (HumanEval's
+    prompt helpers) bound to a class whose objects the test passes on, to an object that cannot
+    cross, or to a module the tests' process must not import, made the ground truth
+    ``unverifiable`` (masked, no penalty) instead of failing the wrong answer."""
+    outcome = _verifier().score(helper + "def decode_cyclic(s):\n    return s\n", HUMANEVAL_38)
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details
+    correct = (
+        "def encode_cyclic(s):\n    return s[1:] + s[:1]\n"
+        "def decode_cyclic(s):\n    return s[-1:] + s[:-1]\n"
+    )
+    assert _verifier().score(correct, HUMANEVAL_38).accuracy == 1.0
+
+
+def test_an_entry_point_named_like_a_builtin_is_the_answers() -> None:
+    gold_text = json.dumps(
+        {
+            "entry_point": "sorted",
+            "tests": ["for x in [[1, 2], [3, 4]]:\n    assert sorted(x) == x[::-1]"],
+        }
+    )
+    assert _score("def sorted(x):\n    return x[::-1]\n", gold_text) == 1.0
+    assert _score("def sorted(x):\n    return x\n", gold_text) == 0.0

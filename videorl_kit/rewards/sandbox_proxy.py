@@ -159,6 +159,7 @@ def run_proxied(
             "role": "tester",
             "tester_code": _tester_code(),
             "tests": [str(test) for test in tests],
+            "entry_point": entry_point,
             "refused_modules": sorted(refused_modules),
             "max_arg_bytes": MAX_ARG_BYTES,
             "limits": limits.rlimits(),

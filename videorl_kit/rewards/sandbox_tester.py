@@ -11,10 +11,11 @@ of the answer's classes, a handle whose methods are proxies in turn. The tests' 
 ``abs``, ``all``, ``unittest`` and every other built-in are this process's own.
 
 A test that needs more than that is *refused* (the verdict is ``refused``, never a pass or a
-fail): passing a function or another object to the code, reading an attribute of the code's
-function, changing an attribute of one of its objects, or using a module the code imported that
-this process cannot have. ``check`` stays silent when a test catches the refusal: it is recorded
-when raised.
+fail): passing a function or another object of its own to the code, reading an attribute of the
+code's function, changing an attribute of one of its objects. A refusal that a test catches is
+still recorded. What the code makes of a name (an object that is not data, a module this process
+must not import, an object of its class passed back to it) is the code's choice, so it fails the
+test instead: a wrong answer cannot turn its 0 into a refusal.
 
 The host sends this file's source in the request; the sandbox runner execs it with its own
 helpers (``encode_value``, ``decode_trusted``, ``_message``) already defined, and calls
@@ -76,6 +77,7 @@ class _Session:
         self.inbox = request["inbox_fd"]
         self.max_bytes = int(request["max_arg_bytes"])
         self.refused_modules = frozenset(request["refused_modules"])
+        self.entry_point = request["entry_point"]
         self.pending = b""
         self.calls = 0
         self.refusal: str | None = None
@@ -103,6 +105,8 @@ class _Session:
         changed += [k for k, v in kwargs.items() if type(v) in _MUTABLE]
         message = [ref, list(args), dict(kwargs), changed]
         other = _not_plain([*args, *kwargs.values()])
+        if other == "handle":  # only the code's own classes make these: its choice, its failure
+            raise TypeError(f"an object the code made cannot be passed to {label}()")
         if other is not None:
             raise self.refuse(
                 f"a test passes something other than plain data to {label}() (a {other})"
@@ -134,14 +138,15 @@ class _Session:
             return _Remote([base, name], label)
         if kind == "value":
             return detail
-        if kind == "module":
-            if detail.split(".")[0] in self.refused_modules:
-                raise self.refuse(f"the tests use {name}, the code's module {detail}")
+        # What the code made of the name is the code's choice: a failure, never a refusal
+        # (that would let a wrong answer turn its 0 into an unverifiable result).
+        if kind == "module" and detail.split(".")[0] not in self.refused_modules:
             try:
                 return __import__(detail, fromlist=["_"])
             except ImportError:
                 raise KeyError(name) from None
-        raise self.refuse(f"the tests use {label}, an object of type {detail} that cannot cross")
+        what = f"module {detail}" if kind == "module" else f"object of type {detail}"
+        raise TypeError(f"{label} is the code's {what}, which cannot cross to the tests")
 
 
 _SESSION: _Session
@@ -175,6 +180,8 @@ def _not_plain(values: list) -> str | None:
         elif kind is dict:
             pending.extend(value.keys())
             pending.extend(value.values())
+        elif kind is _Handle:
+            return "handle"
         elif kind not in _EXACT and not (hasattr(kind, "__next__") and hasattr(kind, "__iter__")):
             return f"value of type {kind.__name__}"
     return None
@@ -283,7 +290,7 @@ class _Names(dict):
     """The tests' globals: a name they do not define is looked up in the code's process."""
 
     def __missing__(self, name: str) -> object:
-        if name.startswith("__") or hasattr(builtins, name):
+        if name.startswith("__") or (hasattr(builtins, name) and name != _SESSION.entry_point):
             raise KeyError(name)
         implicit = name in IMPLICIT_MODULES  # a module the tests relied on the code importing
         value = __import__(name) if implicit else _SESSION.lookup(None, name, name)
@@ -295,7 +302,10 @@ def run_test_process(request: dict, send) -> None:  # pragma: no cover - runs in
     """Run the request's tests in order, then send ``done`` and ``end``."""
     global _SESSION
     _SESSION = _Session(request, send)
-    names = _Names({k: v for k, v in vars(builtins).items() if not k.startswith("__")})
+    entry_point = request["entry_point"]  # the code's, even where it shadows a built-in
+    names = _Names(
+        {k: v for k, v in vars(builtins).items() if not k.startswith("__") and k != entry_point}
+    )
     names.update(__name__="__main__", __builtins__=builtins)  # builtins found without a miss
     verdict: list | None = None
     for index, source in enumerate(request["tests"]):
