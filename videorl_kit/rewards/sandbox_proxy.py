@@ -214,9 +214,10 @@ class _Peer:
             self.overflow = True
             return
         self.partial += data
-        while (end := self.partial.find(b"\n")) >= 0:
-            self.lines.append(bytes(self.partial[:end]))
-            del self.partial[: end + 1]
+        if b"\n" in data:  # one split: many short lines or one long one cost the same
+            *complete, rest = bytes(self.partial).split(b"\n")
+            self.lines.extend(complete)
+            self.partial = bytearray(rest)
         if len(self.partial) > self.line_cap:
             self.overflow = True
 

@@ -78,7 +78,6 @@ class _Session:
         self.max_bytes = int(request["max_arg_bytes"])
         self.refused_modules = frozenset(request["refused_modules"])
         self.entry_point = request["entry_point"]
-        self.pending = b""
         self.calls = 0
         self.refusal: str | None = None
 
@@ -88,14 +87,16 @@ class _Session:
         return Refused(reason)
 
     def ask(self, kind: str, message: object) -> list:
-        self.send(kind + " " + encode_value(message, max_bytes=self.max_bytes) + "\n")
-        while b"\n" not in self.pending:
+        """Send one message (a value, or its wire text) and wait for the reply."""
+        text = message if type(message) is str else encode_value(message, max_bytes=1 << 16)
+        self.send(kind + " " + text + "\n")
+        chunks: list[bytes] = []
+        while not chunks or b"\n" not in chunks[-1]:  # one reply at a time: it ends a chunk
             chunk = os.read(self.inbox, 1 << 20)
             if not chunk:
                 raise SystemExit("the host closed the relay")
-            self.pending += chunk
-        line, _, self.pending = self.pending.partition(b"\n")
-        kind, _, body = line.decode("utf-8").partition(" ")
+            chunks.append(chunk)
+        kind, _, body = b"".join(chunks).decode("utf-8").rstrip("\n").partition(" ")
         if kind != "reply":
             raise SystemExit("unexpected message from the host")
         return decode_trusted(body)
@@ -112,11 +113,11 @@ class _Session:
                 f"a test passes something other than plain data to {label}() (a {other})"
             )
         try:
-            encode_value(message, max_bytes=self.max_bytes)
+            text = encode_value(message, max_bytes=self.max_bytes)
         except WireError as exc:
             raise OverflowError(f"the arguments of {label}() cannot be sent: {exc}") from None
         self.calls += 1
-        kind, first, second, printed = self.ask("call", message)
+        kind, first, second, printed = self.ask("call", text)
         if printed:
             sys.stdout.write(printed)
         if kind == "ok":
@@ -162,28 +163,27 @@ def _rebuilt(name: str, text: str) -> BaseException:
     return Exception(text)  # pragma: no cover - every chain ends at Exception
 
 
-_EXACT = frozenset(
-    {type(None), bool, int, float, complex, str, bytes, bytearray, list, tuple, dict, set}
-) | {frozenset}
+_ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray})
 
 
 def _not_plain(values: list) -> str | None:
     """The first value in ``values`` (nested) that is not exactly a plain type, as ``value of
     type X`` (a subclass such as a namedtuple counts: the code would get its base type), or
     ``None``. Iterators are drawn and sent as their items."""
-    pending = list(values)
+    pending = [values]
     while pending:
-        value = pending.pop()
-        kind = type(value)
-        if kind in (list, tuple, set, frozenset):
-            pending.extend(value)
-        elif kind is dict:
-            pending.extend(value.keys())
-            pending.extend(value.values())
-        elif kind is _Handle:
-            return "handle"
-        elif kind not in _EXACT and not (hasattr(kind, "__next__") and hasattr(kind, "__iter__")):
-            return f"value of type {kind.__name__}"
+        items = pending.pop()
+        for kind in set(map(type, items)) - _ATOMIC:  # a C loop over the items
+            if kind in (list, tuple, set, frozenset):
+                pending.extend(item for item in items if type(item) is kind)
+            elif kind is dict:
+                for item in items:
+                    if type(item) is dict:
+                        pending += (list(item.keys()), list(item.values()))
+            elif kind is _Handle:
+                return "handle"
+            elif not (hasattr(kind, "__next__") and hasattr(kind, "__iter__")):
+                return f"value of type {kind.__name__}"
     return None
 
 
