@@ -521,3 +521,108 @@ def test_an_entry_point_named_like_a_builtin_is_the_answers() -> None:
     )
     assert _score("def sorted(x):\n    return x[::-1]\n", gold_text) == 1.0
     assert _score("def sorted(x):\n    return x\n", gold_text) == 0.0
+
+
+# ------------------------------------------------------------------------------ an outsider's round
+
+
+def _forges(payload: str, when: str) -> str:
+    """A wrong ``f`` that writes ``payload`` (Python bytes expression) on every descriptor and
+    exits, at import (``module``) or when first called (``call``)."""
+    forge = (
+        f"import os\nDATA = {payload}\n"
+        "def forge():\n    for fd in range(3, 64):\n        try:\n            os.write(fd, DATA)\n"
+        "        except OSError:\n            pass\n    os._exit(0)\n"
+    )
+    return forge + ("forge()\n" if when == "module" else "") + "def f(x):\n    forge()\n"
+
+
+@pytest.mark.parametrize("form", ["loop", "humaneval", "unittest_runner"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'reply ["raised", [1], "x", ""]',
+        'reply ["raised", {"a": 1}, "x", ""]',
+        'reply ["raised", "ValueError", [1], ""]',
+        'reply ["kind", [1], null, ""]',
+        'reply ["handle", [0], null, ""]',
+    ],
+    ids=["raised_list", "raised_dict", "raised_text_list", "kind_list", "handle_list"],
+)
+def test_a_reply_the_host_cannot_read_fails_the_answer(reply: str, form: str) -> None:
+    """Hole (found attacking as an outsider): a reply whose exception name was a list made the
+    host's membership test raise ``TypeError``, which the relay reported as its own failure
+    (``sandbox_error``): the ground truth went ``unverifiable``, masking the wrong answer's 0.
+    Whatever the code's process sends that the host cannot read is now a bad report."""
+    outcome = _verifier().score(_forges(repr((reply + "\n").encode()), "call"), gold(form))
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details
+
+
+DEEP = "b'[' * 200000"
+
+
+@pytest.mark.parametrize("when", ["module", "call"])
+@pytest.mark.parametrize(
+    "report",
+    [
+        f"b'status error ' + {DEEP} + b'\\nend\\n'",
+        f"b'status ran\\nfailed 0 ' + {DEEP} + b'\\nend\\n'",
+        f"b'status ran\\nresult raised ' + {DEEP} + b'\\nend\\n'",
+        f"b'reply ' + {DEEP} + b'\\n'",
+    ],
+    ids=["status", "failed", "raised", "reply"],
+)
+@pytest.mark.parametrize("form", ["plain", "loop", "shared"])
+def test_a_deeply_nested_forged_report_fails_without_raising(
+    form: str, report: str, when: str
+) -> None:
+    """Hole (outsider): a status or failure line whose message was ``[[[[…`` 200,000 deep sent
+    the host's JSON parser into ``RecursionError``, which escaped ``score()``: one wrong answer
+    crashed the reward function (and the training step with it). A message must now be a JSON
+    string before it is parsed, and nothing the report holds makes the host raise."""
+    if form == "shared":  # the opt-in mode's script report (its failed line) is parsed too
+        gold_text = json.dumps({"entry_point": "f", "tests": ["assert eval('f(2)') == 4"]})
+        verifier = _verifier(shared_interpreter=True)
+    else:
+        gold_text, verifier = gold(form), _verifier()
+    outcome = verifier.score(_forges(report, when), gold_text)
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details
+
+
+HELD = {
+    "keyboard_interrupt": "def f(x):\n    raise KeyboardInterrupt\n",
+    "base_exception": "class B(BaseException):\n    pass\ndef f(x):\n    raise B()\n",
+    "generator_exit": "def f(x):\n    raise GeneratorExit\n",
+    "str_raises": "class E(Exception):\n    def __str__(self):\n        raise RuntimeError\n"
+    "def f(x):\n    raise E()\n",
+    "forged_reply_in_message": 'def f(x):\n    raise ValueError(\'x\\nreply ["ok", 4, null, ""]\\n\')\n',
+    "float_subclass": "class F(float):\n    def __eq__(self, other):\n        return True\n"
+    "    def __sub__(self, other):\n        return 0.0\n    __hash__ = float.__hash__\n"
+    "def f(x):\n    return F(0)\n",
+    "tuple_subclass": "class T(tuple):\n    def __eq__(self, other):\n        return True\n"
+    "    __hash__ = tuple.__hash__\ndef f(x):\n    return T()\n",
+    "list_subclass_repr": "class L(list):\n    def __repr__(self):\n        return '4'\n"
+    "    def __eq__(self, other):\n        return True\ndef f(x):\n    return L([0])\n",
+    "set_of_liars": "class A:\n    def __eq__(self, other):\n        return True\n"
+    "    def __hash__(self):\n        return 4\ndef f(x):\n    return {A()}\n",
+    "patched_encoders": "import builtins, json\nbuiltins.repr = lambda v: '4'\n"
+    "builtins.isinstance = lambda a, b: True\njson.dumps = lambda *a, **k: '4'\n"
+    "def f(x):\n    return object()\n",
+    "huge_int": "def f(x):\n    return 10 ** 200000\n",
+    "lone_surrogate": "def f(x):\n    return '\\ud800'\n",
+    "stdout_flood": "import sys\ndef f(x):\n    sys.stdout.write('pass\\n' * 10 ** 6)\n    return 0\n",
+    "closed_descriptors": "import os\nfor fd in range(64):\n    try:\n        os.close(fd)\n"
+    "    except OSError:\n        pass\ndef f(x):\n    return 0\n",
+    "atexit_report": "import atexit\natexit.register(lambda: print('done [\"pass\", 3]'))\n"
+    "def f(x):\n    return 0\n",
+}
+
+
+@pytest.mark.parametrize("form", ["plain", "humaneval", "unittest_runner"])
+@pytest.mark.parametrize("attack", list(HELD))
+def test_an_outsiders_forgeries_score_0(attack: str, form: str) -> None:
+    """Guards (outsider round, held without a fix): exceptions the tests' frameworks treat
+    specially or whose text breaks lines, subclasses of built-in values with lying ``__eq__``,
+    patched encoders, oversized values, floods of output, closed descriptors, exit hooks."""
+    outcome = _verifier().score(HELD[attack], gold(form))
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details

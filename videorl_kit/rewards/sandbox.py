@@ -695,6 +695,9 @@ def _interpret(
         parsed = _parse_lines(lines[1:-1], n_calls=n_calls, nonce=nonce)
     except (WireError, ValueError, UnicodeDecodeError) as exc:
         return ChildReport("invalid_report", message=str(exc)[:300], **common)
+    except Exception as exc:  # a report the host cannot read is the code's: never a host error
+        message = f"{type(exc).__name__}: {exc}"[:300]
+        return ChildReport("invalid_report", message=message, **common)
     if run.returncode != 0:
         return ChildReport("crashed", message=_death(run.returncode), **common)
     return ChildReport(**parsed, **common)
@@ -716,6 +719,8 @@ def _json_string(text: str) -> str:
     """A message from the report: a JSON string, cut to :data:`MAX_MESSAGE_CHARS` as the child
     cuts its own (a forged report's would otherwise reach every result's details whole), with
     lone surrogates spelled out (it goes into JSON)."""
+    if not text.startswith('"'):  # a string cannot nest: nothing deep reaches the JSON parser
+        raise ValueError("expected a JSON string")
     value = json.loads(text)
     if type(value) is not str:
         raise ValueError("expected a JSON string")

@@ -429,6 +429,10 @@ class _Relay:
             if self.outcome is None:
                 self.outcome = _Outcome("invalid_report", str(exc)[:300])
             return
+        except Exception as exc:  # a message the host cannot read is a bad report
+            if self.outcome is None:  # never a host-side error: a wrong answer must not mask its 0
+                self.outcome = _Outcome("invalid_report", f"{type(exc).__name__}: {exc}"[:300])
+            return
         if self.outcome is None:
             self._finish_if_done()
 
@@ -484,7 +488,9 @@ class _Relay:
                 raise ValueError("a handle out of sequence")
             self.handles += 1
         elif kind == "raised":
-            if first not in self.allowed_exceptions or type(second) is not str:
+            if type(first) is not str or type(second) is not str:
+                raise ValueError("a raised reply names no built-in exception class")
+            if first not in self.allowed_exceptions:
                 raise ValueError("a raised reply names no built-in exception class")
         elif kind in ("unencodable", "exit"):
             if type(first) is not str:
@@ -495,7 +501,7 @@ class _Relay:
                 type(second) is not list or len(second) != len(changed)
             ):
                 raise ValueError("the changed arguments do not match the call")
-        elif not (kind == "kind" and source == "lookup" and first in _KINDS):
+        elif not (kind == "kind" and source == "lookup" and type(first) is str and first in _KINDS):
             raise ValueError(f"unknown reply kind {kind[:30]!r}")
         elif first in ("module", "other") and type(second) is not str:
             raise ValueError("a module or type name that is not a string")
