@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import marshal
 import os
 import platform
 import secrets
@@ -443,7 +442,7 @@ def start_child(
     err_r, err_w = pipes.pipe()
     result_r, result_w = pipes.pipe()
     inbox_r, inbox_w = pipes.pipe() if inbox else (-1, -1)
-    payload = marshal.dumps({**request, "result_fd": result_w, "inbox_fd": inbox_r})
+    payload = sandbox_command.child_payload({**request, "result_fd": result_w, "inbox_fd": inbox_r})
     child_ends = [stdin_r, out_w, err_w, result_w] + ([inbox_r] if inbox else [])
     info_r = -1
     if isolation == "bubblewrap":
