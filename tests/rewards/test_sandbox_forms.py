@@ -626,3 +626,47 @@ def test_an_outsiders_forgeries_score_0(attack: str, form: str) -> None:
     patched encoders, oversized values, floods of output, closed descriptors, exit hooks."""
     outcome = _verifier().score(HELD[attack], gold(form))
     assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details
+
+
+PASSES_A_NAME = json.dumps(
+    {"entry_point": "f", "tests": ["for _ in range(1):\n    assert f(N) == 4"]}
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["def N():\n    pass\n", "N = len\n", "import math\nN = math.sqrt\n", "import math as N\n"],
+    ids=["function", "builtin", "module_function", "module"],
+)
+def test_a_name_the_tests_pass_to_the_code_cannot_turn_its_0_into_a_refusal(name: str) -> None:
+    """Hole (outsider round, a sibling of the one above): a test that passes a name it takes
+    from the answer (``f(N)``, ``N`` a constant of the prompt) was refused when the answer made
+    ``N`` a function or a module ("passes something other than plain data"), so a wrong answer
+    went ``unverifiable`` where the right one scored 1. The code's own functions and modules
+    now go back to it by name (nothing crosses but the name), and the value decides."""
+    outcome = _verifier().score(name + "def f(x):\n    return 0\n", PASSES_A_NAME)
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details
+    assert _score("N = 2\ndef f(x):\n    return x * x\n", PASSES_A_NAME) == 1.0
+    assert _score("def N():\n    return 2\ndef f(x):\n    return x() * x()\n", PASSES_A_NAME) == 1.0
+    assert _score("import math as N\ndef f(x):\n    return int(x.sqrt(16))\n", PASSES_A_NAME) == 1.0
+
+
+def test_the_answers_own_function_passed_back_to_it_works_and_a_tests_lambda_is_refused() -> None:
+    gold_text = json.dumps(
+        {
+            "entry_point": "apply",
+            "tests": [
+                "def check(candidate):\n    assert candidate(helper, 3) == 9\n"
+                "    assert candidate(fn=helper, x=4) == 16\n",
+                "check(apply)",
+            ],
+        }
+    )
+    apply = "def apply(fn, x):\n    return fn(x)\n"
+    assert _score("def helper(x):\n    return x * x\n" + apply, gold_text) == 1.0
+    assert _score("def helper(x):\n    return x\n" + apply, gold_text) == 0.0
+    lambda_gold = json.dumps(
+        {"entry_point": "f", "tests": ["for _ in range(1):\n    assert f(lambda x: x) == 4"]}
+    )
+    outcome = _verifier().score("def f(x):\n    return 4\n", lambda_gold)
+    assert outcome.status == "unverifiable" and "type function" in outcome.details["reason"]

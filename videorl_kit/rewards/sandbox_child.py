@@ -462,7 +462,9 @@ def serve(
     classes replies ``["handle", number, null, output]`` instead. ``["raised", name, text,
     output]`` names the nearest built-in exception class; ``unencodable`` and ``exit`` (the
     call raised ``SystemExit`` or another ``BaseException``) end the run on the host.
-    ``lookup [handle, name]`` replies ``["kind", kind, detail, ""]``.
+    ``lookup [handle, name]`` replies ``["kind", kind, detail, ""]``. A call's optional fifth
+    item, ``[[slot, [handle, name]], ...]``, puts the code's own objects (a function or module
+    of its that the test passes on) into those argument slots.
     """
     allowed = raisable_exceptions()
     handles: list[object] = []
@@ -492,11 +494,17 @@ def _target(namespace: dict[str, object], handles: list[object], base: object, n
 
 
 def _serve_call(namespace, handles, message, max_bytes, allowed) -> str:
-    (base, name), args, kwargs, changed = message
+    (base, name), args, kwargs, changed, *refs = message
     output = _Output()
     saved = sys.stdout
     sys.stdout = output
     try:
+        for slot, (ref_base, ref_name) in refs[0] if refs else ():  # the code's own objects
+            found = _target(namespace, handles, ref_base, ref_name)
+            if type(slot) is int:
+                args[slot] = found
+            else:
+                kwargs[slot] = found
         if base is not None and name in _OPERATIONS:
             function = _OPERATIONS[name]
             value = function(handles[base], *args)

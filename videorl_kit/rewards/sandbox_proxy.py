@@ -595,17 +595,11 @@ def _checked(kind: str, body: bytes, handles: int) -> Any:
     """The tests' message, read strictly: what it calls or looks up must exist."""
     message = decode_value(body.decode("ascii"))
     ref = message[0] if kind == "call" and type(message) is list and message else message
-    if type(ref) is not list or len(ref) != 2:
-        raise ValueError("a message without [handle, name]")
-    base, name = ref
-    if base is not None and not (type(base) is int and 0 <= base < handles):
-        raise ValueError("a message for an unknown handle")
-    if type(name) is not str or not (name.isidentifier() or name in _OPERATIONS):
-        raise ValueError("a message for a name that is not an identifier")
+    _check_ref(ref, handles, _OPERATIONS)
     if kind == "call":
-        if len(message) != 4:
-            raise ValueError("a call is not [ref, args, kwargs, changed]")
-        _, args, kwargs, changed = message
+        if len(message) not in (4, 5):
+            raise ValueError("a call is not [ref, args, kwargs, changed, (refs)]")
+        _, args, kwargs, changed, *refs = message
         if type(args) is not list or type(kwargs) is not dict or type(changed) is not list:
             raise ValueError("a call's arguments are not a list and a dict")
         if any(type(key) is not str for key in kwargs):
@@ -613,7 +607,24 @@ def _checked(kind: str, body: bytes, handles: int) -> Any:
         for key in changed:
             if not ((type(key) is int and 0 <= key < len(args)) or key in kwargs):
                 raise ValueError("a changed argument that the call does not have")
+        for item in refs[0] if refs else ():  # the code's own objects, passed back by name
+            if type(item) is not list or len(item) != 2:
+                raise ValueError("a passed object is not [slot, [handle, name]]")
+            slot, own = item
+            if not ((type(slot) is int and 0 <= slot < len(args)) or slot in kwargs):
+                raise ValueError("a passed object for an argument that the call does not have")
+            _check_ref(own, handles, ())
     return message
+
+
+def _check_ref(ref: Any, handles: int, operations: Any) -> None:
+    if type(ref) is not list or len(ref) != 2:
+        raise ValueError("a message without [handle, name]")
+    base, name = ref
+    if base is not None and not (type(base) is int and 0 <= base < handles):
+        raise ValueError("a message for an unknown handle")
+    if type(name) is not str or not (name.isidentifier() or name in operations):
+        raise ValueError("a message for a name that is not an identifier")
 
 
 def _plan_result(kind: str, first: Any, second: Any) -> CallResult:

@@ -80,6 +80,7 @@ class _Session:
         self.entry_point = request["entry_point"]
         self.calls = 0
         self.refusal: str | None = None
+        self.code_modules: dict[int, list] = {}  # id of a module the code named -> [None, name]
 
     def refuse(self, reason: str) -> Refused:
         if self.refusal is None:
@@ -104,8 +105,17 @@ class _Session:
     def call(self, ref: list, label: str, args: tuple, kwargs: dict) -> object:
         changed = [i for i, a in enumerate(args) if type(a) in _MUTABLE]
         changed += [k for k, v in kwargs.items() if type(v) in _MUTABLE]
-        message = [ref, list(args), dict(kwargs), changed]
-        other = _not_plain([*args, *kwargs.values()])
+        sent, sent_kwargs, refs = list(args), dict(kwargs), []
+        for slot, value in [*enumerate(args), *kwargs.items()]:  # the code's own names go back
+            own = self._own(value)  # as names: only the code's process holds what they are
+            if own is not None:
+                refs.append([slot, own])
+                if type(slot) is int:
+                    sent[slot] = None
+                else:
+                    sent_kwargs[slot] = None
+        message = [ref, sent, sent_kwargs, changed] + ([refs] if refs else [])
+        other = _not_plain([*sent, *sent_kwargs.values()])
         if other == "handle":  # only the code's own classes make these: its choice, its failure
             raise TypeError(f"an object the code made cannot be passed to {label}()")
         if other is not None:
@@ -129,6 +139,15 @@ class _Session:
             return _Handle(first, f"{label}()")
         raise _rebuilt(first, second)
 
+    def _own(self, value: object) -> list | None:
+        """``[handle, name]`` when ``value`` is one of the code's callables or a module the code
+        named, which a call sends back by name; else ``None``."""
+        if type(value) is _Remote:
+            return value._ref
+        if type(value) is type(sys):
+            return self.code_modules.get(id(value))
+        return None
+
     def lookup(self, base: int | None, name: str, label: str) -> object:
         tag, kind, detail, _ = self.ask("lookup", [base, name])
         if tag == "raised":
@@ -143,9 +162,11 @@ class _Session:
         # (that would let a wrong answer turn its 0 into an unverifiable result).
         if kind == "module" and detail.split(".")[0] not in self.refused_modules:
             try:
-                return __import__(detail, fromlist=["_"])
+                module = __import__(detail, fromlist=["_"])
             except ImportError:
                 raise KeyError(name) from None
+            self.code_modules.setdefault(id(module), [base, name])
+            return module
         what = f"module {detail}" if kind == "module" else f"object of type {detail}"
         raise TypeError(f"{label} is the code's {what}, which cannot cross to the tests")
 
