@@ -649,6 +649,12 @@ def test_a_name_the_tests_pass_to_the_code_cannot_turn_its_0_into_a_refusal(name
     assert _score("N = 2\ndef f(x):\n    return x * x\n", PASSES_A_NAME) == 1.0
     assert _score("def N():\n    return 2\ndef f(x):\n    return x() * x()\n", PASSES_A_NAME) == 1.0
     assert _score("import math as N\ndef f(x):\n    return int(x.sqrt(16))\n", PASSES_A_NAME) == 1.0
+    nested = json.dumps(
+        {"entry_point": "f", "tests": ["for _ in range(1):\n    assert f([N, 2]) == 4"]}
+    )
+    outcome = _verifier().score(name + "def f(x):\n    return 0\n", nested)
+    assert outcome.status == "ok" and outcome.accuracy == 0.0, outcome.details  # fails, inside too
+    assert _score("N = 2\ndef f(x):\n    return x[0] * x[1]\n", nested) == 1.0
 
 
 def test_the_answers_own_function_passed_back_to_it_works_and_a_tests_lambda_is_refused() -> None:

@@ -117,7 +117,7 @@ class _Session:
         message = [ref, sent, sent_kwargs, changed] + ([refs] if refs else [])
         other = _not_plain([*sent, *sent_kwargs.values()])
         if other == "handle":  # only the code's own classes make these: its choice, its failure
-            raise TypeError(f"an object the code made cannot be passed to {label}()")
+            raise TypeError(f"an object of the code's cannot be passed to {label}() here")
         if other is not None:
             raise self.refuse(
                 f"a test passes something other than plain data to {label}() (a {other})"
@@ -187,6 +187,11 @@ def _rebuilt(name: str, text: str) -> BaseException:
 _ATOMIC = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray})
 
 
+def _named(items: list) -> bool:
+    """Whether ``items`` hold a module that the tests took from the code's names."""
+    return any(id(item) in _SESSION.code_modules for item in items if type(item) is type(sys))
+
+
 def _not_plain(values: list) -> str | None:
     """The first value in ``values`` (nested) that is not exactly a plain type, as ``value of
     type X`` (a subclass such as a namedtuple counts: the code would get its base type), or
@@ -201,8 +206,8 @@ def _not_plain(values: list) -> str | None:
                 for item in items:
                     if type(item) is dict:
                         pending += (list(item.keys()), list(item.values()))
-            elif kind is _Handle:
-                return "handle"
+            elif kind in (_Handle, _Remote) or (kind is type(sys) and _named(items)):
+                return "handle"  # the code's own (inside a container): its choice, its failure
             elif not (hasattr(kind, "__next__") and hasattr(kind, "__iter__")):
                 return f"value of type {kind.__name__}"
     return None
