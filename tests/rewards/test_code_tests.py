@@ -390,3 +390,18 @@ def test_judging_an_answer_is_bounded_in_time(monkeypatch) -> None:
     assert time.monotonic() - started < 3.0
     assert not any(v.passed for v in verdicts)
     assert all("too long" in v.message for v in verdicts)
+
+
+@given(
+    st.lists(st.integers() | st.integers(min_value=10**5000, max_value=10**5001), max_size=6)
+    | st.lists(st.floats(), max_size=6)
+    | st.lists(st.text(), max_size=6)
+)
+def test_flat_lists_and_tuples_encode_as_item_by_item(items: list) -> None:
+    """Lists and tuples of one plain type take a one-pass path; its text is exactly the text
+    of each item joined (NaN, infinities and integers too long for decimal fall back)."""
+    each = ", ".join(encode_value(item, max_bytes=1 << 20) for item in items)
+    assert encode_value(items, max_bytes=1 << 20) == f"[{each}]"
+    assert encode_value(tuple(items), max_bytes=1 << 20) == f'{{"tuple": [{each}]}}'
+    with pytest.raises(WireError, match="too large"):
+        encode_value(items + [0] * 10, max_bytes=len(each) + 1)

@@ -25,7 +25,7 @@ from videorl_kit.core.verifiers import (
 from videorl_kit.rewards.base import VerifyOutcome
 
 #: The built-in verifiers and their current versions (issue 10 bumped every verifier whose
-#: reading of answers changed, issue 11 code_exec; wer kept its version).
+#: reading of answers changed, issue 11 and issue 19 code_exec; wer kept its version).
 CURRENT_VERSIONS = {
     "choice": 2,
     "numeric": 2,
@@ -38,7 +38,7 @@ CURRENT_VERSIONS = {
     "wer": 2,
     "rouge": 2,
     "math": 2,
-    "code_exec": 2,
+    "code_exec": 3,
     "preference": 2,
 }
 BRIEF_NAMES = set(CURRENT_VERSIONS)

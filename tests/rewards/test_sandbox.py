@@ -115,7 +115,11 @@ def test_correct_solution_scores_1_judged_by_returned_values() -> None:
     assert outcome.accuracy == 1.0 and outcome.status == "ok"
     sandbox_details = outcome.details["sandbox"]
     assert sandbox_details["tests_passed"] == 2 and sandbox_details["isolation"] == "bubblewrap"
-    assert sandbox_details["judged_by"] == {"returned_values": 2, "exit_status": 0}
+    assert sandbox_details["judged_by"] == {
+        "returned_values": 2,
+        "test_process": 0,
+        "shared_interpreter": 0,
+    }
 
 
 def test_wrong_solution_scores_0_and_says_what_came_back() -> None:
@@ -179,7 +183,8 @@ def test_the_shipped_code_task_forms_are_judged_by_returned_values() -> None:
         gold = json.loads(item.answer)
         outcome = verifier.score(reference_code(gold["entry_point"]), item.answer)
         assert outcome.accuracy == 1.0, outcome.details
-        assert outcome.details["sandbox"]["judged_by"]["exit_status"] == 0
+        judged_by = outcome.details["sandbox"]["judged_by"]
+        assert judged_by["test_process"] == judged_by["shared_interpreter"] == 0
         wrong = verifier.score(f"def {gold['entry_point']}(*args):\n    return None\n", item.answer)
         assert wrong.accuracy == 0.0
 
@@ -226,7 +231,11 @@ SCRIPT_GOLD = json.dumps(
 def test_script_tests_run_in_a_second_child_and_are_recorded() -> None:
     outcome = _verifier().score(SQUARE, SCRIPT_GOLD)
     assert outcome.accuracy == 1.0, outcome.details
-    assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 1, "exit_status": 2}
+    assert outcome.details["sandbox"]["judged_by"] == {
+        "returned_values": 1,
+        "test_process": 2,
+        "shared_interpreter": 0,
+    }
     wrong = _verifier().score("def f(x):\n    return 4 if x == 2 else 0\n", SCRIPT_GOLD)
     assert wrong.accuracy == 0.0
     assert "test 1" in wrong.details["sandbox"]["message"]
@@ -320,25 +329,42 @@ def test_objects_that_lie_about_equality_cannot_cross(returned: str, test: str) 
 
 def test_legitimate_comparisons_still_pass() -> None:
     """Across types as Python allows (2.0 == 2, a list inside a tuple, a generator drawn by
-    list()), and objects of the answer's own classes in a script test (judged there by the
-    answer's own __eq__)."""
+    list()), on the host and in the tests' process, and objects the tests make with the answer's
+    own class, used through their methods."""
     code = (
         "class Point:\n    def __init__(self, x):\n        self.x = x\n"
-        "    def __eq__(self, other):\n        return isinstance(other, Point) and other.x == self.x\n"
+        "    def norm(self):\n        return abs(self.x)\n"
         "def f(kind):\n"
         "    if kind == 'gen':\n        return (i * i for i in range(3))\n"
-        "    return {'float': 2.0, 'pair': ([1], 'a'), 'point': Point(1)}[kind]\n"
+        "    return {'float': 2.0, 'pair': ([1], 'a')}[kind]\n"
     )
     tests = [
         "assert f('float') == 2",
         "assert f('pair') == ([1], 'a')",
         "assert list(f('gen')) == [0, 1, 4]",
         "assert f('gen') != [0, 1, 4]",
-        "assert f('point') == Point(1)",
+        "for kind, value in [('float', 2), ('pair', ([1], 'a'))]:\n    assert f(kind) == value",
+        "assert list(f('gen')) == [0, 1, 4] and Point(-3).norm() == 3 and Point(2).x == 2",
     ]
     outcome = _verifier().score(code, json.dumps({"entry_point": "f", "tests": tests}))
     assert outcome.accuracy == 1.0, outcome.details
-    assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 4, "exit_status": 1}
+    judged_by = outcome.details["sandbox"]["judged_by"]
+    assert judged_by == {"returned_values": 4, "test_process": 2, "shared_interpreter": 0}
+
+
+def test_an_object_of_the_answers_class_never_comes_back_from_a_call() -> None:
+    """Judging ``f() == Point(1)`` would be the answer's own ``__eq__``: the call fails, with
+    the reason, in every mode."""
+    code = (
+        "class Point:\n    def __init__(self, x):\n        self.x = x\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "def f():\n    return Point(1)\n"
+    )
+    gold = json.dumps({"entry_point": "f", "tests": ["for _ in [0]:\n    assert f() == Point(1)"]})
+    for params in ({}, {"shared_interpreter": True}):
+        outcome = _verifier(**params).score(code, gold)
+        assert outcome.accuracy == 0.0 and outcome.status == "ok"
+        assert "not plain data" in outcome.details["sandbox"]["message"]
 
 
 def test_subclasses_of_plain_types_cross_as_their_value() -> None:
@@ -983,16 +1009,20 @@ def test_never_raises_on_odd_answers() -> None:
         assert outcome.accuracy == 0.0 and outcome.status == "ok"
 
 
-def test_params_are_validated_and_version_1_is_gone() -> None:
-    info = get_verifier("code_exec", version=2)
+def test_params_are_validated_and_versions_1_and_2_are_gone() -> None:
+    info = get_verifier("code_exec", version=3)
     with pytest.raises(ValueError, match="timeout_s"):
         info.create({"timeout_s": 0})
     with pytest.raises(ValueError, match=r"unknown_key|extra"):
         info.create({"unknown_key": 1})
     with pytest.raises(ValueError, match="isolation"):
         info.create({"isolation": "none"})
+    with pytest.raises(ValueError, match="call_timeout_s"):
+        info.create({"call_timeout_s": 0})
     with pytest.raises(LookupError, match="no version 1"):
         get_verifier("code_exec", version=1)
+    with pytest.raises(LookupError, match=r"no version 2.*could be forged"):
+        get_verifier("code_exec", version=2)
 
 
 def test_a_dead_scorer_takes_its_sandbox_with_it() -> None:
@@ -1049,5 +1079,8 @@ def test_the_sandbox_benchmark_runs_end_to_end(capsys) -> None:
     spec.loader.exec_module(bench)
     assert bench.main(["--n", "4", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report["ways"]) == {"in_process", "subprocess", "bubblewrap"}
+    forms = ("loop", "humaneval", "unittest")
+    assert set(report["ways"]) == {"in_process", "subprocess", "bubblewrap"} | {
+        f"{way}_{form}" for way in ("in_process", "bubblewrap") for form in forms
+    }
     assert all(way["passed"] == 2 for way in report["ways"].values())  # 2 correct of 4

@@ -429,7 +429,11 @@ def test_tests_the_evaluator_cannot_run_become_script_tests(test: str, returned:
     gold = json.dumps({"entry_point": "f", "tests": [test]})
     outcome = _verifier().score(f"def f(x):\n    return {returned}\n", gold)
     assert outcome.accuracy == 1.0, outcome.details
-    assert outcome.details["sandbox"]["judged_by"] == {"returned_values": 0, "exit_status": 1}
+    assert outcome.details["sandbox"]["judged_by"] == {
+        "returned_values": 0,
+        "test_process": 1,
+        "shared_interpreter": 0,
+    }
 
 
 def test_a_sandbox_that_fails_mid_run_is_unverifiable_never_weaker(monkeypatch) -> None:

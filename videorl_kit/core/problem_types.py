@@ -79,7 +79,7 @@ BUILTIN_VERIFIERS: dict[tuple[str, int], str] = {
     ("wer", 2): "videorl_kit.rewards.ocr",
     ("rouge", 2): "videorl_kit.rewards.open_ended",
     ("math", 2): "videorl_kit.rewards.math",
-    ("code_exec", 2): "videorl_kit.rewards.code:CodeExecVerifier",
+    ("code_exec", 3): "videorl_kit.rewards.code:CodeExecVerifier",
     ("preference", 2): "videorl_kit.rewards.preference",
 }
 

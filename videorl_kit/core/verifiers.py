@@ -60,6 +60,7 @@ _ISSUE_10 = (
 RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
     **{(name, 1): "issue 10 changed how answers are read" for name in _ISSUE_10},
     ("code_exec", 1): "withdrawn: its verdicts could be forged (issue 11)",
+    ("code_exec", 2): "withdrawn: its tests that were not plain calls could be forged (issue 19)",
 }
 
 

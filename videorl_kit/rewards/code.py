@@ -5,23 +5,30 @@ Ground truth (a JSON object, or a JSON string of one)::
     {"entry_point": "f", "tests": ["assert f(2) == 4", "assert f(0) == 0"]}
 
 The answer scores 1 when the code defines ``entry_point`` and every test passes, else 0. The
-verdict is never decided where the code runs (:mod:`videorl_kit.rewards.code_tests`): a test of
-callable form (``assert f(2) == 4``, ``assert abs(f(x) - 1.5) < 1e-6``, ``assert f(3) in (1, 2)``)
-becomes calls that an isolated child makes, and the host checks the assertion on the plain data
-that comes back (``judged_by: returned_values``). Other tests run after the code in a second
-isolated child and pass only if it reports, with a per-run nonce, that the last one finished
-(``judged_by: exit_status``; weaker, see ``docs/verifiers.md``; ``script_tests: false`` makes
-such a ground truth unverifiable instead).
+verdict is never decided where the code runs, and the code never sees a test. A test of callable
+form (``assert f(2) == 4``, ``assert abs(f(x) - 1.5) < 1e-6``, ``assert f(3) in (1, 2)``)
+becomes calls that the code's isolated process makes, and the host checks the assertion on the
+plain data that comes back (:mod:`videorl_kit.rewards.code_tests`; ``judged_by:
+returned_values``). Every other test (a loop over cases, HumanEval's ``def check(candidate):
+...``, unittest classes) runs in an isolated process of its own, against a proxy of the code
+whose calls go to the code's process and return plain data, checked on the host first
+(:mod:`videorl_kit.rewards.sandbox_proxy`; ``judged_by: test_process``). A test that cannot run
+that way (it passes a function to the code, reads its attributes or files, could run returned
+data as code: :mod:`videorl_kit.rewards.code_forms`) makes the ground truth ``unverifiable``
+with one line that says why, unless the params opt in to ``shared_interpreter: true`` (such
+tests then run after the code in its own interpreter, judged by completion: the code can forge
+that verdict; ``judged_by: shared_interpreter``). ``script_tests: false`` makes any ground truth
+with tests that are not calls unverifiable.
 
-The child runs under bubblewrap with namespaces, a seccomp filter and resource limits
+Both processes run under bubblewrap with namespaces, a seccomp filter and resource limits
 (:mod:`videorl_kit.rewards.sandbox`). Where that isolation cannot run, building the verifier
 raises :class:`~videorl_kit.core.errors.UserError` (one line) unless the params opt in to
 ``isolation: subprocess``. Every result records the isolation and how its tests were judged in
 ``details["sandbox"]``.
 
 An unreadable ground truth (not JSON, no tests, a test that does not compile or fails for every
-answer) is ``unverifiable``; so is a sandbox that cannot start at all (a host problem, reported
-with the reason rather than hidden as a 0).
+answer, tests that never call the code) is ``unverifiable``; so is a sandbox that cannot start
+at all (a host problem, reported with the reason rather than hidden as a 0).
 
 Code is taken from the extracted answer: the fenced blocks (three backticks, tagged ``python``,
 ``py``, ``python3`` or untagged; an unterminated fence runs to the end) joined with blank lines,
@@ -50,6 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
+from videorl_kit.rewards.code_forms import OPT_IN, REFUSED_MODULES, ScriptPlan, plan_script
 from videorl_kit.rewards.code_tests import (
     CodeTestPlan,
     CodeTestVerdict,
@@ -64,6 +72,7 @@ from videorl_kit.rewards.sandbox import (
     run_calls,
     run_script,
 )
+from videorl_kit.rewards.sandbox_proxy import ProxyReport, run_proxied
 
 #: Longest code (characters) that is executed; longer answers score 0.
 MAX_CODE_CHARS = 200_000
@@ -93,10 +102,24 @@ class CodeExecParams(BaseModel):
         description="bubblewrap: namespaces + seccomp (refused where unavailable); "
         "subprocess: explicit opt-in to a plain child process with the host user's rights",
     )
+    call_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        le=120,
+        description="wall-clock limit of one call of the code made by a test that runs in the "
+        "tests' process (default: timeout_s, which also bounds the whole run)",
+    )
     script_tests: bool = Field(
         True,
-        description="run tests that are not calls of the entry point in a second child judged "
-        "by completion (weaker); false: such a ground truth is unverifiable",
+        description="run tests that are not plain calls in a process of their own against a "
+        "proxy of the code; false: such a ground truth is unverifiable",
+    )
+    shared_interpreter: bool = Field(
+        False,
+        description="opt in: tests that cannot run against a proxy (they pass functions or "
+        "objects to the code, read its attributes or files, or could run returned data as "
+        "code) run after the code in its own interpreter, judged by completion (the code can "
+        "forge that verdict); false: such a ground truth is unverifiable",
     )
 
 
@@ -186,7 +209,7 @@ def extract_code(text: str) -> str:
 
 @register_verifier(
     name="code_exec",
-    version=2,
+    version=3,
     problem_types=("code",),
     params_model=CodeExecParams,
     raw_text=True,  # a full-width string literal is part of the program
@@ -217,14 +240,18 @@ class CodeExecVerifier:
             >>> v = CodeExecVerifier(CodeExecParams())
             >>> gold = '{"entry_point": "f", "tests": ["assert f(1) == -1"]}'
             >>> outcome = v.score("def f(x): return -x", gold)
-            >>> outcome.accuracy, outcome.details["sandbox"]["judged_by"]
-            (1.0, {'returned_values': 1, 'exit_status': 0})
+            >>> outcome.accuracy, outcome.details["sandbox"]["judged_by"]["returned_values"]
+            (1.0, 1)
         """
         try:
             entry_point, tests = parse_code_gold(gold)
             plan = plan_tests(entry_point, tests)
         except (GoldError, PlanError) as exc:
             return VerifyOutcome.unverifiable(str(exc))
+        if not plan.calls and not plan.script_tests:
+            return VerifyOutcome.unverifiable(
+                f"no test calls {entry_point}: every answer would pass them"
+            )
         if plan.script_tests and not self.params.script_tests:
             return VerifyOutcome.unverifiable(
                 f"test {plan.script_tests[0]} is not a call of {entry_point} and script_tests "
@@ -240,40 +267,89 @@ class CodeExecVerifier:
         return self._judge(code, plan)
 
     def _judge(self, code: str, plan: CodeTestPlan) -> VerifyOutcome:
-        """Run the calls (and the script tests, if any and still needed); decide on the host."""
+        """Run the calls, and the other tests against a proxy of the code; decide on the host."""
         options = {"limits": self._limits(), "isolation": self.params.isolation}
+        calls = [(call.args, call.kwargs) for call in plan.calls]
+        if not plan.script_tests:
+            report = run_calls(code, plan.entry_point, calls, **options)
+            verdicts = judge_call_tests(plan, report.results) if report.status == "ran" else []
+            return _outcome(plan, [report], verdicts, "test_process")
+        script = plan_script(plan.entry_point, [(i, plan.sources[i]) for i in plan.script_tests])
+        refusal = script.refusal
+        if not refusal:
+            proxied = run_proxied(
+                code,
+                plan.entry_point,
+                calls,
+                script.sources,
+                call_timeout_s=self.params.call_timeout_s,
+                refused_modules=sorted(REFUSED_MODULES),
+                **options,
+            )
+            if proxied.status == "ran" and proxied.verdict == "refused":
+                refusal = proxied.message
+            elif _never_called(plan, proxied):
+                return VerifyOutcome.unverifiable(
+                    "the tests never call the code: every answer would pass them",
+                    sandbox={**proxied.to_details(), "status": "no_calls"},
+                )
+            else:
+                verdicts = []
+                if proxied.status == "ran" and len(proxied.results) == len(plan.calls):
+                    verdicts = judge_call_tests(plan, proxied.results)
+                    verdicts += _proxy_verdicts(plan, script, proxied)
+                return _outcome(plan, [proxied], verdicts, "test_process")
+        if not self.params.shared_interpreter:
+            return VerifyOutcome.unverifiable(
+                f"{refusal}; {OPT_IN}", entry_point=plan.entry_point, refused=refusal
+            )
+        return self._judge_shared(code, plan, script, options)
+
+    def _judge_shared(
+        self, code: str, plan: CodeTestPlan, script: ScriptPlan, options: dict[str, Any]
+    ) -> VerifyOutcome:
+        """The opted-in weaker mode: script tests after the code, in its own interpreter."""
         verdicts: list[CodeTestVerdict] = []
         reports: list[ChildReport] = []
-        if plan.call_tests or not plan.script_tests:
+        if plan.call_tests:
             calls = [(call.args, call.kwargs) for call in plan.calls]
             reports.append(run_calls(code, plan.entry_point, calls, **options))
             if reports[-1].status == "ran":
                 verdicts = judge_call_tests(plan, reports[-1].results)
-        if plan.script_tests and (not reports or _all_passed(reports[-1], verdicts)):
-            scripts = [plan.sources[index] for index in plan.script_tests]
-            reports.append(run_script(code, plan.entry_point, scripts, **options))
-            verdicts += _script_verdicts(plan, reports[-1])
-        return _outcome(plan, reports, verdicts)
+        if not reports or _all_passed(reports[-1], verdicts):
+            reports.append(run_script(code, plan.entry_point, list(script.sources), **options))
+            verdicts += _script_verdicts(plan, script, reports[-1])
+        return _outcome(plan, reports, verdicts, "shared_interpreter")
+
+
+def _never_called(plan: CodeTestPlan, report: ProxyReport) -> bool:
+    """Whether the tests passed without ever reaching the code (so every answer would)."""
+    return report.verdict == "passed" and report.calls == 0 and not plan.calls
 
 
 def _outcome(
-    plan: CodeTestPlan, reports: list[ChildReport], verdicts: list[CodeTestVerdict]
+    plan: CodeTestPlan,
+    reports: list[ChildReport] | list[ProxyReport],
+    verdicts: list[CodeTestVerdict],
+    script_mode: str,
 ) -> VerifyOutcome:
     """Score 1 only when every run reported and every test passed; say why otherwise."""
     failed_run = next((r for r in reports if r.status != "ran"), None)
     first_failure = next((v for v in verdicts if not v.passed), None)
     last = failed_run or reports[-1]
-    passed = failed_run is None and first_failure is None
+    passed = failed_run is None and first_failure is None and len(verdicts) == len(plan.sources)
+    status = "passed" if passed else (failed_run.status if failed_run else "failed")
+    message = first_failure.message if first_failure and not failed_run else last.message
+    judged_by = {"returned_values": 0, "test_process": 0, "shared_interpreter": 0}
+    judged_by["returned_values"] = len(plan.call_tests)
+    judged_by[script_mode] = len(plan.script_tests)
     sandbox: dict[str, Any] = {
         **last.to_details(),
-        "status": "passed" if passed else (failed_run.status if failed_run else "failed"),
-        "message": first_failure.message if first_failure and not failed_run else last.message,
+        "status": status,
+        "message": message,
         "tests_total": len(plan.sources),
         "tests_passed": sum(v.passed for v in verdicts),
-        "judged_by": {
-            "returned_values": len(plan.call_tests),
-            "exit_status": len(plan.script_tests),
-        },
+        "judged_by": judged_by,
         "duration_s": round(sum(r.duration_s for r in reports), 4),
     }
     if failed_run is not None and failed_run.status == "sandbox_error":
@@ -300,12 +376,28 @@ def _all_passed(report: ChildReport, verdicts: list[CodeTestVerdict]) -> bool:
     return report.status == "ran" and all(v.passed for v in verdicts)
 
 
-def _script_verdicts(plan: CodeTestPlan, report: ChildReport) -> list[CodeTestVerdict]:
-    """One verdict per script test: all pass together, or none does."""
+def _proxy_verdicts(
+    plan: CodeTestPlan, script: ScriptPlan, report: ProxyReport
+) -> list[CodeTestVerdict]:
+    """One verdict per script test from the tests' process: all pass together, or none does."""
+    passed = report.status == "ran" and report.verdict == "passed"
+    message = report.message
+    if not passed and report.failed_test is not None and report.failed_test < len(script.indices):
+        message = f"test {script.indices[report.failed_test]}: {report.message}"
+    return [
+        CodeTestVerdict(i, passed, "test_process", "" if passed else message)
+        for i in plan.script_tests
+    ]
+
+
+def _script_verdicts(
+    plan: CodeTestPlan, script: ScriptPlan, report: ChildReport
+) -> list[CodeTestVerdict]:
+    """One verdict per script test of the shared mode: all pass together, or none does."""
     message = ""
     if report.status == "ran" and not report.script_passed:
         failed = report.failed_test or 0  # the child's word: only used in the message
-        index = plan.script_tests[failed] if failed < len(plan.script_tests) else failed
+        index = script.indices[failed] if failed < len(script.indices) else failed
         message = f"test {index}: {report.message}"
     passed = report.status == "ran" and report.script_passed
-    return [CodeTestVerdict(i, passed, "exit_status", message) for i in plan.script_tests]
+    return [CodeTestVerdict(i, passed, "shared_interpreter", message) for i in plan.script_tests]

@@ -13,8 +13,9 @@ evaluator knows and ``math``; calls the entry point only with arguments that do 
 another call's result (and not inside a comprehension's loop); and never passes a mutable value
 it uses again (``x = [3, 1]; f(x); assert x == [1, 3]`` observes mutation, which plain data
 cannot carry back). Every other test (loops, ``try``, helpers from the answer, lambdas) is a
-*script test*, run after the code in a second sandboxed process and judged by completion only
-(weaker; see :func:`videorl_kit.rewards.sandbox.run_script`).
+*script test*, run in a process of its own against a proxy of the code
+(:mod:`videorl_kit.rewards.sandbox_proxy`, :mod:`videorl_kit.rewards.code_forms`), where its
+comparisons are that process's own on the plain data the calls return.
 
 Every call a test writes is made, in the order written, even where Python would skip it (the
 untaken side of ``x if c else y``, the rest of a test after a call raised); this matters only to
@@ -50,7 +51,7 @@ from videorl_kit.rewards.plain_eval import (
 from videorl_kit.rewards.sandbox import CallResult
 from videorl_kit.rewards.sandbox_child import WireError, encode_value
 
-JudgedBy = Literal["returned_values", "exit_status"]
+JudgedBy = Literal["returned_values", "test_process", "shared_interpreter"]
 #: Wall-clock budget for judging all the tests of one answer on the host.
 JUDGE_SECONDS = 5.0
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import marshal
 import os
 import platform
 import secrets
@@ -359,64 +358,125 @@ class _ChildRun:
 def _run_child(request: dict[str, Any], limits: SandboxLimits, isolation: Isolation) -> _ChildRun:
     """Start the child, feed it the request, collect its pipes, and kill it when done."""
     with contextlib.ExitStack() as stack:
-        fds: list[int] = []
-        stack.callback(_close_all, fds)
-
-        def pipe() -> tuple[int, int]:
-            read_end, write_end = os.pipe()
-            fds.extend((read_end, write_end))
-            return read_end, write_end
-
-        def close(fd: int) -> None:
-            fds.remove(fd)
-            os.close(fd)
-
-        stdin_r, stdin_w = pipe()
-        out_r, out_w = pipe()
-        err_r, err_w = pipe()
-        result_r, result_w = pipe()
-        payload = marshal.dumps({**request, "result_fd": result_w})
-        child_ends = [stdin_r, out_w, err_w, result_w]
-        info_r = -1
-        if isolation == "bubblewrap":
-            seccomp_r, seccomp_w = pipe()
-            os.write(seccomp_w, seccomp_program(platform.machine()))  # smaller than a pipe buffer
-            info_r, info_w = pipe()
-            child_ends += [seccomp_r, info_w]
-            argv, cwd, env = sandbox_command.bwrap_command(
-                limits.tmp_bytes, seccomp_fd=seccomp_r, info_fd=info_w
-            )
-            close(seccomp_w)
-        else:
-            workdir = stack.enter_context(
-                tempfile.TemporaryDirectory(prefix="videorl-sandbox-", ignore_cleanup_errors=True)
-            )
-            argv, cwd, env = (
-                sandbox_command.python_argv(),
-                workdir,
-                sandbox_command.child_env(workdir),
-            )
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            stdin=stdin_r,
-            stdout=out_w,
-            stderr=err_w,
-            pass_fds=child_ends[3:],
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-        )
-        for fd in child_ends:
-            close(fd)
-        run = _ChildRun(pids=(proc.pid,))
+        pipes = Pipes()
+        stack.callback(pipes.close_all)
+        child = start_child(stack, pipes, request, limits, isolation)
+        run = _ChildRun(pids=(child.proc.pid,))
         try:
-            _exchange(proc, run, limits, payload, (stdin_w, close), out_r, err_r, result_r, info_r)
+            _exchange(
+                child.proc,
+                run,
+                limits,
+                child.payload,
+                (child.stdin_w, pipes.close),
+                child.out_r,
+                child.err_r,
+                child.result_r,
+                child.info_r,
+            )
         finally:
-            run.leftover_killed = _kill_everything(proc, isolation, run.inner_pidfd)
-        run.returncode = proc.returncode
-        run.duration_s = round(time.monotonic() - started, 4)
+            run.leftover_killed = kill_everything(child.proc, isolation, run.inner_pidfd)
+        run.returncode = child.proc.returncode
+        run.duration_s = round(time.monotonic() - child.started, 4)
         return run
+
+
+class Pipes:
+    """The pipe ends one run holds, closed together when the run ends (``close_all``)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def pipe(self) -> tuple[int, int]:
+        """A new pipe ``(read_end, write_end)``, both closed by :meth:`close_all`."""
+        read_end, write_end = os.pipe()
+        self.fds.extend((read_end, write_end))
+        return read_end, write_end
+
+    def close(self, fd: int) -> None:
+        """Close one end now."""
+        self.fds.remove(fd)
+        os.close(fd)
+
+    def close_all(self) -> None:
+        """Close every end still open."""
+        _close_all(self.fds)
+
+
+@dataclass(slots=True)
+class StartedChild:
+    """A child process just started: its pipes (host ends) and the request to feed it.
+
+    ``inbox_w`` is the host's end of the child's inbox (``request["inbox_fd"]``), where the host
+    writes further messages after the request (``-1`` when the child has none); ``info_r`` is
+    bubblewrap's info pipe (``-1`` without bubblewrap).
+    """
+
+    proc: subprocess.Popen
+    payload: bytes
+    stdin_w: int
+    out_r: int
+    err_r: int
+    result_r: int
+    info_r: int
+    inbox_w: int
+    started: float
+
+
+def start_child(
+    stack: contextlib.ExitStack,
+    pipes: Pipes,
+    request: dict[str, Any],
+    limits: SandboxLimits,
+    isolation: Isolation,
+    *,
+    inbox: bool = False,
+) -> StartedChild:
+    """Start one sandboxed child for ``request`` (its descriptors are filled in here).
+
+    The child reads the marshalled request from stdin, reports on ``request["result_fd"]`` and,
+    with ``inbox=True``, reads the host's later messages from ``request["inbox_fd"]``.
+    """
+    stdin_r, stdin_w = pipes.pipe()
+    out_r, out_w = pipes.pipe()
+    err_r, err_w = pipes.pipe()
+    result_r, result_w = pipes.pipe()
+    inbox_r, inbox_w = pipes.pipe() if inbox else (-1, -1)
+    payload = sandbox_command.child_payload({**request, "result_fd": result_w, "inbox_fd": inbox_r})
+    child_ends = [stdin_r, out_w, err_w, result_w] + ([inbox_r] if inbox else [])
+    info_r = -1
+    if isolation == "bubblewrap":
+        seccomp_r, seccomp_w = pipes.pipe()
+        os.write(seccomp_w, seccomp_program(platform.machine()))  # smaller than a pipe buffer
+        info_r, info_w = pipes.pipe()
+        child_ends += [seccomp_r, info_w]
+        argv, cwd, env = sandbox_command.bwrap_command(
+            limits.tmp_bytes, seccomp_fd=seccomp_r, info_fd=info_w
+        )
+        pipes.close(seccomp_w)
+    else:
+        workdir = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="videorl-sandbox-", ignore_cleanup_errors=True)
+        )
+        argv, cwd, env = (
+            sandbox_command.python_argv(),
+            workdir,
+            sandbox_command.child_env(workdir),
+        )
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        stdin=stdin_r,
+        stdout=out_w,
+        stderr=err_w,
+        pass_fds=child_ends[3:],
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    for fd in child_ends:
+        pipes.close(fd)
+    return StartedChild(proc, payload, stdin_w, out_r, err_r, result_r, info_r, inbox_w, started)
 
 
 def _close_all(fds: list[int]) -> None:
@@ -480,10 +540,10 @@ def _exchange(
                     if not pending:
                         poller.unregister(stdin_w)
                         close(stdin_w)
-                elif not _drain(fd, buffers[fd], caps[fd]):
+                elif not drain(fd, buffers[fd], caps[fd]):
                     poller.unregister(fd)
                 if fd == info_r and run.inner_pidfd is None:
-                    inner = _inner_pidfd(buffers[info_r], proc.pid)
+                    inner = inner_pidfd(buffers[info_r], proc.pid)
                     if inner is not None:
                         run.inner_pidfd, inner_pid = inner
                         run.pids += (inner_pid,)
@@ -491,7 +551,7 @@ def _exchange(
         os.close(pidfd)
     if exited:  # what the child wrote before it exited is still in the pipes
         for fd in (out_r, err_r, result_r):
-            _drain(fd, buffers[fd], caps[fd])
+            drain(fd, buffers[fd], caps[fd])
     run.report = bytes(buffers[result_r])
     run.report_overflow = len(run.report) > caps[result_r]
     run.stdout = bytes(buffers[out_r][: limits.max_output_bytes])
@@ -499,7 +559,7 @@ def _exchange(
     run.output_cap = limits.max_output_bytes
 
 
-def _drain(fd: int, buffer: bytearray, cap: int) -> bool:
+def drain(fd: int, buffer: bytearray, cap: int) -> bool:
     """Read what ``fd`` has now, keeping at most ``cap + 1`` bytes; False at end of file."""
     while True:
         try:
@@ -514,7 +574,7 @@ def _drain(fd: int, buffer: bytearray, cap: int) -> bool:
             buffer += chunk[: cap + 1 - len(buffer)]
 
 
-def _inner_pidfd(info: bytearray, bwrap_pid: int) -> tuple[int, int] | None:
+def inner_pidfd(info: bytearray, bwrap_pid: int) -> tuple[int, int] | None:
     """A pidfd on the namespace's init that bubblewrap reported (and its pid), if still ours."""
     try:
         child_pid = int(json.loads(bytes(info).partition(b"}")[0] + b"}")["child-pid"])
@@ -541,7 +601,7 @@ def _parent_pid(pid: int) -> int | None:
     return None
 
 
-def _kill_everything(proc: subprocess.Popen, isolation: Isolation, inner: int | None) -> int:
+def kill_everything(proc: subprocess.Popen, isolation: Isolation, inner: int | None) -> int:
     """Kill the child and everything it started, reap it, and return how many outlived it.
 
     With bubblewrap, SIGKILL to the PID namespace's init makes the kernel kill every process in
@@ -634,6 +694,9 @@ def _interpret(
         parsed = _parse_lines(lines[1:-1], n_calls=n_calls, nonce=nonce)
     except (WireError, ValueError, UnicodeDecodeError) as exc:
         return ChildReport("invalid_report", message=str(exc)[:300], **common)
+    except Exception as exc:  # a report the host cannot read is the code's: never a host error
+        message = f"{type(exc).__name__}: {exc}"[:300]
+        return ChildReport("invalid_report", message=message, **common)
     if run.returncode != 0:
         return ChildReport("crashed", message=_death(run.returncode), **common)
     return ChildReport(**parsed, **common)
@@ -655,6 +718,8 @@ def _json_string(text: str) -> str:
     """A message from the report: a JSON string, cut to :data:`MAX_MESSAGE_CHARS` as the child
     cuts its own (a forged report's would otherwise reach every result's details whole), with
     lone surrogates spelled out (it goes into JSON)."""
+    if not text.startswith('"'):  # a string cannot nest: nothing deep reaches the JSON parser
+        raise ValueError("expected a JSON string")
     value = json.loads(text)
     if type(value) is not str:
         raise ValueError("expected a JSON string")

@@ -21,10 +21,12 @@ Example:
 from __future__ import annotations
 
 import functools
+import marshal
 import os
 import shutil
 import sys
 import sysconfig
+import types
 from pathlib import Path
 
 from videorl_kit.rewards import sandbox_child
@@ -35,9 +37,35 @@ _SYSTEM_LIBRARY_DIRS = ("/lib", "/lib64", "/lib32", "/libx32", "/usr/lib", "/usr
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 
 
+# The child's program arrives compiled (marshalled ahead of its request on stdin), so that no
+# child spends its start-up compiling it: the command line only unpacks and runs it.
+_BOOTSTRAP = (
+    "# What runs inside the code sandbox: videorl_kit.rewards.sandbox_child, compiled\n"
+    "import marshal, sys\n"
+    "program, request = marshal.loads(sys.stdin.buffer.read())\n"
+    "scope = {'__name__': 'sandbox_child', '__builtins__': __builtins__}\n"
+    "exec(program, scope)\n"
+    "del program, sys, marshal\n"
+    "scope['child_main'](request)\n"
+)
+
+
 @functools.lru_cache(maxsize=1)
-def _child_source() -> str:
-    return Path(sandbox_child.__file__).read_text(encoding="utf-8")
+def child_program() -> types.CodeType:
+    """``sandbox_child``'s code, compiled once per process (the child is this interpreter)."""
+    source = Path(sandbox_child.__file__).read_text(encoding="utf-8")
+    return compile(source, sandbox_child.__file__, "exec", dont_inherit=True)
+
+
+def child_payload(request: dict[str, object]) -> bytes:
+    """What the child reads on stdin: its compiled program and ``request``, marshalled.
+
+    Example:
+        >>> import marshal
+        >>> marshal.loads(child_payload({"code": ""}))[1]
+        {'code': ''}
+    """
+    return marshal.dumps((child_program(), request))
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,7 +76,7 @@ def interpreter() -> str:
 
 def python_argv() -> list[str]:
     """The child's command line (without bubblewrap)."""
-    return [interpreter(), "-S", "-s", "-B", "-P", "-c", _child_source()]
+    return [interpreter(), "-S", "-s", "-B", "-P", "-c", _BOOTSTRAP]
 
 
 def child_env(workdir: str) -> dict[str, str]:

@@ -109,6 +109,9 @@ def _tagged_value(pairs: list[tuple[str, Any]]) -> Any:
     raise WireError(f"bad or unknown type tag {json.dumps(tag)[:40]}")
 
 
+_CONTAINERS = frozenset((list, tuple, set, frozenset, dict, _LIST_ITERATOR))
+
+
 def _check_depth(value: Any, max_depth: int) -> None:
     pending = [(value, 0)]
     while pending:
@@ -124,4 +127,6 @@ def _check_depth(value: Any, max_depth: int) -> None:
             continue
         if depth >= max_depth:
             raise WireError(f"value nested deeper than {max_depth} levels")
-        pending.extend((child, depth + 1) for child in children)
+        if _CONTAINERS.isdisjoint(set(map(type, children))):  # flat: nothing deeper (a C loop)
+            continue
+        pending.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
