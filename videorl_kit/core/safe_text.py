@@ -114,17 +114,23 @@ def control_characters(text: str) -> list[str]:
         >>> control_characters("runs/a\\nb\\u202e"), control_characters("runs/a b")
         (['\\\\n', '\\\\u202e'], [])
     """
-    return [
-        repr(ch)[1:-1] if ch.isascii() else f"\\u{ord(ch):04x}"
-        for ch in text
-        if unicodedata.category(ch) in _CONTROL_CATEGORIES
-    ]
+    return [_escape(ch) for ch in text if unicodedata.category(ch) in _CONTROL_CATEGORIES]
 
 
-def _visible(ch: str) -> str:
-    """A control character as the text of its escape (``\\n``), backslash escaped."""
-    code = repr(ch)[1:-1] if ch.isascii() else f"\\u{ord(ch):04x}"
-    return code.replace("\\", "\\\\")
+def _escape(ch: str) -> str:
+    return repr(ch)[1:-1] if ch.isascii() else f"\\u{ord(ch):04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with each control, format or line-separator character written as its escape.
+
+    Example:
+        >>> print(escape_controls("a\\nb\\u202ec d"))
+        a\\nb\\u202ec d
+    """
+    return "".join(
+        _escape(ch) if unicodedata.category(ch) in _CONTROL_CATEGORIES else ch for ch in text
+    )
 
 
 def markdown_text(value: object) -> str:
@@ -154,7 +160,7 @@ def markdown_text(value: object) -> str:
         elif ch in _MARKDOWN_ESCAPED:
             out.append("\\" + ch)
         elif unicodedata.category(ch) in _CONTROL_CATEGORIES:
-            out.append(_visible(ch))
+            out.append(_escape(ch).replace("\\", "\\\\"))  # shown as its escape
         else:
             out.append(ch)
     escaped = "".join(out)
