@@ -46,12 +46,13 @@ def hostile(name: str) -> str:
 
 
 class Html(HTMLParser):
-    """The tags, headings, table rows, image sources and text of rendered HTML."""
+    """The tags, headings, table rows, image sources, links and text of rendered HTML."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tags: list[str] = []
         self.images: list[str] = []
+        self.links: list[str] = []
         self.headings: list[str] = []
         self.rows: list[int] = []
         self.tables: list[list[int]] = []
@@ -62,6 +63,8 @@ class Html(HTMLParser):
         self.tags.append(tag)
         if tag == "img":
             self.images.append(dict(attrs).get("src") or "")
+        if tag == "a":
+            self.links.append(dict(attrs).get("href") or "")
         if tag in {"h1", "h2", "h3", "h4", "h5", "h6"}:
             self._heading = []
         if tag == "table":
