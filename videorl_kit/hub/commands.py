@@ -111,7 +111,9 @@ def publish_command(
     console = _out()
     console.print(table)
     if result.dry_run:
-        console.print(f"wrote {len(result.files)} files to {result.folder} (dry run: no upload)")
+        console.print(
+            f"wrote {len(result.files)} files to {result.folder} (dry run: no upload)", markup=False
+        )
     elif result.created_commit:
         console.print(f"published {result.repo_id}@{result.revision}: {result.commit_url}")
     else:

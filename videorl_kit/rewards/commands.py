@@ -257,7 +257,7 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
         f"mean format {s['mean_format']:.3f}, mean overall {s['mean_overall']:.3f}"
     )
     if out is not None:
-        console.print(f"wrote {len(rows)} results to {out}")
+        console.print(f"wrote {len(rows)} results to {out}", markup=False)
 
 
 def _read_line(ref: str) -> dict[str, Any]:

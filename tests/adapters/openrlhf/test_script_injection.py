@@ -183,7 +183,7 @@ def test_a_bundle_written_by_train_runs_no_value_of_its_recipe(workspace, stand_
         openrlhf={"video": "native", "extra_args": {"--logger.wandb.group": words[0],
                                                     "--data.input_template": words[1]}},
     )  # fmt: skip
-    out = tmp_path / "runs" / f"out {words[0]} {words[1]} {words[2]} '\"*?[x]"
+    out = tmp_path / "runs" / f"out {words[0]} {words[1]} {words[2]} '\"*?[x][/b]"
     result = runner.invoke(app, ["train", str(recipe), "--backend", "openrlhf", "--dry-run",
                                  "--output", str(out)])  # fmt: skip
     assert result.exit_code == 0, result.output
