@@ -1,0 +1,151 @@
+"""The bottom layer names no verifier module and no problem type: ``core`` is the mechanism,
+``videorl_kit.rewards.registry`` the kit's one registration, found through its entry point.
+
+A link upward that import-linter cannot see is a string naming a module that ``importlib``
+imports. No code of ``core`` holds one (docstrings may mention modules), nor the name of a
+problem type or built-in verifier: adding a type edits nothing there.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import importlib.util
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from videorl_kit.core import problem_types as registry_core
+from videorl_kit.core.problem_types import (
+    ENTRY_POINT_GROUP,
+    ProblemType,
+    canonical_problem_type,
+    problem_types,
+    register_problem_type,
+)
+from videorl_kit.rewards import registry
+
+REPO = Path(__file__).resolve().parents[2]
+CORE = REPO / "videorl_kit" / "core"
+
+
+def code_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants of a module's code (docstrings left out), with their lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings]  # fmt: skip
+
+
+def names_a_module_above_core(text: str) -> bool:
+    """``text`` is an import target (``pkg.module`` or ``pkg.module:attr``) outside core."""
+    match = re.fullmatch(r"(videorl_kit(?:\.\w+)+)(?::\w+)?", text)
+    if not match or match.group(1).startswith("videorl_kit.core"):
+        return False
+    return importlib.util.find_spec(match.group(1)) is not None
+
+
+def test_core_code_names_no_module_above_it_and_no_problem_type_or_verifier():
+    names = {t.value for t in problem_types()} | {name for name, _ in registry.VERIFIERS}
+    found = []
+    for path in sorted(CORE.glob("*.py")):
+        for line, text in code_strings(path):
+            if names_a_module_above_core(text) or text in names:
+                found.append(f"{path.relative_to(REPO)}:{line}: {text!r}")
+    assert not found, "core names what it should only register:\n" + "\n".join(found)
+
+
+def test_the_kits_registration_is_found_through_its_entry_point():
+    entries = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    assert [(e.name, e.value) for e in entries if e.value.startswith("videorl_kit.")] == [
+        ("videorl_kit", "videorl_kit.rewards.registry")
+    ]
+
+
+def test_every_registered_type_is_the_registrations():
+    assert [t.value for t in ProblemType] == [name for name, _, _ in registry.PROBLEM_TYPES]
+    for name, verifier, aliases in registry.PROBLEM_TYPES:
+        assert registry_core.problem_type_info(name).default_verifier == verifier
+        assert all(canonical_problem_type(alias).value == name for alias in aliases)
+
+
+def test_problem_types_read_as_the_enum_they_were():
+    numerical = ProblemType.NUMERICAL
+    assert numerical is ProblemType("numerical") is canonical_problem_type(" Number ")
+    assert numerical == "numerical" and {numerical: 1}["numerical"] == 1
+    assert (numerical.value, numerical.name, str(numerical), f"{numerical:>10}") == (
+        "numerical", "NUMERICAL", "numerical", " numerical"
+    )  # fmt: skip
+    assert type(numerical.value) is str
+    assert pickle.loads(pickle.dumps(numerical)) is numerical
+    assert numerical in ProblemType and "poetry" not in ProblemType
+    with pytest.raises(ValueError, match="'poetry' is not a registered problem type"):
+        ProblemType("poetry")
+    with pytest.raises(AttributeError, match="no problem type 'poetry' is registered"):
+        ProblemType.POETRY  # noqa: B018
+
+
+def test_a_registration_cannot_take_another_types_alias_or_change_a_default():
+    with pytest.raises(ValueError, match="alias 'mcq' of 'quiz' already names"):
+        register_problem_type("quiz", default_verifier="choice", aliases=["MCQ"])
+    with pytest.raises(ValueError, match=r"already registered by videorl_kit\.rewards\.registry"):
+        register_problem_type("numerical", default_verifier="mra")
+    with pytest.raises(ValueError, match="snake_case"):
+        register_problem_type("Bad Name", default_verifier="choice")
+    assert "quiz" not in ProblemType
+
+
+def test_without_installed_metadata_importing_rewards_registers_the_kits_types(tmp_path):
+    """A copy of the package alone on ``sys.path`` (no ``*.dist-info``): as on a Ray node."""
+    import shutil
+
+    shutil.copytree(REPO / "videorl_kit", tmp_path / "videorl_kit",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "assert not [d for d in m.distributions() if d.metadata['Name'] == 'videorl-kit']\n"
+        "from videorl_kit.core.problem_types import ProblemType, canonical_problem_type\n"
+        "try:\n"
+        "    canonical_problem_type('numerical')\n"
+        "except ValueError as exc:\n"
+        "    print('before:', exc)\n"
+        "import videorl_kit.rewards\n"
+        "from videorl_kit.rewards import reward_function_for\n"
+        "print('after:', len(ProblemType), reward_function_for('llava')('<answer>Tie</answer>',"
+        " 'Tie').overall)\n"
+    )
+    done = run_without_kit_metadata(code, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    before, after = done.stdout.splitlines()
+    assert "no problem type is registered: install videorl-kit" in before
+    assert after == "after: 13 1.0"
+
+
+def run_without_kit_metadata(
+    code: str, path: Path, farm_in: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` with ``path`` first on ``sys.path`` and every installed package but the
+    kit's own distribution (its ``*.dist-info`` and editable finder are left out; links to
+    the rest are made in ``farm_in``, by default ``path``)."""
+    farm = (farm_in or path) / "site"
+    farm.mkdir()
+    site_dirs = [Path(p) for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    for site in site_dirs:
+        for entry in site.iterdir():
+            kit = entry.name.startswith(("videorl_kit", "__editable__", "_main_venv"))
+            if kit or entry.suffix == ".pth" or (farm / entry.name).exists():
+                continue
+            (farm / entry.name).symlink_to(entry)
+    command = [sys.executable, "-S", "-c", f"import sys; sys.path[:0] = "
+               f"[{str(path)!r}, {str(farm)!r}]\n{code}"]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=path)
