@@ -230,7 +230,7 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     table = Table(title=f"rewards for {file}")
     for column in ("line", "type", "status", "accuracy", "format", "overall", "answer / reason"):
         table.add_column(column, justify="right" if column in ("accuracy", "format") else "left")
@@ -358,7 +358,7 @@ def _print_steps(steps: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     ex, fmt, result = steps["extraction"], steps["format"], steps["result"]
     table = Table(show_header=False, title="reward explain")
     table.add_column("step", style="bold")

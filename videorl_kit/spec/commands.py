@@ -11,6 +11,7 @@ import typer
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.spec.budget import estimate_image, estimate_video
@@ -24,7 +25,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 
 
 def _console() -> Console:
-    return Console(soft_wrap=True)
+    return Console(soft_wrap=True, markup=False)
 
 
 DocumentKind = tuple[Callable[[str | Path], bool], Callable[[str | Path], str]]
@@ -151,7 +152,7 @@ def list_specs(
                 row["id"], str(row["version"]), row["problem_type"], row["verifier"], row["file"]
             )
         else:
-            table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
+            table.add_row(Text("INVALID", style="red"), "", "", "", row["problem"])
     _console().print(table)
 
 
@@ -212,7 +213,7 @@ def show(
         typer.echo(json.dumps(payload, indent=2))
         return
     console = _console()
-    console.rule(f"[bold]{spec.id}[/bold] v{spec.version}")
+    console.rule(Text.assemble((spec.id, "bold"), f" v{spec.version}"))
     console.print(
         yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False
     )

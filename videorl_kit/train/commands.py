@@ -141,7 +141,7 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
 
 
 def _print_report(report: RunReport, dry_run: bool) -> None:
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     if dry_run:
         console.print_json(json.dumps(report.prepared, default=str))
         console.print(
