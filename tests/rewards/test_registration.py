@@ -149,3 +149,70 @@ def run_without_kit_metadata(
     command = [sys.executable, "-S", "-c", f"import sys; sys.path[:0] = "
                f"[{str(path)!r}, {str(farm)!r}]\n{code}"]  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=path)
+
+
+THIRD_PARTY_REGISTRY = """
+from videorl_kit.core.problem_types import register_problem_type
+from videorl_kit.core.verifiers import register_verifier_location
+
+register_problem_type("ordering", default_verifier="event_order", aliases=["event ordering"])
+register_verifier_location("event_order", 1, "vk_order_tasks.verifier")
+"""
+
+THIRD_PARTY_VERIFIER = """
+from videorl_kit.core.verifiers import register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
+
+
+@register_verifier(name="event_order", version=1, problem_types=["ordering"])
+class EventOrder:
+    '''1 when the events are named in the gold's order (test plugin).'''
+
+    def __init__(self, params) -> None:
+        self.params = params
+
+    def score(self, answer_text, gold, options=None):
+        same = [a.strip() for a in answer_text.split(",")] == [g.strip() for g in gold.split(",")]
+        return VerifyOutcome.ok(1.0 if same else 0.0)
+"""
+
+USE_THE_PLUGIN = """
+import sys
+from videorl_kit.core.problem_types import canonical_problem_type, registration_errors
+from videorl_kit.core.verifiers import default_verifier_name
+
+ordering = canonical_problem_type("Event Ordering")
+print(ordering.value, default_verifier_name(ordering), "vk_order_tasks.verifier" in sys.modules)
+from videorl_kit.rewards import reward_function_for
+
+score = reward_function_for("ordering")
+print(score("<answer>B, A</answer>", "B, A").overall, score("<answer>A, B</answer>", "B, A").overall)
+print(canonical_problem_type("numerical").value, sorted(registration_errors()))
+"""
+
+
+def test_a_package_registers_a_problem_type_through_the_entry_point(tmp_path):
+    """A third party adds a type as the kit adds its own: one registration module named under
+    the entry-point group, its verifier imported when first asked for; a broken registration
+    of another package breaks only itself."""
+    package = tmp_path / "vk_order_tasks"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "registry.py").write_text(THIRD_PARTY_REGISTRY, encoding="utf-8")
+    (package / "verifier.py").write_text(THIRD_PARTY_VERIFIER, encoding="utf-8")
+    (tmp_path / "vk_broken_tasks.py").write_text("raise RuntimeError('boom')\n", "utf-8")
+    for dist, entry in (("vk_order_tasks", "order = vk_order_tasks.registry"),
+                        ("vk_broken_tasks", "broken = vk_broken_tasks")):  # fmt: skip
+        info = tmp_path / f"{dist}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
+    command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+               f"{USE_THE_PLUGIN}"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "ordering event_order False",  # located, not imported yet
+        "1.0 0.1",  # the format reward alone
+        "numerical ['broken']",
+    ]
