@@ -299,3 +299,23 @@ def test_the_bundle_records_values_as_data_not_code(workspace, tmp_path):
     assert resolved["output_dir"] == str(out)
     env = json.loads((out / "runtime_env.json").read_text(encoding="utf-8"))
     assert env["py_modules"] == [os.fspath(out / "kit" / "videorl_kit")]
+
+
+def test_the_job_entry_logs_argv_with_control_characters_escaped(tmp_path):
+    """The job log is read on a terminal: an escape sequence in a value is shown, not run;
+    OpenRLHF still gets the value unchanged."""
+    lib, record = tmp_path / "lib", tmp_path / "record"
+    (lib / "openrlhf" / "cli").mkdir(parents=True)
+    record.mkdir()
+    for init in (lib / "openrlhf", lib / "openrlhf" / "cli"):
+        (init / "__init__.py").write_text("", encoding="utf-8")
+    (lib / "openrlhf" / "cli" / "train_ppo_ray.py").write_text(OPENRLHF_STAND_IN, "utf-8")
+    argv = ["--logger.wandb.group", "a\x1b[2J\x1b]0;title\x07b\nc"]
+    (tmp_path / "argv.json").write_text(json.dumps(argv), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{lib}:{REPO}", "STAND_IN_RECORD": str(record)}
+    done = subprocess.run([sys.executable, "-m", job_entry.MODULE, str(tmp_path / "argv.json")],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((record / "openrlhf.json").read_text()) == argv
+    assert done.stdout.count("\n") == 1 and "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "a\\x1b[2J\\x1b]0;title\\x07b\\nc" in done.stdout

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from videorl_kit.adapters.openrlhf.parser_check import ENTRY_MODULE
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import escape_controls
 
 MODULE = "videorl_kit.adapters.openrlhf.job_entry"
 
@@ -84,7 +85,8 @@ def main(args: Sequence[str] | None = None) -> None:
     if len(words) != 1:
         raise UserError(f"usage: python -m {MODULE} ARGV_JSON (got {len(words)} arguments)")
     argv = read_argv(argv_file(words[0]))
-    print(f"videorl-kit job: python -m {ENTRY_MODULE} {shlex.join(argv)}", flush=True)
+    shown = escape_controls(shlex.join(argv))  # the job log is read on a terminal
+    print(f"videorl-kit job: python -m {ENTRY_MODULE} {shown}", flush=True)
     os.execv(sys.executable, [sys.executable, "-m", ENTRY_MODULE, *argv])
 
 
