@@ -4,7 +4,9 @@ Rich reads ``[...]`` in printed text as markup: ``[/b]`` with no open tag raises
 ``MarkupError`` after the command's work is done, and ``[bold]``/``[link=...]`` change or
 drop what is shown. Paths, spec ids, data rows and above all model responses (``reward
 explain``) are values a user does not control, so every console of the kit prints text as
-it is (``markup=False``) and styles only through ``rich.text.Text``.
+it is (``markup=False``) and styles only through ``rich.text.Text``. Terminal escape
+sequences in those values (``ESC [2J``, a window title ``ESC ] 0;... BEL``) are shown as
+escapes, never sent to the terminal.
 """
 
 from __future__ import annotations
@@ -98,3 +100,27 @@ def test_spec_store_and_synth_commands_show_hostile_paths_as_written(tmp_path: P
     assert f"synthetic suite in {synth}" in invoke(
         "synth", str(synth), "--n", "1", "--task", "count"
     )
+
+
+ESCAPES = "a\x1b[2J\x1b]0;pwned\x07b\rc\u202ed"
+SHOWN = "a\\x1b[2J\\x1b]0;pwned\\x07b\\rc\\u202ed"
+
+
+def test_model_responses_and_rows_reach_no_terminal_escape(tmp_path: Path):
+    response = f"<answer>{ESCAPES}</answer>"
+    explained = invoke(
+        "reward", "explain", "--type", "ocr", "--response", response, "--answer", "x"
+    )
+    assert f"<answer>{SHOWN}</answer>" in explained
+    rollouts = tmp_path / "r.jsonl"
+    row = {"problem_type": "ocr", "response": response, "answer": "x"}
+    rollouts.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    scored = invoke("reward", "score", str(rollouts))
+    root = tmp_path / "spec"
+    make_video(root / "v.mp4", 6, 5, (64, 48), seed=1)
+    rows = video_rows(["v.mp4"], question=f"Q {ESCAPES}")
+    rows[0]["answer"] = f"7 {ESCAPES}"
+    shown = invoke("show", str(write_spec(root, "escape-task", rows)))
+    assert f"answer: 7 {SHOWN}" in shown and f"Q {SHOWN}" in shown
+    for output in (explained, scored, shown):
+        assert not {"\x1b", "\x07", "\r", "\u202e"} & set(output), output

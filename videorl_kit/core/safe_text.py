@@ -133,6 +133,22 @@ def escape_controls(text: str) -> str:
     )
 
 
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal shows it literally: line breaks and tabs kept, every other
+    control, format or line-separator character written as its escape, so that no escape
+    sequence of a value (a model response, a data row) reaches the terminal.
+
+    Example:
+        >>> print(terminal_text("a\\x1b[2J\\x07\\nb\\r"))
+        a\\x1b[2J\\x07
+        b\\r
+    """
+    return "".join(
+        ch if ch in "\n\t" or unicodedata.category(ch) not in _CONTROL_CATEGORIES else _escape(ch)
+        for ch in text
+    )
+
+
 def markdown_text(value: object) -> str:
     """``str(value)`` as literal text anywhere in Markdown: a paragraph, a heading, a list
     item, a table cell, a link's text. The one escaping function of every generated

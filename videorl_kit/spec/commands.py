@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import terminal_text
 from videorl_kit.spec.budget import estimate_image, estimate_video
 from videorl_kit.spec.check_data import check_data
 from videorl_kit.spec.data import iter_samples
@@ -217,12 +218,12 @@ def show(
     console.print(
         yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False
     )
-    console.rule(f"sample {chosen.sample_id}")
+    console.rule(terminal_text(f"sample {chosen.sample_id}"))
     media = [*map(str, chosen.videos), *map(str, chosen.images)]
-    console.print(f"media: {', '.join(media) or '(none)'}", markup=False)
-    console.print(f"answer: {chosen.answer}", markup=False)
+    console.print(terminal_text(f"media: {', '.join(media) or '(none)'}"), markup=False)
+    console.print(terminal_text(f"answer: {chosen.answer}"), markup=False)
     console.rule("prompt")
-    console.print(prompt, markup=False, highlight=False)
+    console.print(terminal_text(prompt), markup=False, highlight=False)
 
 
 def _parse_size(size: str) -> tuple[int, int]:
