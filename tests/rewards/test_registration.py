@@ -216,3 +216,58 @@ def test_a_package_registers_a_problem_type_through_the_entry_point(tmp_path):
         "1.0 0.1",  # the format reward alone
         "numerical ['broken']",
     ]
+
+
+SLOW_SHARED = """
+import time
+
+from videorl_kit.core.problem_types import register_problem_type
+
+time.sleep(0.5)  # another thread looks a type up meanwhile
+register_problem_type("slow_kind", default_verifier="choice")
+"""
+
+RACE = """
+import os, threading, time
+import videorl_kit.rewards  # the kit's own registration, as usual
+
+results = {}
+
+
+def import_shared():
+    import vk_slow_tasks.shared  # holds the import lock of the module, then registers
+    results["import"] = "ok"
+
+
+def look_up():
+    from videorl_kit.core.problem_types import canonical_problem_type
+
+    results["look-up"] = canonical_problem_type("slow_kind").value  # loads vk_slow_tasks.reg
+
+
+first = threading.Thread(target=import_shared, daemon=True)
+first.start()
+time.sleep(0.1)
+second = threading.Thread(target=look_up, daemon=True)
+second.start()
+for thread in (first, second):
+    thread.join(timeout=20)
+print(sorted(results.items()), flush=True)
+os._exit(0)
+"""
+
+
+def test_a_look_up_while_another_thread_imports_a_registration_does_not_deadlock(tmp_path):
+    """The registry's lock is never held while a registration module is imported."""
+    package = tmp_path / "vk_slow_tasks"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "shared.py").write_text(SLOW_SHARED, encoding="utf-8")
+    (package / "reg.py").write_text("import vk_slow_tasks.shared  # noqa: F401\n", "utf-8")
+    info = tmp_path / "vk_slow_tasks-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vk_slow_tasks\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nslow = vk_slow_tasks.reg\n")
+    command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{RACE}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.stdout.strip() == "[('import', 'ok'), ('look-up', 'slow_kind')]", done.stderr

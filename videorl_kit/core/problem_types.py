@@ -184,23 +184,28 @@ def load_registrations() -> None:
         True
     """
     global _scanned
-    with REGISTRY_LOCK:
-        try:
-            entry_points = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
-        except Exception as exc:  # broken metadata must not hide what is registered
+    try:
+        entry_points = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    except Exception as exc:  # broken metadata must not hide what is registered
+        with REGISTRY_LOCK:
             _load_errors["(metadata)"] = f"{type(exc).__name__}: {exc}"
-            entry_points = []
-        for entry in entry_points:
-            ident = (entry.name, entry.value)
-            if ident in _loaded_entry_points:
-                continue
-            _loaded_entry_points.add(ident)
-            try:
-                entry.load()
-            except Exception as exc:
-                message = f"entry point {entry.name} = {entry.value}: {type(exc).__name__}: {exc}"
+        entry_points = []
+    for entry in entry_points:
+        ident = (entry.name, entry.value)
+        if ident in _loaded_entry_points:
+            continue
+        # Imported without REGISTRY_LOCK: the module registers under that lock, and a thread
+        # importing it meanwhile holds the import system's lock of the module (two locks
+        # taken in two orders would deadlock). A second thread here waits on the import.
+        try:
+            entry.load()
+        except Exception as exc:
+            message = f"entry point {entry.name} = {entry.value}: {type(exc).__name__}: {exc}"
+            with REGISTRY_LOCK:
                 _load_errors[entry.name] = message
-        _scanned = True
+        with REGISTRY_LOCK:
+            _loaded_entry_points.add(ident)
+    _scanned = True
 
 
 def ensure_registrations() -> None:
