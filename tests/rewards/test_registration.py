@@ -271,3 +271,62 @@ def test_a_look_up_while_another_thread_imports_a_registration_does_not_deadlock
     command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{RACE}"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.stdout.strip() == "[('import', 'ok'), ('look-up', 'slow_kind')]", done.stderr
+
+
+SLOW_VERIFIER = """
+import time
+
+from videorl_kit.core.verifiers import register_verifier
+from videorl_kit.rewards.base import VerifyOutcome
+
+time.sleep(0.5)  # another thread asks for the verifier meanwhile
+
+
+@register_verifier(name="slow_exact", version=1, problem_types=["open_ended"])
+class SlowExact:
+    '''1 when the answer is the gold (test plugin).'''
+
+    def __init__(self, params) -> None:
+        self.params = params
+
+    def score(self, answer_text, gold, options=None):
+        return VerifyOutcome.ok(float(answer_text == gold))
+"""
+
+VERIFIER_RACE = """
+import os, threading, time
+from videorl_kit.core.verifiers import get_verifier, register_verifier_location
+
+register_verifier_location("slow_exact", 1, "vk_slow_verifier")
+get_verifier("choice")  # the kit's registrations are loaded
+results = {}
+
+
+def import_module():
+    import vk_slow_verifier  # holds the import lock of the module, then registers
+    results["import"] = "ok"
+
+
+def look_up():
+    results["look-up"] = get_verifier("slow_exact").version
+
+
+first = threading.Thread(target=import_module, daemon=True)
+first.start()
+time.sleep(0.1)
+second = threading.Thread(target=look_up, daemon=True)
+second.start()
+for thread in (first, second):
+    thread.join(timeout=20)
+print(sorted(results.items()), flush=True)
+os._exit(0)
+"""
+
+
+def test_asking_for_a_verifier_while_another_thread_imports_it_does_not_deadlock(tmp_path):
+    """The verifier registry's lock is not held while a verifier's module is imported."""
+    (tmp_path / "vk_slow_verifier.py").write_text(SLOW_VERIFIER, encoding="utf-8")
+    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n{VERIFIER_RACE}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.stdout.strip() == "[('import', 'ok'), ('look-up', 1)]", done.stderr

@@ -262,7 +262,12 @@ def _import_target(target: str) -> object:
 
 
 def _ensure_located(name: str) -> None:
-    """Import the modules located for verifiers called ``name`` (once; errors remembered)."""
+    """Import the modules located for verifiers called ``name`` (once; errors remembered).
+
+    Called without the registry's lock, which is taken only to record what happened: a
+    module registers under that lock, and a thread importing it meanwhile holds the import
+    system's lock of the module (two locks taken in two orders would deadlock).
+    """
     for (bname, bversion), target in list(_locations.items()):
         key = (bname, bversion)
         if bname != name or key in _registry or key in _load_errors:
@@ -270,10 +275,12 @@ def _ensure_located(name: str) -> None:
         try:
             _register_loaded(_import_target(target))
         except Exception as exc:  # a broken module must only break its own verifier
-            _load_errors[key] = f"{type(exc).__name__}: {exc}"
+            with _lock:
+                _load_errors[key] = f"{type(exc).__name__}: {exc}"
             continue
         if key not in _registry:
-            _load_errors[key] = f"{target} did not register verifier {bname!r} v{bversion}"
+            with _lock:
+                _load_errors[key] = f"{target} did not register verifier {bname!r} v{bversion}"
 
 
 def _register_loaded(obj: object) -> None:
@@ -296,18 +303,21 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
 
 
 def _ensure_entry_points(name: str | None) -> None:
-    """Load entry points named ``name`` (all of them when ``name`` is None)."""
+    """Load entry points named ``name`` (all of them when ``name`` is None), without the
+    registry's lock (see :func:`_ensure_located`)."""
     for ep in _entry_points():
         if name is not None and ep.name != name:
             continue
         ident = (ep.name, ep.value)
         if ident in _loaded_entry_points:
             continue
-        _loaded_entry_points.add(ident)
         try:
             _register_loaded(ep.load())
         except Exception as exc:
-            _load_errors[(ep.name, 0)] = f"entry point {ep.name} = {ep.value}: {exc}"
+            with _lock:
+                _load_errors[(ep.name, 0)] = f"entry point {ep.name} = {ep.value}: {exc}"
+        with _lock:
+            _loaded_entry_points.add(ident)
 
 
 def _known_names() -> set[str]:
@@ -328,10 +338,10 @@ def get_verifier(name: str, version: int | None = None) -> VerifierInfo:
         [<ProblemType.NUMERICAL: 'numerical'>, <ProblemType.REGRESSION: 'regression'>]
     """
     ensure_registrations()
+    _ensure_located(name)
+    if not any(n == name for n, _ in list(_registry)):
+        _ensure_entry_points(name)
     with _lock:
-        _ensure_located(name)
-        if not any(n == name for n, _ in _registry):
-            _ensure_entry_points(name)
         versions = sorted(v for n, v in _registry if n == name)
         if version is None and versions:
             return _registry[(name, versions[-1])]
@@ -377,10 +387,10 @@ def verifier_infos() -> list[VerifierInfo]:
         [('mra', 2)]
     """
     ensure_registrations()
+    for bname, _ in list(_locations):
+        _ensure_located(bname)
+    _ensure_entry_points(None)
     with _lock:
-        for bname, _ in list(_locations):
-            _ensure_located(bname)
-        _ensure_entry_points(None)
         return [_registry[k] for k in sorted(_registry)]
 
 
