@@ -1,8 +1,9 @@
 """docs/extending.md's worked example runs as written: a problem type added as three files.
 
-The three files of the guide (verifier module, case file, registration) are applied to a copy
-of the kit; the golden and registry tests, the module's examples and ``reward score`` then run
-there, in a process of their own, with no other change.
+The three files of the guide (verifier module, case file, registration in
+``rewards/registry.py``, none in ``core/``) are applied to a copy of the kit; the golden and
+registry tests, the module's examples and ``reward score`` then run there, in a process of
+their own, with no other change.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _block(pattern: str) -> tuple[str, str]:
 
 MODULE = _block(r"Save it as `(videorl_kit/rewards/\w+\.py)`:\s+```python\n(.*?)```")
 CASES = _block(r"Save the cases as `(tests/rewards/golden/\w+\.jsonl)`.*?```jsonl\n(.*?)```")
-REGISTRATION = _block(r"Register it in `(videorl_kit/core/problem_types\.py)`.*?```diff\n(.*?)```")
+REGISTRATION = _block(r"Register it in `(videorl_kit/rewards/registry\.py)`.*?```diff\n(.*?)```")
 COMMAND = _block(r"\$ cat (\w+\.jsonl)\n(.*?)\n\$ videorl-kit reward score")
 CHECK = re.search(r"\$ videorl-kit (reward check [^\n]+)\n```", SECTION)
 FIXTURE = re.search(r"```python\n(def test_\w+\(verifier_contract\):\n.*?)```", SECTION, re.S)
@@ -93,6 +94,7 @@ def test_the_worked_example_ends_with_reward_check() -> None:
 def test_the_guide_adds_a_problem_type_with_three_files() -> None:
     written = {MODULE[0], CASES[0], REGISTRATION[0]}
     assert len(written) == 3
+    assert not any(path.startswith("videorl_kit/core/") for path in written)  # the mechanism
     assert set(re.findall(r"^[+-]{3} [ab]/(\S+)", REGISTRATION[1], re.M)) == {REGISTRATION[0]}
     assert len([line for line in CASES[1].splitlines() if line.strip()]) >= 20
 

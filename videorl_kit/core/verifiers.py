@@ -3,13 +3,15 @@
 What a spec may name: each verifier's name, version, the problem types it scores and its
 params model. Spec validation reads it here, below the reward code: the implementations in
 :mod:`videorl_kit.rewards` register themselves with :func:`register_verifier` when their
-module is imported. Built-in verifiers are plugins like third-party ones: their modules are
-listed in :data:`~videorl_kit.core.problem_types.BUILTIN_VERIFIERS` and imported the first
-time one of their names is asked for (so a module that fails to import breaks only its own
-verifier). Third-party
-verifiers load through the entry-point group ``videorl_kit.verifiers``; an entry point's *name*
-is the verifier name and its *value* points at the decorated class (``pkg.module:MyVerifier``)
-or at a module that registers on import.
+module is imported. This module names no verifier: a registration module
+(``videorl_kit.rewards.registry`` for the kit's own, found through the entry-point group
+``videorl_kit.problem_types``) tells where each one lives with
+:func:`register_verifier_location`, and that module is imported the first time one of its
+names is asked for (so a module that fails to import breaks only its own verifier); retired
+versions are declared with :func:`register_retired_verifier`. Third-party verifiers also
+load through the entry-point group ``videorl_kit.verifiers``; an entry point's *name* is the
+verifier name and its *value* points at the decorated class (``pkg.module:MyVerifier``) or at
+a module that registers on import.
 
 Example:
     >>> from videorl_kit.core.verifiers import get_verifier, default_verifier_name
@@ -33,7 +35,6 @@ import contextlib
 import difflib
 import importlib
 import importlib.metadata
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -42,26 +43,19 @@ from pydantic import BaseModel, ValidationError
 
 from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.core.problem_types import (
-    BUILTIN_VERIFIERS,
-    DEFAULT_VERIFIERS,
+    REGISTRY_LOCK,
     ProblemType,
     canonical_problem_type,
+    ensure_registrations,
+    problem_type_info,
 )
 from videorl_kit.core.strict_model import StrictModel
 
 ENTRY_POINT_GROUP = "videorl_kit.verifiers"
 
-#: Built-in versions that were replaced, with why: asking for one is an error that says so
-#: (their scores cannot be reproduced by the current code; docs/verifiers.md, changelog).
-_ISSUE_10 = (
-    "choice", "numeric", "mra", "boolean", "temporal_iou", "box_iou", "spatiotemporal_iou",
-    "tracking_iou", "wer", "rouge", "math", "preference",
-)  # fmt: skip
-RETIRED_VERIFIERS: dict[tuple[str, int], str] = {
-    **{(name, 1): "issue 10 changed how answers are read" for name in _ISSUE_10},
-    ("code_exec", 1): "withdrawn: its verdicts could be forged (issue 11)",
-    ("code_exec", 2): "withdrawn: its tests that were not plain calls could be forged (issue 19)",
-}
+#: Versions that were replaced, with why (:func:`register_retired_verifier`): asking for one
+#: is an error that says so, and registering one again is refused.
+RETIRED_VERIFIERS: dict[tuple[str, int], str] = {}
 
 
 class NoParams(StrictModel):
@@ -140,8 +134,9 @@ class VerifierInfo:
         return self.factory(self.validate_params(params))
 
 
-_lock = threading.RLock()
+_lock = REGISTRY_LOCK
 _registry: dict[tuple[str, int], VerifierInfo] = {}
+_locations: dict[tuple[str, int], str] = {}
 _load_errors: dict[tuple[str, int], str] = {}
 _loaded_entry_points: set[tuple[str, str]] = set()
 
@@ -215,8 +210,35 @@ def _same_origin(a: object, b: object) -> bool:
     )
 
 
+def register_verifier_location(name: str, version: int, target: str) -> None:
+    """Say where verifier ``name`` v``version`` lives: ``target`` is the module (or
+    ``module:Class``) that registers it, imported the first time the verifier is asked for.
+
+    Example (``videorl_kit.rewards.registry`` says this; again is a no-op):
+        >>> register_verifier_location("numeric", 2, "videorl_kit.rewards.numeric")
+    """
+    with _lock:
+        known = _locations.get((name, version))
+        if known is not None and known != target:
+            raise ValueError(f"verifier {name!r} v{version} is already located at {known}")
+        _locations[(name, version)] = target
+
+
+def register_retired_verifier(name: str, version: int, why: str) -> None:
+    """Declare verifier ``name`` v``version`` retired: asking for it is an error giving
+    ``why``, and no class may register under it again.
+
+    Example:
+        >>> RETIRED_VERIFIERS[("code_exec", 1)]
+        'withdrawn: its verdicts could be forged (issue 11)'
+    """
+    with _lock:
+        RETIRED_VERIFIERS[(name, version)] = why
+
+
 def _add(info: VerifierInfo) -> None:
     key = (info.name, info.version)
+    ensure_registrations()
     if key in RETIRED_VERIFIERS:
         raise ValueError(
             f"verifier {info.name!r} v{info.version} is a retired built-in version "
@@ -239,19 +261,26 @@ def _import_target(target: str) -> object:
     return getattr(module, attr) if attr else module
 
 
-def _ensure_builtin(name: str) -> None:
-    """Import the modules of built-in verifiers called ``name`` (once; errors remembered)."""
-    for (bname, bversion), target in BUILTIN_VERIFIERS.items():
+def _ensure_located(name: str) -> None:
+    """Import the modules located for verifiers called ``name`` (once; errors remembered).
+
+    Called without the registry's lock, which is taken only to record what happened: a
+    module registers under that lock, and a thread importing it meanwhile holds the import
+    system's lock of the module (two locks taken in two orders would deadlock).
+    """
+    for (bname, bversion), target in list(_locations.items()):
         key = (bname, bversion)
         if bname != name or key in _registry or key in _load_errors:
             continue
         try:
             _register_loaded(_import_target(target))
         except Exception as exc:  # a broken module must only break its own verifier
-            _load_errors[key] = f"{type(exc).__name__}: {exc}"
+            with _lock:
+                _load_errors[key] = f"{type(exc).__name__}: {exc}"
             continue
         if key not in _registry:
-            _load_errors[key] = f"{target} did not register verifier {bname!r} v{bversion}"
+            with _lock:
+                _load_errors[key] = f"{target} did not register verifier {bname!r} v{bversion}"
 
 
 def _register_loaded(obj: object) -> None:
@@ -274,22 +303,25 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
 
 
 def _ensure_entry_points(name: str | None) -> None:
-    """Load entry points named ``name`` (all of them when ``name`` is None)."""
+    """Load entry points named ``name`` (all of them when ``name`` is None), without the
+    registry's lock (see :func:`_ensure_located`)."""
     for ep in _entry_points():
         if name is not None and ep.name != name:
             continue
         ident = (ep.name, ep.value)
         if ident in _loaded_entry_points:
             continue
-        _loaded_entry_points.add(ident)
         try:
             _register_loaded(ep.load())
         except Exception as exc:
-            _load_errors[(ep.name, 0)] = f"entry point {ep.name} = {ep.value}: {exc}"
+            with _lock:
+                _load_errors[(ep.name, 0)] = f"entry point {ep.name} = {ep.value}: {exc}"
+        with _lock:
+            _loaded_entry_points.add(ident)
 
 
 def _known_names() -> set[str]:
-    names = {n for n, _ in _registry} | {n for n, _ in BUILTIN_VERIFIERS}
+    names = {n for n, _ in _registry} | {n for n, _ in _locations}
     with contextlib.suppress(Exception):  # broken metadata must not hide built-in names
         names |= {ep.name for ep in _entry_points()}
     return names
@@ -305,10 +337,11 @@ def get_verifier(name: str, version: int | None = None) -> VerifierInfo:
         >>> sorted(get_verifier("mra").problem_types)
         [<ProblemType.NUMERICAL: 'numerical'>, <ProblemType.REGRESSION: 'regression'>]
     """
+    ensure_registrations()
+    _ensure_located(name)
+    if not any(n == name for n, _ in list(_registry)):
+        _ensure_entry_points(name)
     with _lock:
-        _ensure_builtin(name)
-        if not any(n == name for n, _ in _registry):
-            _ensure_entry_points(name)
         versions = sorted(v for n, v in _registry if n == name)
         if version is None and versions:
             return _registry[(name, versions[-1])]
@@ -341,7 +374,7 @@ def default_verifier_name(problem_type: ProblemType | str) -> str:
         >>> default_verifier_name("multiple choice")
         'choice'
     """
-    return DEFAULT_VERIFIERS[canonical_problem_type(str(problem_type))]
+    return problem_type_info(str(problem_type)).default_verifier
 
 
 def verifier_infos() -> list[VerifierInfo]:
@@ -353,10 +386,11 @@ def verifier_infos() -> list[VerifierInfo]:
         >>> [(i.name, i.version) for i in verifier_infos() if i.name == "mra"]
         [('mra', 2)]
     """
+    ensure_registrations()
+    for bname, _ in list(_locations):
+        _ensure_located(bname)
+    _ensure_entry_points(None)
     with _lock:
-        for bname, _ in BUILTIN_VERIFIERS:
-            _ensure_builtin(bname)
-        _ensure_entry_points(None)
         return [_registry[k] for k in sorted(_registry)]
 
 

@@ -7,6 +7,7 @@ Example:
     ...           {"base": [(61.0, 1.2), (55.0, None)], "rl": [(64.0, 1.1), (58.5, 0.9)]})
     >>> path.stat().st_size > 0
     True
+    >>> bar_chart(path, "$x^{$", ["a_$x$"], {"$": [(1.0, None)]})  # text, never maths
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ Bar = tuple[float | None, float | None]
 
 MISSING = "n/a"
 """The mark drawn where a run has no value, so that it never reads as a bar of height 0."""
+
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+"""Matplotlib settings that draw every label as the text it is: names come from results
+files and metrics logs, and ``$...$`` would otherwise be parsed as maths (a bad formula
+stops the whole report)."""
 
 
 def draw_bars(axes: Any, labels: Sequence[str], series: Mapping[str, Sequence[Bar]]) -> None:
@@ -67,15 +73,16 @@ def bar_chart(
     import matplotlib.pyplot as plt
 
     size = min(16.0, max(6.0, 0.6 * len(labels) * max(1.0, len(series) / 2)))
-    figure, axes = plt.subplots(figsize=(size, 4.2))
-    try:
-        draw_bars(axes, labels, series)
-        axes.set_ylabel(ylabel)
-        axes.set_title(title)
-        axes.grid(axis="y", alpha=0.3)
-        if len(series) > 1:
-            axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        figure.tight_layout()
-        figure.savefig(path, dpi=110)
-    finally:
-        plt.close(figure)
+    with matplotlib.rc_context(PLAIN_TEXT):
+        figure, axes = plt.subplots(figsize=(size, 4.2))
+        try:
+            draw_bars(axes, labels, series)
+            axes.set_ylabel(ylabel)
+            axes.set_title(title)
+            axes.grid(axis="y", alpha=0.3)
+            if len(series) > 1:
+                axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            figure.tight_layout()
+            figure.savefig(path, dpi=110)
+        finally:
+            plt.close(figure)

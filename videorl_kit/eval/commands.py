@@ -30,7 +30,7 @@ def _summary(results: EvalResults, out: Path) -> None:
             f"{task.n_scored}/{task.n_rows}",
             str(task.n_skipped + task.n_unverifiable + task.n_error),
         )
-    Console(soft_wrap=True).print(table)
+    Console(soft_wrap=True, markup=False).print(table)
 
 
 def eval_command(
@@ -112,7 +112,7 @@ def eval_command(
     """
     from videorl_kit.eval.runner import EvalConfig, run_eval  # polars: only when evaluating
 
-    console = Console(stderr=True, soft_wrap=True)
+    console = Console(stderr=True, soft_wrap=True, markup=False)
     config = EvalConfig(
         specs=specs,
         out=out,

@@ -9,6 +9,13 @@ which is conservative when both scored the same samples), in the table and in ``
 content, budget, sampling or data are flagged, since their numbers are not directly comparable.
 A benchmark a run lacks is marked ``n/a`` in the charts, never drawn as a 0.
 
+Every value read from a results file or a folder name (model names, labels, task ids,
+benchmark, group, metric and category names, warnings) passes through one function,
+:func:`~videorl_kit.core.safe_text.markdown_text` (:func:`md`), before it reaches
+``report.md``: a value is shown as text, never read as Markdown or HTML (no tag, heading,
+table row, link or image of a value survives), and the report's only images are its own
+PNGs.
+
 Example:
     >>> fmt_score(0.6234, 0.0121)
     '62.3 ± 1.2'
@@ -18,17 +25,30 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import markdown_code, markdown_text
 from videorl_kit.eval.charts import Bar, bar_chart
 from videorl_kit.eval.results import EvalResults, Metric, TaskResult, load_results
 
 #: Benchmark groups in the order EasyVideoR1's report lists them; other groups follow.
 GROUP_ORDER = ("General", "Long video", "Reasoning", "STEM", "Spatial", "Grounding", "Streaming")
+
+
+def md(value: object) -> str:
+    """A value of a results file as Markdown text (see the module doc); ``code=``-style
+    values use :func:`~videorl_kit.core.safe_text.markdown_code`.
+
+    Example:
+        >>> md("Qwen2.5-VL <b>7B</b>")
+        'Qwen2.5-VL &lt;b&gt;7B&lt;/b&gt;'
+    """
+    return markdown_text(value)
 
 
 def fmt_score(value: float | None, stderr: float | None) -> str:
@@ -93,16 +113,26 @@ def load_runs(folders: list[str | Path]) -> list[Run]:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    cells = [[c.replace("|", "\\|") for c in row] for row in rows]
+    """A Markdown table of cells that are Markdown already (values went through :func:`md`)."""
     return [
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(row) + " |" for row in cells),
+        *("| " + " | ".join(row) + " |" for row in rows),
     ]
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", text)
+    """A file-name part for ``text``: itself when short and plain, else a cut slug with a
+    hash of the text (so two names never share a chart, and no name is too long).
+
+    Example:
+        >>> _slug("video-mme"), _slug("a b"), len(_slug("x" * 500))
+        ('video-mme', 'a_b-c8687a08', 49)
+    """
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", text)
+    if slug == text and len(text) <= 48:
+        return text
+    return f"{slug[:40]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def _tasks(runs: list[Run]) -> dict[str, TaskResult]:
@@ -123,10 +153,10 @@ def _comparability(runs: list[Run], task_id: str) -> list[str]:
     for field in ("spec_sha256", "budget", "generation", "variant"):
         values = {repr(getattr(r.results.tasks[task_id], field)) for r in present}
         if len(values) > 1:
-            warnings.append(f"{task_id}: runs differ in {field}")
+            warnings.append(f"{md(task_id)}: runs differ in {field}")
     data = {r.results.tasks[task_id].data.sha256 for r in present}
     if len(data) > 1:
-        warnings.append(f"{task_id}: runs read different annotation files")
+        warnings.append(f"{md(task_id)}: runs read different annotation files")
     return warnings
 
 
@@ -136,14 +166,14 @@ def _run_rows(runs: list[Run]) -> list[list[str]]:
         info, model = run.results.run, run.results.model
         rows.append(
             [
-                run.label,
-                f"{model.backend}: {model.name or model.path or ''}",
-                model.fingerprint[:12],
+                md(run.label),
+                md(f"{model.backend}: {model.name or model.path or ''}"),
+                md(model.fingerprint[:12]),
                 str(info.seed),
-                info.variant or "spec",
+                md(info.variant or "spec"),
                 "fixture" if info.fixture else (str(info.limit) if info.limit else "all"),
-                info.finished_at[:19],
-                f"{info.kit_version} ({str(info.git.get('hash', ''))[:10] or 'no git'})",
+                md(info.finished_at[:19]),
+                md(f"{info.kit_version} ({str(info.git.get('hash', ''))[:10] or 'no git'})"),
             ]
         )
     return rows
@@ -159,7 +189,7 @@ def _headline(run: Run, task: TaskResult) -> Metric | None:
 def _headline_rows(runs: list[Run], tasks: dict[str, TaskResult]) -> list[list[str]]:
     rows = []
     for first in tasks.values():
-        row = [first.group or "", first.benchmark, first.primary_metric]
+        row = [md(first.group or ""), md(first.benchmark), md(first.primary_metric)]
         base_metric = _headline(runs[0], first)
         for index, run in enumerate(runs):
             metric = _headline(run, first)
@@ -187,9 +217,9 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
     )
     header = ["group", "benchmark", "metric"]
     for index, run in enumerate(runs):
-        header.append(run.label)
+        header.append(md(run.label))
         if index > 0:
-            header += [f"Δ vs {runs[0].label}", "Δ exceeds se"]
+            header += [f"Δ vs {md(runs[0].label)}", "Δ exceeds se"]
     lines += ["", "## Scores", "", "Percent; ± one standard error clustered by video.", ""]
     lines += _table(header, _headline_rows(runs, tasks))
     benchmarks = [task.benchmark for task in tasks.values()]
@@ -222,12 +252,12 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
         for task in run.results.tasks.values():
             if task.n_skipped or task.n_unverifiable or task.n_error:
                 warnings.append(
-                    f"{run.label}/{task.task_id}: {task.n_skipped} rows not scored, "
+                    f"{md(run.label)}/{md(task.task_id)}: {task.n_skipped} rows not scored, "
                     f"{task.n_unverifiable} unverifiable, {task.n_error} verifier errors"
                 )
             if task.data.source_verified is False:
                 warnings.append(
-                    f"{run.label}/{task.task_id}: the spec's annotation source is marked "
+                    f"{md(run.label)}/{md(task.task_id)}: the spec's annotation source is marked "
                     "unverified (see eval.source.note)"
                 )
     if warnings:
@@ -251,9 +281,9 @@ def _percent(value: Metric | tuple[float | None, float | None] | None) -> Bar:
 def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
     present = [r for r in runs if task_id in r.results.tasks]
     first = present[0].results.tasks[task_id]
-    lines = [f"## {first.benchmark} (`{task_id}`)", ""]
+    lines = [f"## {md(first.benchmark)} ({markdown_code(task_id)})", ""]
     counts = ", ".join(
-        f"{r.label}: {r.results.tasks[task_id].n_scored} scored of "
+        f"{md(r.label)}: {r.results.tasks[task_id].n_scored} scored of "
         f"{r.results.tasks[task_id].n_rows} rows"
         for r in present
     )
@@ -261,14 +291,14 @@ def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
     names = list(dict.fromkeys(n for r in present for n in r.results.tasks[task_id].metrics))
     rows = []
     for name in names:
-        row = [name]
+        row = [md(name)]
         for run in present:
             metric = run.results.tasks[task_id].metrics.get(name)
             row.append(
                 fmt_score(metric.value, metric.stderr) + f" (n={metric.n})" if metric else "–"
             )
         rows.append(row)
-    lines += [*_table(["metric", *(r.label for r in present)], rows), ""]
+    lines += [*_table(["metric", *(md(r.label) for r in present)], rows), ""]
     columns = list(dict.fromkeys(c for r in present for c in r.results.tasks[task_id].categories))
     for column in columns:
         values = list(
@@ -281,7 +311,7 @@ def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
         table = []
         series: dict[str, list[Bar]] = {}
         for value in values:
-            cells = [value]
+            cells = [md(value)]
             for run in present:
                 match = next(
                     (
@@ -299,6 +329,7 @@ def _task_section(runs: list[Run], task_id: str, out_dir: Path) -> list[str]:
             table.append(cells)
         chart = f"categories_{_slug(task_id)}_{_slug(column)}.png"
         bar_chart(out_dir / chart, f"{first.benchmark}: by {column}", values, series)
-        lines += [f"### By `{column}`", "", *_table([column, *(r.label for r in present)], table)]
-        lines += ["", f"![{task_id} by {column}]({chart})", ""]
+        header = [md(column), *(md(r.label) for r in present)]
+        lines += [f"### By {markdown_code(column)}", "", *_table(header, table)]
+        lines += ["", f"![{md(task_id)} by {md(column)}]({chart})", ""]
     return lines

@@ -3,7 +3,9 @@
 The front matter follows the Hub's dataset-card conventions: ``configs`` (one per spec,
 ``config_name`` always set, pointing at the sample manifest), ``license``, ``tags``,
 ``source_datasets``, and a ``videorl_kit`` block with spec and verifier versions and each
-data source with its pinned revision.
+data source with its pinned revision. Every value in the Markdown body goes through
+:func:`~videorl_kit.core.safe_text.markdown_text` (a local data path is any text); the front
+matter is written by the YAML dumper.
 
 Example:
     >>> from videorl_kit.hf.manifest import SpecEntry
@@ -23,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from videorl_kit.core.safe_text import markdown_code, markdown_text
 from videorl_kit.hf.errors import HubError
 from videorl_kit.hf.manifest import MANIFEST_FORMAT_VERSION, MANIFEST_NAME, SpecEntry
 
@@ -47,9 +50,27 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 _PlainDumper.add_representer(str, _represent_str)
 
+_LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
 
-def dump_yaml(data: Any) -> str:
+
+class _FrontMatterDumper(_PlainDumper):
+    """The card's front matter: text with a line break is double-quoted (``\\n``), so no
+    value can write a line of its own, such as the ``---`` that ends the front matter."""
+
+
+def _represent_one_line(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = '"' if any(mark in value for mark in _LINE_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontMatterDumper.add_representer(str, _represent_one_line)
+
+
+def dump_yaml(data: Any, *, one_line_strings: bool = False) -> str:
     """Dump plain data as block-style YAML, keys in insertion order, no aliases.
+
+    ``one_line_strings``: every string on its own line (a card's front matter), else
+    multi-line text as a literal block.
 
     Example:
         >>> print(dump_yaml({"b": 1, "a": [1, 2]}), end="")
@@ -57,9 +78,12 @@ def dump_yaml(data: Any) -> str:
         a:
         - 1
         - 2
+        >>> print(dump_yaml({"tag": "x\\n---"}, one_line_strings=True), end="")
+        tag: "x\\n---"
     """
+    dumper = _FrontMatterDumper if one_line_strings else _PlainDumper
     return yaml.dump(
-        data, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+        data, Dumper=dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
     )
 
 
@@ -115,14 +139,12 @@ def card_metadata(
     return meta
 
 
-def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 def _source_text(source: dict[str, Any]) -> str:
+    """The data source as Markdown: every value escaped (a local path is any text)."""
     if "repo" in source:
-        return f"`{source['repo']}` @ `{source.get('revision')}` (`{source.get('file')}`)"
-    return f"local file `{source.get('path')}` (not uploaded)"
+        repo, revision = markdown_code(source["repo"]), markdown_code(source.get("revision"))
+        return f"{repo} @ {revision} ({markdown_code(source.get('file'))})"
+    return f"local file {markdown_code(source.get('path'))} (not uploaded)"
 
 
 def build_card(repo_id: str, entries: list[SpecEntry], *, kit_version: str, license: str) -> str:
@@ -134,14 +156,14 @@ def build_card(repo_id: str, entries: list[SpecEntry], *, kit_version: str, lice
     """
     meta = card_metadata(repo_id, entries, kit_version=kit_version, license=license)
     rows = "\n".join(
-        f"| `{_cell(e.id)}` | {e.version} | {_cell(e.problem_type)} | "
-        f"`{_cell(e.verifier.get('name'))}` v{_cell(e.verifier.get('version'))} | "
-        f"{_cell(_source_text(e.data_source))} | {e.sample_rows} |"
+        f"| {markdown_code(e.id)} | {e.version} | {markdown_text(e.problem_type)} | "
+        f"{markdown_code(e.verifier.get('name'))} v{markdown_text(e.verifier.get('version'))} | "
+        f"{_source_text(e.data_source)} | {e.sample_rows} |"
         for e in entries
     )
     first = entries[0].id if entries else "SPEC-ID"
     body = f"""
-# {repo_id}
+# {markdown_text(repo_id)}
 
 Task specs for videorl-kit (RL with verifiable rewards on video understanding),
 published with `videorl-kit publish` (kit {kit_version}).
@@ -174,11 +196,12 @@ from datasets import load_dataset
 sample = load_dataset("{repo_id}", "{first}", split="{SAMPLE_SPLIT}", revision="COMMIT_SHA")
 ```
 """
-    return f"---\n{dump_yaml(meta)}---\n{body}"
+    return f"---\n{dump_yaml(meta, one_line_strings=True)}---\n{body}"
 
 
 def parse_front_matter(text: str) -> dict[str, Any]:
-    """The YAML front matter of a card (between the first two ``---`` lines).
+    """The YAML front matter of a card (between the first two ``---`` lines; the closing
+    one unindented, as the Hub reads it).
 
     Example:
         >>> parse_front_matter("---\\nlicense: mit\\n---\\n# Title\\n")
@@ -188,7 +211,7 @@ def parse_front_matter(text: str) -> dict[str, Any]:
     if not lines or lines[0].strip() != "---":
         raise HubError("README.md: no YAML front matter (expected a first line '---')")
     try:
-        end = next(i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---")
+        end = next(i for i, line in enumerate(lines[1:], start=1) if line.rstrip() == "---")
     except StopIteration:
         raise HubError("README.md: YAML front matter is not closed by a '---' line") from None
     data = yaml.safe_load("\n".join(lines[1:end]))

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.spec.loader import discover_spec_paths
@@ -33,11 +34,11 @@ TokenOption = Annotated[
 
 
 def _out() -> Console:
-    return Console(soft_wrap=True)
+    return Console(soft_wrap=True, markup=False)
 
 
 def _err() -> Console:
-    return Console(stderr=True, soft_wrap=True)
+    return Console(stderr=True, soft_wrap=True, markup=False)
 
 
 def publish_command(
@@ -111,7 +112,9 @@ def publish_command(
     console = _out()
     console.print(table)
     if result.dry_run:
-        console.print(f"wrote {len(result.files)} files to {result.folder} (dry run: no upload)")
+        console.print(
+            f"wrote {len(result.files)} files to {result.folder} (dry run: no upload)", markup=False
+        )
     elif result.created_commit:
         console.print(f"published {result.repo_id}@{result.revision}: {result.commit_url}")
     else:
@@ -121,7 +124,7 @@ def publish_command(
     if not result.dry_run and result.specs:
         console.print(f"use it with: videorl-kit pull {result.repo_id}@{result.revision}")
     for warning in result.warnings:
-        _err().print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
+        _err().print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
 
 
 def pull_command(
@@ -164,7 +167,7 @@ def pull_command(
         f"{len(summary['files'])} files match the manifest, {len(pulled.specs)} specs loaded"
     )
     for warning in pulled.warnings:
-        _err().print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
+        _err().print(Text.assemble(("warning:", "yellow"), f" {warning}"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -37,12 +37,16 @@ Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatio
 tracking_iou, wer, rouge, math, code_exec and preference, all at version 2; the changelog is in
 docs/verifiers.md.
 
-Importing this package is cheap: submodules load on first attribute access.
+Importing this package is cheap: submodules load on first attribute access. It imports
+:mod:`videorl_kit.rewards.registry` (the kit's problem types and where each built-in verifier
+lives, nothing heavy), so the kit's types are registered even where its entry points are not
+installed (a run bundle's copy of the kit).
 """
 
 from __future__ import annotations
 
 from videorl_kit.core.lazy import lazy_exports
+from videorl_kit.rewards import registry as registry
 
 _LAZY = {
     "RewardResult": "videorl_kit.rewards.result",

@@ -22,7 +22,7 @@ import typer
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.problem_types import canonical_problem_type
-from videorl_kit.core.safe_text import to_json
+from videorl_kit.core.safe_text import terminal_text, to_json
 from videorl_kit.rewards import router
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec import SpecError, load_spec
@@ -230,7 +230,7 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     table = Table(title=f"rewards for {file}")
     for column in ("line", "type", "status", "accuracy", "format", "overall", "answer / reason"):
         table.add_column(column, justify="right" if column in ("accuracy", "format") else "left")
@@ -239,12 +239,12 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
         note = details.get("error") or details.get("reason") or details.get("extracted") or ""
         table.add_row(
             str(row["line"]),
-            str(row.get("problem_type", "")),
+            terminal_text(str(row.get("problem_type", ""))),
             row["status"],
             f"{row['accuracy']:.3f}",
             f"{row['format']:.0f}",
             f"{row['overall']:.3f}",
-            str(note)[:80],
+            terminal_text(str(note)[:80]),
         )
     console.print(table)
     if len(rows) > TABLE_ROWS:
@@ -257,7 +257,7 @@ def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> No
         f"mean format {s['mean_format']:.3f}, mean overall {s['mean_overall']:.3f}"
     )
     if out is not None:
-        console.print(f"wrote {len(rows)} results to {out}")
+        console.print(f"wrote {len(rows)} results to {out}", markup=False)
 
 
 def _read_line(ref: str) -> dict[str, Any]:
@@ -358,7 +358,7 @@ def _print_steps(steps: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     ex, fmt, result = steps["extraction"], steps["format"], steps["result"]
     table = Table(show_header=False, title="reward explain")
     table.add_column("step", style="bold")
@@ -397,7 +397,7 @@ def _print_steps(steps: dict[str, Any]) -> None:
     if reason:
         rows.append(("reason", str(reason)))
     for step, value in rows:
-        table.add_row(step, value)
+        table.add_row(step, terminal_text(value))
     console.print(table)
 
 

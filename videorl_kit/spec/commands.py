@@ -11,8 +11,10 @@ import typer
 import yaml
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import terminal_text
 from videorl_kit.spec.budget import estimate_image, estimate_video
 from videorl_kit.spec.check_data import check_data
 from videorl_kit.spec.data import iter_samples
@@ -24,7 +26,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable
 
 
 def _console() -> Console:
-    return Console(soft_wrap=True)
+    return Console(soft_wrap=True, markup=False)
 
 
 DocumentKind = tuple[Callable[[str | Path], bool], Callable[[str | Path], str]]
@@ -151,7 +153,7 @@ def list_specs(
                 row["id"], str(row["version"]), row["problem_type"], row["verifier"], row["file"]
             )
         else:
-            table.add_row("[red]INVALID[/red]", "", "", "", f"{row['problem']}")
+            table.add_row(Text("INVALID", style="red"), "", "", "", row["problem"])
     _console().print(table)
 
 
@@ -212,16 +214,16 @@ def show(
         typer.echo(json.dumps(payload, indent=2))
         return
     console = _console()
-    console.rule(f"[bold]{spec.id}[/bold] v{spec.version}")
+    console.rule(Text.assemble((spec.id, "bold"), f" v{spec.version}"))
     console.print(
         yaml.safe_dump(spec.resolved_dict(), sort_keys=False), markup=False, highlight=False
     )
-    console.rule(f"sample {chosen.sample_id}")
+    console.rule(terminal_text(f"sample {chosen.sample_id}"))
     media = [*map(str, chosen.videos), *map(str, chosen.images)]
-    console.print(f"media: {', '.join(media) or '(none)'}", markup=False)
-    console.print(f"answer: {chosen.answer}", markup=False)
+    console.print(terminal_text(f"media: {', '.join(media) or '(none)'}"), markup=False)
+    console.print(terminal_text(f"answer: {chosen.answer}"), markup=False)
     console.rule("prompt")
-    console.print(prompt, markup=False, highlight=False)
+    console.print(terminal_text(prompt), markup=False, highlight=False)
 
 
 def _parse_size(size: str) -> tuple[int, int]:

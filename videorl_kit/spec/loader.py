@@ -26,7 +26,12 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from videorl_kit.core.errors import UserError
-from videorl_kit.core.problem_types import ALIASES, FROM_ROW, ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import (
+    FROM_ROW,
+    ProblemType,
+    canonical_problem_type,
+    problem_type_aliases,
+)
 from videorl_kit.core.safe_text import quoted
 from videorl_kit.core.verifiers import (
     UnknownVerifierError,
@@ -261,7 +266,7 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
         message = "missing required field"
     elif message.startswith("unknown problem type") and isinstance(err.get("input"), str):
         given = err["input"]
-        names = [t.value for t in ProblemType] + list(ALIASES)
+        names = [t.value for t in ProblemType] + list(problem_type_aliases())
         valid = ", ".join(t.value for t in ProblemType)
         if loc == ("problem_type",):
             names, valid = [*names, FROM_ROW], f"{valid}, or {FROM_ROW}"

@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.spec.loader import discover_spec_paths
@@ -39,7 +40,7 @@ cache_app = typer.Typer(
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(soft_wrap=True, stderr=stderr)
+    return Console(soft_wrap=True, stderr=stderr, markup=False)
 
 
 def _print_json(payload: Any) -> None:
@@ -184,7 +185,7 @@ def _build_with_progress(paths: list[Any], store: Path, config: BuildConfig) -> 
     from videorl_kit.store.builder import BuildProgress, build_cache
 
     columns = (
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn(
@@ -419,7 +420,10 @@ def verify_command(
                 check.status, "red"
             )
             table.add_row(
-                check.cache_key[:16], check.source_uri, f"[{style}]{check.status}[/]", check.detail
+                check.cache_key[:16],
+                check.source_uri,
+                Text(check.status, style=style),
+                check.detail,
             )
         console.print(table)
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)

@@ -51,7 +51,7 @@ def synth(
         raise UserError(f"--n must be at least 1, got {n}")
     from videorl_kit.synth.suite import generate_suite
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False)
     started = time.perf_counter()
     with console.status("generating…", spinner="dots") as status:
 
@@ -70,7 +70,7 @@ def synth(
     table = Table("file", "problem type", "data", "rows", title=f"synthetic suite in {out_dir}")
     for summary in manifest.tasks:
         table.add_row(summary.file, summary.problem_type, summary.data_type, str(summary.rows))
-    out = Console(soft_wrap=True)
+    out = Console(soft_wrap=True, markup=False)
     out.print(table)
     out.print(
         f"{manifest.n_rows} rows, {manifest.n_videos} videos, {manifest.n_images} images "

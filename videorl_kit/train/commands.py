@@ -141,15 +141,17 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
 
 
 def _print_report(report: RunReport, dry_run: bool) -> None:
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     if dry_run:
         console.print_json(json.dumps(report.prepared, default=str))
-        console.print(f"dry run: wrote the run's inputs to {report.output_dir}, trained nothing")
+        console.print(
+            f"dry run: wrote the run's inputs to {report.output_dir}, trained nothing", markup=False
+        )
         return
     if report.tasks:
         console.print(task_table(report.tasks))
-    console.print(f"run: {report.output_dir}")
-    console.print(f"plot it: videorl-kit plot {report.output_dir}")
+    console.print(f"run: {report.output_dir}", markup=False)
+    console.print(f"plot it: videorl-kit plot {report.output_dir}", markup=False)
 
 
 def plot(

@@ -249,7 +249,7 @@ def plan_training(
         ...
         videorl_kit.core.errors.UserError: model .../no/such/model: does not exist (recipe ...)
     """
-    loaded = load_recipe(recipe, backend=backend)
+    loaded = load_recipe(recipe, backend=backend, output_dir=output is None)
     if max_steps is not None:
         if max_steps < 1:
             raise UserError(f"--max-steps must be at least 1, not {max_steps}")

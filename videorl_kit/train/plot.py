@@ -31,6 +31,9 @@ from videorl_kit.train.metrics import (
 
 PLOTS_DIR = "plots"
 
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+"""Labels are drawn as the text they are: ``$...$`` in a task id or folder name is no maths."""
+
 MetricKey = str | Callable[[str], str]
 """A fixed metric name, or a function from a task id to that task's metric name."""
 
@@ -84,15 +87,16 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         lines = _lines(records, metric)
         if not lines:
             continue
-        figure, axes = plt.subplots(figsize=(7, 4))
-        for label, steps, values in lines:
-            axes.plot(steps, values, marker="o" if len(steps) < 30 else None, label=label)
-        axes.set(title=f"{title} ({run.name})", xlabel="step", ylabel=ylabel)
-        axes.grid(alpha=0.3)
-        if len(lines) > 1:
-            axes.legend(fontsize="small")
-        figure.tight_layout()
-        figure.savefig(out / name, dpi=100)
-        plt.close(figure)
+        with matplotlib.rc_context(PLAIN_TEXT):  # task ids and the folder name: never maths
+            figure, axes = plt.subplots(figsize=(7, 4))
+            for label, steps, values in lines:
+                axes.plot(steps, values, marker="o" if len(steps) < 30 else None, label=label)
+            axes.set(title=f"{title} ({run.name})", xlabel="step", ylabel=ylabel)
+            axes.grid(alpha=0.3)
+            if len(lines) > 1:
+                axes.legend(fontsize="small")
+            figure.tight_layout()
+            figure.savefig(out / name, dpi=100)
+            plt.close(figure)
         written.append(out / name)
     return written

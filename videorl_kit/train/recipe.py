@@ -55,6 +55,12 @@ from videorl_kit.train.algorithms import (
     unknown_algorithm_message,
 )
 from videorl_kit.train.openrlhf_limits import openrlhf_problems
+from videorl_kit.train.script_values import (
+    RayAddress,
+    ScriptArgs,
+    ScriptText,
+    bundle_path_problem,
+)
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
 RECIPE_KEYS = ("tasks", "algorithm")
@@ -69,7 +75,7 @@ class TaskRef(StrictModel):
     probability weight / (sum of weights).
     """
 
-    spec: str = Field(..., min_length=1, description="Spec file, glob or hf:// URI.")
+    spec: ScriptText = Field(..., min_length=1, description="Spec file, glob or hf:// URI.")
     weight: float = Field(1.0, gt=0, description="Mixing weight of the task's prompts.")
 
 
@@ -112,7 +118,9 @@ class LoggingSpec(StrictModel):
     every_steps: int = Field(1, ge=1, description="Log every N optimiser steps.")
     tensorboard: bool = Field(False, description="Also log to TensorBoard (must be installed).")
     wandb: bool = Field(False, description="Also log to Weights & Biases (must be installed).")
-    wandb_project: str | None = Field(None, description="W&B project (default: the recipe id).")
+    wandb_project: ScriptText | None = Field(
+        None, description="W&B project (default: the recipe id)."
+    )
 
 
 class TrlSection(StrictModel):
@@ -148,8 +156,10 @@ class OpenRLHFSection(StrictModel):
     video: Literal["frames_as_images", "native"] = Field(
         "frames_as_images", description="How videos reach OpenRLHF (see its adapter's docs)."
     )
-    ray_address: str | None = Field(None, description="Ray job address (default: RAY_ADDRESS).")
-    extra_args: dict[str, Any] = Field(
+    ray_address: RayAddress | None = Field(
+        None, description="Ray job address: http(s)://HOST:PORT, ray://HOST:PORT or auto."
+    )
+    extra_args: ScriptArgs = Field(
         default_factory=dict,
         description="More OpenRLHF dotted flags, e.g. {--ds.param_dtype: bf16}.",
     )
@@ -161,21 +171,25 @@ class Recipe(StrictModel):
     kind: Literal["recipe"] = Field("recipe", description="Marks the file as a recipe.")
     id: str = Field(..., pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", description="Lower-kebab name.")
     description: str | None = Field(None, description="What the recipe trains, and why.")
-    model: str = Field(
+    model: ScriptText = Field(
         ...,
         min_length=1,
         description="A local model folder, hf://ORG/NAME[@REVISION], or tiny:qwen2.5-vl / "
         "tiny:qwen3-vl (a tiny random model written into the run).",
     )
     tasks: list[TaskRef] = Field(..., min_length=1, description="Task specs and weights.")
-    store: str = Field(..., min_length=1, description="Frame store folder (build-cache --store).")
+    store: ScriptText = Field(
+        ..., min_length=1, description="Frame store folder (build-cache --store)."
+    )
     algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
     rollout: RolloutSpec = Field(default_factory=RolloutSpec)
     optim: OptimSpec
     backend: Literal["trl", "openrlhf"] = Field("trl", description="Training engine.")
     trl: TrlSection = Field(default_factory=TrlSection)
     openrlhf: OpenRLHFSection = Field(default_factory=OpenRLHFSection)
-    output_dir: str = Field(..., min_length=1, description="Run folder (checkpoints, metrics).")
+    output_dir: ScriptText = Field(
+        ..., min_length=1, description="Run folder (checkpoints, metrics)."
+    )
     seed: int = Field(0, ge=0, description="Seed of sampling, shuffling and tiny weights.")
     logging: LoggingSpec = Field(default_factory=LoggingSpec)
 
@@ -371,11 +385,15 @@ def _algorithm_issues(
     return name, params, options, [_at(doc, where(p.param), p.message) for p in refused]
 
 
-def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe:
+def load_recipe(
+    path: str | Path, *, backend: str | None = None, output_dir: bool = True
+) -> LoadedRecipe:
     """Read, merge (``include:``) and validate a recipe and every task spec it names.
 
     ``backend`` overrides the recipe's ``backend`` (``train --backend``); the algorithm and its
-    parameters are checked against the backend used. Raises :class:`SpecError` listing every
+    parameters are checked against the backend used. ``output_dir=False``: the recipe's
+    output folder is replaced (``train --output``), so the backend's rules for it are not
+    checked here (the backend checks the folder it writes). Raises :class:`SpecError` listing every
     problem, each as ``file:line: field.path: message``.
 
     Example:
@@ -401,6 +419,13 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     backend_issues = [
         _at(doc, tuple(path.split(".", 2)), message) for path, message in openrlhf_problems(recipe)
     ]
+    bundle_problem = (
+        output_dir
+        and recipe.backend == "openrlhf"
+        and bundle_path_problem((folder / recipe.output_dir).resolve())
+    )
+    if bundle_problem:
+        backend_issues.append(_at(doc, ("output_dir",), bundle_problem))
     issues = [*algorithm_issues, *task_issues, *backend_issues]
     if issues:
         raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))

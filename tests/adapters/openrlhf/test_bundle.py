@@ -25,8 +25,9 @@ from typer.testing import CliRunner
 from tests.adapters.openrlhf.conftest import require_openrlhf
 from tests.adapters.openrlhf.test_native_video import load_agent_executor, prompt_dataset
 from tests.adapters.openrlhf.test_reward import FakeEngine
+from videorl_kit.adapters.openrlhf.job_entry import MODULE as JOB_ENTRY
 from videorl_kit.adapters.openrlhf.labels import decode_label
-from videorl_kit.adapters.openrlhf.launch import ENTRY_MODULE
+from videorl_kit.adapters.openrlhf.parser_check import ENTRY_MODULE
 from videorl_kit.cli import app
 from videorl_kit.store import CachedSampleDataset
 
@@ -200,7 +201,8 @@ def test_launch_script_submits_exactly_the_argv(native_bundle):
     assert 'ray job submit --address "$RAY_ADDRESS"' in script
     assert '--runtime-env-json "$(cat "$BUNDLE/runtime_env.json")"' in script
     command = shlex.split(script.split(" -- ", 1)[1])
-    assert command == ["python", "-m", ENTRY_MODULE, *argv_of(native_bundle)]
+    # the job runs OpenRLHF's entry module on argv.json (test_script_injection runs it)
+    assert command == ["python", "-m", JOB_ENTRY, str(native_bundle / "argv.json")]
 
 
 def test_runtime_env_is_valid_for_ray_and_merges_with_openrlhfs_own(native_bundle):

@@ -20,6 +20,7 @@ from videorl_kit.adapters.openrlhf.bundle import write_bundle
 from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
 from videorl_kit.core.errors import UserError
+from videorl_kit.train.script_values import bundle_path_problem
 
 
 def ray_address(recipe: Any) -> str:
@@ -40,7 +41,12 @@ class OpenRLHFBackend:
     name = "openrlhf"
 
     def check(self, plan: Any) -> None:
-        """Refuse what OpenRLHF cannot load, before anything is written."""
+        """Refuse what OpenRLHF cannot load, before anything is written: a model at a pinned
+        Hub revision, a bundle folder OpenRLHF would misread (``train --output``; the recipe's
+        own ``output_dir`` is checked when it is validated)."""
+        problem = bundle_path_problem(Path(plan.output_dir).resolve())
+        if problem:
+            raise UserError(problem)
         model = plan.model
         if model.kind == "hub" and model.revision:
             raise UserError(

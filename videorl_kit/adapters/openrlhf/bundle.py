@@ -18,7 +18,8 @@
 ================================  ==========================================================
 
 The generated ``.py`` files hold absolute imports only and the absolute path of
-``tasks.resolved.json``, fixed when the bundle is written: OpenRLHF loads them by path in
+``tasks.resolved.json`` (every value a Python literal written by ``repr``, none in a
+docstring or comment), fixed when the bundle is written: OpenRLHF loads them by path in
 each rollout actor, where relative imports fail and environment variables may not arrive.
 
 Which video path (``openrlhf.video``): ``native`` for Qwen2.5-VL and Qwen3-VL (video tokens
@@ -55,7 +56,7 @@ from videorl_kit.core.errors import UserError
 
 TASKS_FILE = "tasks.resolved.json"
 
-_REWARD_MODULE = '''"""reward_func of the videorl-kit run bundle {recipe_id}.
+_REWARD_MODULE = '''"""reward_func of a videorl-kit run bundle (RECIPE names its recipe).
 
 Written by videorl-kit {version}. OpenRLHF {openrlhf} loads this file in every vLLM rollout
 actor (--reward.remote_url) and calls reward_func(queries, prompts, labels) once per sample,
@@ -65,6 +66,7 @@ and error/<reason> in extra_logs.
 
 from videorl_kit.adapters.openrlhf.reward import BundleReward
 
+RECIPE = {recipe_id!r}
 TASKS_FILE = {tasks_file!r}
 
 _reward = BundleReward.from_file(TASKS_FILE)
@@ -74,7 +76,7 @@ def reward_func(queries, prompts, labels):
     return _reward(queries, prompts, labels)
 '''
 
-_AGENT_MODULE = '''"""Native-video agent of the videorl-kit run bundle {recipe_id}.
+_AGENT_MODULE = '''"""Native-video agent of a videorl-kit run bundle (RECIPE names its recipe).
 
 Written by videorl-kit {version}. OpenRLHF {openrlhf} loads this file in every vLLM rollout
 actor (--train.agent_func_path) and builds AgentExecutor() there: it sends each prompt's cached
@@ -84,6 +86,7 @@ bundle's reward.
 
 from videorl_kit.adapters.openrlhf.video_agent import native_video_executor
 
+RECIPE = {recipe_id!r}
 TASKS_FILE = {tasks_file!r}
 
 AgentExecutor = native_video_executor(TASKS_FILE, max_videos_per_prompt={max_videos})

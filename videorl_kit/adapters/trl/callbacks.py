@@ -73,7 +73,7 @@ class RichProgressCallback(TrainerCallback):
     """A Rich progress bar: step, mean reward, KL and time left."""
 
     def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True)
+        self.console = console or Console(stderr=True, markup=False)
         self.progress: Progress | None = None
         self.task: Any = None
         self.latest: dict[str, str] = {"reward": "-", "kl": "-"}

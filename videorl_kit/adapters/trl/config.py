@@ -24,6 +24,7 @@ import functools
 from typing import Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import markdown_text
 from videorl_kit.train.plan import TrainPlan
 
 TRAINERS = {"grpo": ("GRPOConfig", "GRPOTrainer"), "rloo": ("RLOOConfig", "RLOOTrainer")}
@@ -50,6 +51,10 @@ def trainer_class(trainer: str) -> type:
     modelscope/ms-swift#7947). The subclass loads checkpoint weights through
     ``from_pretrained``, which applies the model's key conversion; optimiser, scheduler and
     RNG states are still restored by ``Trainer``.
+
+    TRL writes a model card (``README.md``) into the run folder at each checkpoint, with the
+    folder's name as its title; the subclass passes that name through
+    :func:`~videorl_kit.core.safe_text.markdown_text`, so a folder name is never Markdown or HTML.
     """
     import trl
 
@@ -63,7 +68,12 @@ def trainer_class(trainer: str) -> type:
         saved = type(target).from_pretrained(resume_from_checkpoint, dtype=target.dtype)
         target.load_state_dict(saved.state_dict())
 
-    return type(base.__name__, (base,), {"_load_from_checkpoint": _load_from_checkpoint})
+    def create_model_card(self: Any, model_name: str | None = None, **more: Any) -> None:
+        name = None if model_name is None else markdown_text(model_name)
+        base.create_model_card(self, model_name=name, **more)
+
+    methods = {"_load_from_checkpoint": _load_from_checkpoint}
+    return type(base.__name__, (base,), {**methods, "create_model_card": create_model_card})
 
 
 def _has_cuda() -> bool:

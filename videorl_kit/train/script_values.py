@@ -1,0 +1,134 @@
+"""Recipe values that reach a generated script, checked when the recipe is validated.
+
+A run bundle's ``launch.sh`` (and the Ray job it submits) carries the recipe's paths, model,
+Ray address and extra flags. The script quotes every one of them; these rules refuse, at
+``validate`` and ``train --dry-run``, what no quoting makes right:
+
+* a path, model or id with a control character (a newline, a carriage return, an escape, a
+  bidirectional override): it would end a line of the script or hide what a reader sees;
+* a Ray address that is not an address: ``http(s)://HOST[:PORT][/PATH]`` (the dashboard's job
+  API), ``ray://HOST:PORT`` (Ray Client), ``HOST:PORT`` (a head node) or ``auto``;
+* for the OpenRLHF backend, a bundle folder whose absolute path holds ``,`` or ``@``:
+  OpenRLHF 0.11.2 splits ``--data.prompt_dataset`` on ``,`` (``blending_datasets``) and cuts
+  each entry at ``@`` (a data dir), and splits ``--reward.remote_url`` on ``,``, so such a
+  bundle would fail inside OpenRLHF's start-up, after the GPUs are allocated.
+
+Example:
+    >>> ray_address_problem("http://head-node:8265") is None
+    True
+    >>> ray_address_problem("http://x:8265/$(touch FILE)")[:52]
+    "'http://x:8265/$(touch FILE)' is not a Ray address: "
+    >>> text_problem("runs/a\\nb")
+    'has a control character (\\\\n): paths, models and ids must be one line of text'
+    >>> bundle_path_problem(Path("/runs/a,b@c"))[:47]
+    "the bundle folder /runs/a,b@c holds ',' and '@'"
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+from videorl_kit.core.safe_text import control_characters, quoted
+
+_HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
+_RAY_ADDRESS = re.compile(
+    rf"(?:https?://{_HOST}(?::\d{{1,5}})?(?:/[A-Za-z0-9._~/-]*)?"
+    rf"|(?:ray://)?{_HOST}:\d{{1,5}}|auto)"
+)
+
+OPENRLHF_PATH_SEPARATORS = (",", "@")
+"""Characters OpenRLHF 0.11.2 splits its path lists at (see the module doc)."""
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be written into a script, or None.
+
+    Example:
+        >>> text_problem("runs/my run $(x)") is None  # quoted in the script: fine
+        True
+    """
+    bad = control_characters(value)
+    if bad:
+        return (
+            f"has a control character ({', '.join(dict.fromkeys(bad))}): paths, models and "
+            "ids must be one line of text"
+        )
+    return None
+
+
+def ray_address_problem(value: str) -> str | None:
+    """Why ``value`` is not a Ray address the job can be submitted to, or None.
+
+    Example:
+        >>> [ray_address_problem(a) for a in ("ray://10.0.0.1:10001", "auto", "head:6379")]
+        [None, None, None]
+        >>> ray_address_problem("http://a:1;b") is None
+        False
+    """
+    if _RAY_ADDRESS.fullmatch(value) and not control_characters(value):
+        return None
+    return (
+        f"{quoted(value)} is not a Ray address: use http(s)://HOST[:PORT] (the dashboard's "
+        "job API, e.g. http://head-node:8265), ray://HOST:PORT, HOST:PORT or auto"
+    )
+
+
+def bundle_path_problem(bundle: Path) -> str | None:
+    """Why OpenRLHF 0.11.2 cannot read a run bundle at the absolute path ``bundle``, or None.
+
+    Example:
+        >>> bundle_path_problem(Path("/runs/tiny")) is None
+        True
+    """
+    text = str(bundle)
+    found = [c for c in OPENRLHF_PATH_SEPARATORS if c in text]
+    if found:
+        return (
+            f"the bundle folder {text} holds {' and '.join(repr(c) for c in found)}, which "
+            "OpenRLHF 0.11.2 reads as a separator in --data.prompt_dataset and "
+            "--reward.remote_url; choose an output folder without ',' and '@'"
+        )
+    problem = text_problem(text)
+    return f"the bundle folder {quoted(text)} {problem}" if problem else None
+
+
+def _one_line(value: str) -> str:
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(f"{quoted(value)} {problem}")
+    return value
+
+
+def _ray_address(value: str) -> str:
+    problem = ray_address_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _plain_values(value: Any) -> Any:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            _one_line(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return value
+
+
+ScriptText = Annotated[str, AfterValidator(_one_line)]
+"""A recipe string that reaches a generated script (a path, a model, a name)."""
+
+RayAddress = Annotated[str, AfterValidator(_ray_address)]
+"""A recipe's ``openrlhf.ray_address``."""
+
+ScriptArgs = Annotated[dict[str, Any], AfterValidator(_plain_values)]
+"""Extra command-line flags: every key and text value one line."""
