@@ -34,8 +34,8 @@ Public API (import from the submodules, or lazily from here):
   ``docs/extending.md``.
 
 Built-in verifiers: choice, numeric, mra, boolean, temporal_iou, box_iou, spatiotemporal_iou,
-tracking_iou, wer, rouge, math, code_exec and preference, all at version 2; the changelog is in
-docs/verifiers.md.
+tracking_iou, wer, rouge, math and preference at version 2, code_exec at version 3; the
+changelog is in docs/verifiers.md.
 
 Importing this package is cheap: submodules load on first attribute access. It imports
 :mod:`videorl_kit.rewards.registry` (the kit's problem types and where each built-in verifier
