@@ -19,7 +19,7 @@ from videorl_kit.store.frame_codec import (
     CODEC_NONE,
     PARALLEL_MIN_BYTES,
     FrameCodecError,
-    cell_checksum,
+    block_checksums,
     decode_frames,
     encode_frames,
 )
@@ -118,7 +118,9 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
         frames=b"\xf0" * (shape[0] * 10),
         frames_codec=CODEC_LZ4,
         frames_chunk_sizes=[10] * shape[0],
-        frames_xxh3=cell_checksum(b"\xf0" * (shape[0] * 10)),  # intact bytes, bad content
+        frames_block_xxh3=block_checksums(
+            b"\xf0" * (shape[0] * 10), [10] * shape[0]
+        ),  # bad content
     )
     assert frame_bytes != 10
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)

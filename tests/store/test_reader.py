@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -115,15 +116,9 @@ class RecordingBytesReader(FrameBytesReader):
         super().__init__(*args, **kwargs)
         self.served: list[BlobLocation] = []
 
-    def view(self, location: BlobLocation) -> np.ndarray | None:
-        array = super().view(location)
-        if array is not None:
-            self.served.append(location)
-        return array
-
-    def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
-        self.served.extend(locations)
-        return super().read(locations)
+    def frames(self, location: BlobLocation, *args: Any) -> np.ndarray:
+        self.served.append(location)
+        return super().frames(location, *args)
 
 
 @pytest.fixture(scope="module")

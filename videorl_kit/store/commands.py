@@ -272,9 +272,32 @@ def _print_summary(summary: Any) -> None:
             style="yellow",
             markup=False,
         )
+    _print_truncated(summary.truncated, summary.store)
     if summary.engine_fallback:
         _console(stderr=True).print(
             f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
+            style="yellow",
+            markup=False,
+        )
+
+
+MAX_TRUNCATED_LINES = 20
+"""``build-cache`` names at most this many cut-short sources, one warning line each."""
+
+
+def _print_truncated(truncated: dict[str, str], store: str) -> None:
+    """One warning line per source cached from a cut-short file: the file and the reason."""
+    console = _console(stderr=True)
+    for source, reason in sorted(truncated.items())[:MAX_TRUNCATED_LINES]:
+        console.print(
+            f"warning: {source}: cached from a cut-short file ({reason})",
+            style="yellow",
+            markup=False,
+        )
+    if len(truncated) > MAX_TRUNCATED_LINES:
+        console.print(
+            f"warning: and {len(truncated) - MAX_TRUNCATED_LINES} more cut-short file(s); "
+            f"see videorl-kit cache status --store {store}",
             style="yellow",
             markup=False,
         )
@@ -348,6 +371,13 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 _spec_origin(source), _data_origin(source["data"]),
             )  # fmt: skip
         console.print(specs)
+    if frames["truncated"]:
+        cut = Table(title=f"cached from cut-short files ({len(frames['truncated'])})")
+        cut.add_column("source", overflow="fold")
+        cut.add_column("why it looks cut short", overflow="fold")
+        for item in frames["truncated"]:
+            cut.add_row(item["source_uri"], item["truncation"])
+        console.print(cut)
     if frames["decode_warnings"]:
         warned = Table(title=f"decoded with warnings ({len(frames['decode_warnings'])})")
         warned.add_column("source", overflow="fold")

@@ -46,6 +46,7 @@ from videorl_kit.store.schema import (
     CONFIG_TABLE,
     FRAMES_STORAGE_VERSION,
     FRAMES_TABLE,
+    SCHEMA_CHANGES,
     SCHEMAS,
     TABLE_NAMES,
     budget_hash,
@@ -213,9 +214,15 @@ class StoreTables:
         for name in TABLE_NAMES:
             found = self.schema_version(name)
             if found != CACHE_SCHEMA_VERSION:
+                changed = "; ".join(
+                    f"version {v}: {SCHEMA_CHANGES[v]}"
+                    for v in sorted(SCHEMA_CHANGES)
+                    if found is not None and found < v <= CACHE_SCHEMA_VERSION
+                )
                 raise StoreMismatchError(
                     f"{self.uri(name)}: written with cache schema version {found}, this "
-                    f"videorl-kit reads version {CACHE_SCHEMA_VERSION}; "
+                    f"videorl-kit reads version {CACHE_SCHEMA_VERSION}"
+                    f"{f' ({changed})' if changed else ''}; "
                     f"{rebuild_hint(str(self.root), schema_changed=True)}"
                 )
             missing = [f.name for f in SCHEMAS[name] if f.name not in self.table(name).schema.names]
