@@ -233,15 +233,19 @@ class FrameBytesReader:
     def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
         """The bytes of each location as a 1-D uint8 array, in the order given.
 
-        :class:`MissingBytesError` when a local data file no longer holds a cell.
+        :class:`MissingBytesError` when a data file no longer holds a cell.
         """
         out: list[np.ndarray | None] = [self._read_direct(loc) for loc in locations]
         missing = [i for i, array in enumerate(out) if array is None]
         if missing:
             self.n_fallbacks += len(missing)
-            blobs = self.dataset.read_blobs(
-                self.column, addresses=[locations[i].row_address for i in missing]
-            )
+            try:
+                blobs = self.dataset.read_blobs(
+                    self.column, addresses=[locations[i].row_address for i in missing]
+                )
+            except (OSError, ValueError) as exc:  # a data file cut short or gone
+                detail = (str(exc).splitlines() or [type(exc).__name__])[0]
+                raise MissingBytesError(f"Lance cannot read its data file ({detail})") from None
             payload = {address: data for address, data in blobs}
             for i in missing:
                 data = payload.get(locations[i].row_address)
