@@ -13,14 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from videorl_kit.store import FrameStore, StoreIntegrityError
+from videorl_kit.store import FrameStore, StoreIntegrityError, frame_codec
 from videorl_kit.store.frame_codec import (
     CODEC_LZ4,
     CODEC_NONE,
     PARALLEL_MIN_BYTES,
+    BlockChecksumError,
     FrameCodecError,
     block_checksums,
+    block_sizes,
     decode_frames,
+    decode_frames_from,
     encode_frames,
 )
 from videorl_kit.store.schema import FRAMES_SCHEMA
@@ -131,3 +134,93 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
     assert [c.status for c in report.checked] == ["corrupt"]
     assert "does not decompress" in report.checked[0].detail
     assert report.checked[0].source_uri == row["source_uri"]
+
+
+# -- the block path (reads block by block, on threads) is the plain path ----------------------
+
+
+def _reader_of(payload: np.ndarray):
+    def read(offset: int, out: np.ndarray) -> None:
+        out[:] = payload[offset : offset + out.size]
+
+    return read
+
+
+def _both_paths(payload, shape, encoded, checksums, *, threaded: bool):
+    """(plain result or error, block result or error), the block path threaded or not."""
+    results = []
+    with pytest.MonkeyPatch.context() as patch:
+        if threaded:  # every cell takes the threaded branch, however small
+            patch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
+        for decode in (
+            lambda: decode_frames(payload, shape, encoded.codec, encoded.chunk_sizes, checksums),
+            lambda: decode_frames_from(
+                _reader_of(payload), payload.size, shape, encoded.codec, encoded.chunk_sizes,
+                checksums,
+            ),
+        ):  # fmt: skip
+            try:
+                results.append(decode().copy())
+            except FrameCodecError as exc:
+                results.append(exc)
+    return results
+
+
+def _same(a: object, b: object) -> None:
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray), b
+        np.testing.assert_array_equal(a, b)
+    else:  # the same error, naming the same frame
+        assert type(a) is type(b) and str(a) == str(b), (a, b)
+
+
+@given(
+    frames=hnp.arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 6), st.integers(1, 24), st.integers(1, 24), st.just(3)),
+        elements=st.integers(0, 2) | st.integers(0, 255),
+    ),
+    damage=st.none() | st.tuples(st.floats(0, 1, exclude_max=True), st.integers(1, 255)),
+    verify=st.booleans(),
+    threaded=st.booleans(),
+)
+def test_the_block_path_is_the_plain_path(
+    frames: np.ndarray, damage: tuple[float, int] | None, verify: bool, threaded: bool
+) -> None:
+    """Same frames from intact cells; from a cell with one byte changed, the same error (a
+    checksum naming the same frame, or the same decompression failure) or the same frames."""
+    encoded = encode_frames(frames)
+    payload = np.frombuffer(encoded.payload, dtype=np.uint8).copy()
+    assert len(encoded.checksums) == len(block_sizes(frames.shape, encoded.codec,
+                                                     encoded.chunk_sizes))  # fmt: skip
+    if damage is not None:
+        where, xor = damage
+        payload[int(where * payload.size)] ^= xor
+    checksums = encoded.checksums if verify else None
+    plain, block = _both_paths(payload, frames.shape, encoded, checksums, threaded=threaded)
+    _same(plain, block)
+    if damage is None:
+        np.testing.assert_array_equal(plain, frames)
+    elif verify:
+        assert isinstance(plain, BlockChecksumError)
+
+
+def test_the_threaded_block_path_on_a_large_mixed_cell() -> None:
+    h, w = 300, 400  # 8 frames x 360 kB: the threaded branch without patching
+    frames = np.concatenate([_smooth(4, h, w), _noise(4, h, w)])[[0, 4, 1, 5, 2, 6, 3, 7]]
+    encoded = encode_frames(frames)
+    payload = np.frombuffer(encoded.payload, dtype=np.uint8)
+    assert frames.nbytes >= PARALLEL_MIN_BYTES and encoded.codec == CODEC_LZ4
+    back = decode_frames_from(
+        _reader_of(payload), payload.size, frames.shape, encoded.codec, encoded.chunk_sizes,
+        encoded.checksums,
+    )  # fmt: skip
+    np.testing.assert_array_equal(back, frames)
+    for frame in (0, 7):  # a compressed and a raw frame, damaged
+        damaged = payload.copy()
+        damaged[sum(encoded.chunk_sizes[:frame]) + 5] ^= 1
+        with pytest.raises(BlockChecksumError, match=f"frame {frame}'s stored bytes"):
+            decode_frames_from(
+                _reader_of(damaged), damaged.size, frames.shape, encoded.codec,
+                encoded.chunk_sizes, encoded.checksums,
+            )  # fmt: skip

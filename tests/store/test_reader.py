@@ -13,7 +13,13 @@ import pytest
 from tests.media_kit import make_video
 from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.spec.models import ImageBudget, VideoBudget
-from videorl_kit.store import FrameStore, MissingKeyError, StoreMismatchError, build_cache
+from videorl_kit.store import (
+    FrameStore,
+    MissingKeyError,
+    StoreMismatchError,
+    build_cache,
+    frame_codec,
+)
 from videorl_kit.store.frame_bytes import BlobLocation, FrameBytesReader
 from videorl_kit.store.schema import CONFIG_SCHEMA_VERSION
 
@@ -47,7 +53,14 @@ def test_get_many_restores_order_and_repeats(built_store: Path) -> None:
     assert store.get_many([]) == []
 
 
-def test_direct_reads_equal_lance_blob_reads(built_store: Path) -> None:
+@pytest.mark.parametrize("threaded", [False, True])
+def test_direct_reads_equal_lance_blob_reads(
+    built_store: Path, threaded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The direct read (block by block, threaded for large cells) gives what the plain path
+    gives on the cells Lance reads."""
+    if threaded:  # the test store's cells are small: make every cell take the threaded branch
+        monkeypatch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
     direct = FrameStore.open(built_store)
     via_lance = FrameStore.open(built_store, direct_reads=False)
     keys = direct.keys()
@@ -96,6 +109,24 @@ def test_other_schema_version_is_refused(built_store: Path, tmp_path: Path) -> N
     lance.dataset(str(copy / "frames.lance")).update_config({CONFIG_SCHEMA_VERSION: "999"})
     with pytest.raises(StoreMismatchError, match=r"cache schema version 999.*rebuild"):
         FrameStore.open(copy)
+
+
+def test_a_store_of_the_previous_schema_is_refused_with_what_changed(
+    built_store: Path, tmp_path: Path
+) -> None:
+    """Schema 4 kept one checksum per cell; this reader needs one per block: rebuild."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built_store, copy)
+    import lance
+
+    lance.dataset(str(copy / "frames.lance")).update_config({CONFIG_SCHEMA_VERSION: "4"})
+    with pytest.raises(StoreMismatchError) as caught:
+        FrameStore.open(copy)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1
+    assert "written with cache schema version 4, this videorl-kit reads version 5" in message
+    assert "version 5: a checksum per stored frame block instead of one per cell" in message
+    assert f"move {copy} away (or delete it) and rebuild" in message
 
 
 def test_reader_is_pinned_until_refresh(spec_dir: Path, tmp_path: Path) -> None:

@@ -15,6 +15,10 @@ declared duration to the video stream. The containers themselves do say where th
 * **MPEG program stream**: each packet after a pack header gives its length.
 * **MPEG transport stream**: the file is a whole number of 188-byte packets.
 
+What cannot be seen: an MPEG stream cut exactly between two packets (it declares no length and
+needs no end code), a live Matroska stream cut between two elements of unknown size, a cut in
+the first few dozen bytes (the decoder refuses such a file anyway).
+
 :func:`cut_short` checks these and returns why the file looks cut, or ``None`` when it looks
 whole or its structure says nothing (an unknown format, a live Matroska stream). It reads a
 few headers and at most the last 256 KiB of the file: fast on any size.
@@ -56,25 +60,22 @@ def _read_at(f: BinaryIO, offset: int, n: int) -> bytes:
 def _ogg(f: BinaryIO, size: int) -> str | None:
     start = max(0, size - TAIL_BYTES)
     tail = _read_at(f, start, size - start)
-    cut_page: int | None = None
     pos = tail.rfind(b"OggS")
-    while pos >= 0:  # from the end: the last page that parses and ends at the end of the file
+    while pos >= 0:  # from the end: the last complete page
         header = tail[pos : pos + 27]
         if len(header) == 27 and header[4] == 0:
             segments = tail[pos + 27 : pos + 27 + header[26]]
             end = start + pos + 27 + header[26] + sum(segments)
-            if len(segments) == header[26] and end == size:
+            if len(segments) == header[26] and end <= size:
+                if end < size:
+                    return f"it ends inside the Ogg page that starts at byte {end}"
                 if header[5] & 0x04:
                     return None
                 return (
                     "its last Ogg page does not end the stream (no end-of-stream flag): the "
                     "file stops at a page boundary before its end"
                 )
-            if end > size and cut_page is None:
-                cut_page = start + pos
         pos = tail.rfind(b"OggS", 0, pos)
-    if cut_page is not None:
-        return f"it ends inside the Ogg page that starts at byte {cut_page}"
     return None
 
 
@@ -104,6 +105,17 @@ def _vint(f: BinaryIO, *, keep_marker: bool) -> tuple[int, int] | None:
     return value, length
 
 
+_MATROSKA_NAMES = {
+    0x18538067: "segment",
+    0x1F43B675: "cluster",
+    0x1C53BB6B: "cues",
+    0x1549A966: "segment info",
+    0x1654AE6B: "tracks",
+    0x114D9B74: "seek head",
+    0x1254C367: "tags",
+}
+
+
 def _matroska(f: BinaryIO, size: int) -> str | None:
     pos, steps = 0, 0
     inside_segment = False
@@ -122,7 +134,7 @@ def _matroska(f: BinaryIO, size: int) -> str | None:
             return None
         end = data + length[0]
         if end > size:
-            what = "segment" if element[0] == 0x18538067 else f"element 0x{element[0]:X}"
+            what = _MATROSKA_NAMES.get(element[0], f"element 0x{element[0]:X}")
             return (
                 f"the Matroska {what} at byte {pos} declares {length[0]} bytes; the file "
                 f"ends {end - size} bytes early"

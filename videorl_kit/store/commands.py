@@ -164,6 +164,7 @@ def build_cache_command(
         if repaired is not None:
             payload["repair"] = repaired.as_dict()
         _print_json(payload)
+        _print_truncated(summary.truncated, summary.store)  # stderr: the JSON stays clean
     else:
         summary = _build_with_progress(paths, store, config)
         _print_summary(summary)
@@ -237,6 +238,7 @@ def _print_summary(summary: Any) -> None:
     table.add_row("ok", str(summary.n_ok))
     table.add_row("  already cached", str(summary.n_already_cached))
     table.add_row("  decoded now", str(summary.n_decoded))
+    table.add_row("  of them from cut-short files", str(len(summary.truncated)))
     table.add_row("failed", str(summary.n_failed))
     table.add_row("skipped", str(summary.n_skipped))
     for rule, count in data["skipped_by_rule"].items():
