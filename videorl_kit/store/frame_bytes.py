@@ -48,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import os
 import warnings
 from collections.abc import Sequence
@@ -206,11 +207,16 @@ class FrameBytesReader:
         impossible; :class:`MissingBytesError` when the file is gone or too short."""
         if not self.direct or location.path is None:
             return None
-        try:
-            fd = os.open(location.path, os.O_RDONLY)
+        try:  # O_NOFOLLOW: a data file swapped for a link since the open-time check
+            fd = os.open(location.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except FileNotFoundError:
             raise _range_gone(None, location.path, 0, 0) from None
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise MissingBytesError(
+                    f"its data file {location.path} was replaced by a symbolic link after the "
+                    "store was opened"
+                ) from None
             return None
         end = location.position + location.size
         if location.position < 0 or os.fstat(fd).st_size < end:

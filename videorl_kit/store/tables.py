@@ -192,6 +192,14 @@ class StoreTables:
     def check_integrity(self) -> None:
         """:class:`StoreIntegrityError` (one line) if a table's data file is missing or
         truncated, or a table went back to an older version than the kit last committed."""
+        for name in TABLE_NAMES:
+            folder = self.root / f"{name}.lance"
+            if folder.is_symlink():
+                raise StoreIntegrityError(
+                    f"{self.root}: the store is damaged: table folder {folder} is a symbolic "
+                    f"link to {os.readlink(folder)}; the kit reads and writes only inside the "
+                    "store folder: replace the link with the folder itself"
+                )
         damaged = [f for name in TABLE_NAMES for f in damaged_files(name, self.table(name))]
         if damaged:
             more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
