@@ -77,7 +77,10 @@ def test_incompressible_frames_are_stored_raw_without_a_copy() -> None:
     assert np.shares_memory(back, payload)
 
 
-def test_mixed_cell_keeps_noise_frames_raw_and_decodes_in_parallel() -> None:
+def test_mixed_cell_keeps_noise_frames_raw_and_decodes_in_parallel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
     h, w = 300, 400  # 4 frames x 360 kB: above the parallel threshold
     frames = np.concatenate([_smooth(2, h, w), _noise(2, h, w)])
     assert frames.nbytes >= PARALLEL_MIN_BYTES
@@ -152,6 +155,7 @@ def _both_paths(payload, shape, encoded, checksums, *, threaded: bool):
     with pytest.MonkeyPatch.context() as patch:
         if threaded:  # every cell takes the threaded branch, however small
             patch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
+            patch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
         for decode in (
             lambda: decode_frames(payload, shape, encoded.codec, encoded.chunk_sizes, checksums),
             lambda: decode_frames_from(
@@ -205,8 +209,9 @@ def test_the_block_path_is_the_plain_path(
         assert isinstance(plain, BlockChecksumError)
 
 
-def test_the_threaded_block_path_on_a_large_mixed_cell() -> None:
-    h, w = 300, 400  # 8 frames x 360 kB: the threaded branch without patching
+def test_the_threaded_block_path_on_a_large_mixed_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
+    h, w = 300, 400  # 8 frames x 360 kB: the threaded branch without lowering the size
     frames = np.concatenate([_smooth(4, h, w), _noise(4, h, w)])[[0, 4, 1, 5, 2, 6, 3, 7]]
     encoded = encode_frames(frames)
     payload = np.frombuffer(encoded.payload, dtype=np.uint8)

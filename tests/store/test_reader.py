@@ -61,6 +61,7 @@ def test_direct_reads_equal_lance_blob_reads(
     gives on the cells Lance reads."""
     if threaded:  # the test store's cells are small: make every cell take the threaded branch
         monkeypatch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)
     direct = FrameStore.open(built_store)
     via_lance = FrameStore.open(built_store, direct_reads=False)
     keys = direct.keys()

@@ -69,15 +69,23 @@ CODEC_LZ4: Final[str] = "lz4"
 equals the frame's size (an LZ4 block is only kept when it is smaller)."""
 CODECS: Final[tuple[str, ...]] = (CODEC_NONE, CODEC_LZ4)
 
-MIN_SAVING: Final[float] = 0.40
+MIN_SAVING: Final[float] = 0.50
 """A frame is stored compressed only if that saves at least this fraction of its bytes.
-Decompressing runs at ~2.3-5.6 GB/s a core here against 5-20 GB/s for reading raw bytes from
+Decompressing runs at ~1.3-5.6 GB/s a core here against 5-20 GB/s for reading raw bytes from
 the page cache, so a small saving costs more read time than the disk it frees is worth. On the
-benchmark's real videos, 40% keeps 43% of the frames compressed and the frames table at 0.19
-of float32 (0.17 with 20%, 0.23 with 50%)."""
+benchmark's real videos (84 frames), 50% keeps 11 frames compressed (15% of the bytes to
+decompress) and the frames table at 0.227 of float32; 40% (schemas 3-4) kept 36 (49% of the
+bytes, 0.189), and cached reads with checksums reached only about 0.52 of raw reads."""
 
 PARALLEL_MIN_BYTES: Final[int] = 1 << 20
-"""Cells whose frames take at least this many bytes are read and decoded on a thread pool."""
+"""Cells whose frames take at least this many bytes are read and decoded on a thread pool
+(on machines of at least :data:`PARALLEL_MIN_CORES` cores)."""
+
+PARALLEL_MIN_CORES: Final[int] = 4
+"""Below this many cores every cell is read and decoded on the calling thread. Measured on the
+benchmark's real videos on a shared 2-core machine (load 11-14, page cache warm): a cell of 16
+LZ4 frames decoded in 0.9-1.3 ms serially and in 2.9-4.2 ms on two threads; the hand-offs
+cost more than the second core gives when other processes want it too."""
 
 BlockReader = Callable[[int, np.ndarray], None]
 """``read(offset, out)``: fill ``out`` with the cell's bytes from ``offset`` on, or raise."""
@@ -221,6 +229,8 @@ def _run_blocks(n: int, work: Callable[[int], None], *, parallel: bool) -> None:
     from the same queue as the calling thread, so a thread the OS delays leaves its share to
     the others. The first error raised by any ``work`` is raised here."""
     helpers = min(n, decode_threads()) - 1 if parallel else 0
+    if (os.cpu_count() or 1) < PARALLEL_MIN_CORES:
+        helpers = 0
     if helpers <= 0:
         for j in range(n):
             work(j)
@@ -373,7 +383,9 @@ def decode_frames_from(
     shape = tuple(int(s) for s in shape)
     sizes = _check_layout(size, shape, codec, chunk_sizes, checksums)
     out = np.empty(shape, dtype=np.uint8)
-    if out.nbytes < PARALLEL_MIN_BYTES or len(sizes) < 2:
+    if codec == CODEC_NONE or out.nbytes < PARALLEL_MIN_BYTES or len(sizes) < 2:
+        # raw cells: one read straight into the output, then the checksums (XXH3 runs at
+        # several times the page cache's copy rate, so threads only add hand-offs)
         payload = out.reshape(-1) if codec == CODEC_NONE else np.empty(size, dtype=np.uint8)
         read(0, payload)
         return decode_frames(payload, shape, codec, chunk_sizes, checksums)
