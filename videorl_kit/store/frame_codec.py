@@ -383,9 +383,7 @@ def decode_frames_from(
     shape = tuple(int(s) for s in shape)
     sizes = _check_layout(size, shape, codec, chunk_sizes, checksums)
     out = np.empty(shape, dtype=np.uint8)
-    if codec == CODEC_NONE or out.nbytes < PARALLEL_MIN_BYTES or len(sizes) < 2:
-        # raw cells: one read straight into the output, then the checksums (XXH3 runs at
-        # several times the page cache's copy rate, so threads only add hand-offs)
+    if out.nbytes < PARALLEL_MIN_BYTES or len(sizes) < 2:
         payload = out.reshape(-1) if codec == CODEC_NONE else np.empty(size, dtype=np.uint8)
         read(0, payload)
         return decode_frames(payload, shape, codec, chunk_sizes, checksums)
