@@ -7,7 +7,7 @@ PyAV-encoded videos. Four ratios, each with its target:
 (a) per-sample speed-up of reading cached model-ready frames (``FrameStore.get``) over
     decode + sample + resize from the video file (``decode_video``)      target >= 20x
 (b) cached read throughput over reading the same bytes raw from files in the page cache
-    (one ``np.fromfile`` per item)                                       target >= 0.5
+    (one ``np.fromfile`` per item)                          target >= 0.6 (goal 0.8)
     Reads check each cell's XXH3 checksum, as ``FrameStore.get`` does by default; printed
     beside it, with no target, the same ratio with ``verify=False`` (the trusted-loop opt-out)
     measured in the same interleaved loop; and, in a loop of its own, the ratio through
@@ -61,7 +61,7 @@ if str(REPO) not in sys.path:  # run as a script from a checkout
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".mpg", ".mpeg", ".ogv"}
 TARGETS = {
     "a_cached_vs_decode_speedup": (">=", 20.0),
-    "b_cached_vs_raw_read_throughput": (">=", 0.5),
+    "b_cached_vs_raw_read_throughput": (">=", 0.6),
     "c_frame_bytes_vs_float32": ("<=", 0.25),
     "d_build_vs_decode_all_frames_throughput": (">=", 1.5),
 }

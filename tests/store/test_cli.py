@@ -19,7 +19,7 @@ from tests.store.spec_files import video_rows, write_spec
 from videorl_kit.cli import app
 from videorl_kit.core.errors import UserError
 from videorl_kit.store import FrameStore
-from videorl_kit.store.frame_codec import cell_checksum
+from videorl_kit.store.frame_codec import block_checksums, block_sizes
 from videorl_kit.store.schema import FRAMES_SCHEMA
 
 runner = CliRunner()
@@ -103,7 +103,7 @@ def _replace_frames(store: Path, key: str, frames: bytes, sha: str) -> None:
     row = dataset.to_table(filter=f"cache_key = '{key}'").to_pylist()[0]
     row.update(
         frames=frames, frames_codec="none", frames_chunk_sizes=[], frames_sha256=sha,
-        frames_xxh3=cell_checksum(frames),
+        frames_block_xxh3=block_checksums(frames, block_sizes(row["frames_shape"], "none", [])),
     )  # fmt: skip
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)

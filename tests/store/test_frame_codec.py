@@ -13,14 +13,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from videorl_kit.store import FrameStore, StoreIntegrityError
+from videorl_kit.store import FrameStore, StoreIntegrityError, frame_codec
 from videorl_kit.store.frame_codec import (
     CODEC_LZ4,
     CODEC_NONE,
     PARALLEL_MIN_BYTES,
+    BlockChecksumError,
     FrameCodecError,
-    cell_checksum,
+    block_checksums,
+    block_sizes,
     decode_frames,
+    decode_frames_from,
     encode_frames,
 )
 from videorl_kit.store.schema import FRAMES_SCHEMA
@@ -74,7 +77,10 @@ def test_incompressible_frames_are_stored_raw_without_a_copy() -> None:
     assert np.shares_memory(back, payload)
 
 
-def test_mixed_cell_keeps_noise_frames_raw_and_decodes_in_parallel() -> None:
+def test_mixed_cell_keeps_noise_frames_raw_and_decodes_in_parallel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
     h, w = 300, 400  # 4 frames x 360 kB: above the parallel threshold
     frames = np.concatenate([_smooth(2, h, w), _noise(2, h, w)])
     assert frames.nbytes >= PARALLEL_MIN_BYTES
@@ -118,7 +124,9 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
         frames=b"\xf0" * (shape[0] * 10),
         frames_codec=CODEC_LZ4,
         frames_chunk_sizes=[10] * shape[0],
-        frames_xxh3=cell_checksum(b"\xf0" * (shape[0] * 10)),  # intact bytes, bad content
+        frames_block_xxh3=block_checksums(
+            b"\xf0" * (shape[0] * 10), [10] * shape[0]
+        ),  # bad content
     )
     assert frame_bytes != 10
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
@@ -129,3 +137,95 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
     assert [c.status for c in report.checked] == ["corrupt"]
     assert "does not decompress" in report.checked[0].detail
     assert report.checked[0].source_uri == row["source_uri"]
+
+
+# -- the block path (reads block by block, on threads) is the plain path ----------------------
+
+
+def _reader_of(payload: np.ndarray):
+    def read(offset: int, out: np.ndarray) -> None:
+        out[:] = payload[offset : offset + out.size]
+
+    return read
+
+
+def _both_paths(payload, shape, encoded, checksums, *, threaded: bool):
+    """(plain result or error, block result or error), the block path threaded or not."""
+    results = []
+    with pytest.MonkeyPatch.context() as patch:
+        if threaded:  # every cell takes the threaded branch, however small
+            patch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
+            patch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
+        for decode in (
+            lambda: decode_frames(payload, shape, encoded.codec, encoded.chunk_sizes, checksums),
+            lambda: decode_frames_from(
+                _reader_of(payload), payload.size, shape, encoded.codec, encoded.chunk_sizes,
+                checksums,
+            ),
+        ):  # fmt: skip
+            try:
+                results.append(decode().copy())
+            except FrameCodecError as exc:
+                results.append(exc)
+    return results
+
+
+def _same(a: object, b: object) -> None:
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray), b
+        np.testing.assert_array_equal(a, b)
+    else:  # the same error, naming the same frame
+        assert type(a) is type(b) and str(a) == str(b), (a, b)
+
+
+@given(
+    frames=hnp.arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 6), st.integers(1, 24), st.integers(1, 24), st.just(3)),
+        elements=st.integers(0, 2) | st.integers(0, 255),
+    ),
+    damage=st.none() | st.tuples(st.floats(0, 1, exclude_max=True), st.integers(1, 255)),
+    verify=st.booleans(),
+    threaded=st.booleans(),
+)
+def test_the_block_path_is_the_plain_path(
+    frames: np.ndarray, damage: tuple[float, int] | None, verify: bool, threaded: bool
+) -> None:
+    """Same frames from intact cells; from a cell with one byte changed, the same error (a
+    checksum naming the same frame, or the same decompression failure) or the same frames."""
+    encoded = encode_frames(frames)
+    payload = np.frombuffer(encoded.payload, dtype=np.uint8).copy()
+    assert len(encoded.checksums) == len(block_sizes(frames.shape, encoded.codec,
+                                                     encoded.chunk_sizes))  # fmt: skip
+    if damage is not None:
+        where, xor = damage
+        payload[int(where * payload.size)] ^= xor
+    checksums = encoded.checksums if verify else None
+    plain, block = _both_paths(payload, frames.shape, encoded, checksums, threaded=threaded)
+    _same(plain, block)
+    if damage is None:
+        np.testing.assert_array_equal(plain, frames)
+    elif verify:
+        assert isinstance(plain, BlockChecksumError)
+
+
+def test_the_threaded_block_path_on_a_large_mixed_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)  # threads even on 2 cores
+    h, w = 300, 400  # 8 frames x 360 kB: the threaded branch without lowering the size
+    frames = np.concatenate([_smooth(4, h, w), _noise(4, h, w)])[[0, 4, 1, 5, 2, 6, 3, 7]]
+    encoded = encode_frames(frames)
+    payload = np.frombuffer(encoded.payload, dtype=np.uint8)
+    assert frames.nbytes >= PARALLEL_MIN_BYTES and encoded.codec == CODEC_LZ4
+    back = decode_frames_from(
+        _reader_of(payload), payload.size, frames.shape, encoded.codec, encoded.chunk_sizes,
+        encoded.checksums,
+    )  # fmt: skip
+    np.testing.assert_array_equal(back, frames)
+    for frame in (0, 7):  # a compressed and a raw frame, damaged
+        damaged = payload.copy()
+        damaged[sum(encoded.chunk_sizes[:frame]) + 5] ^= 1
+        with pytest.raises(BlockChecksumError, match=f"frame {frame}'s stored bytes"):
+            decode_frames_from(
+                _reader_of(damaged), damaged.size, frames.shape, encoded.codec,
+                encoded.chunk_sizes, encoded.checksums,
+            )  # fmt: skip

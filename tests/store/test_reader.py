@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +13,13 @@ import pytest
 from tests.media_kit import make_video
 from tests.store.spec_files import VIDEO_BUDGET, video_rows, write_spec
 from videorl_kit.spec.models import ImageBudget, VideoBudget
-from videorl_kit.store import FrameStore, MissingKeyError, StoreMismatchError, build_cache
+from videorl_kit.store import (
+    FrameStore,
+    MissingKeyError,
+    StoreMismatchError,
+    build_cache,
+    frame_codec,
+)
 from videorl_kit.store.frame_bytes import BlobLocation, FrameBytesReader
 from videorl_kit.store.schema import CONFIG_SCHEMA_VERSION
 
@@ -46,7 +53,15 @@ def test_get_many_restores_order_and_repeats(built_store: Path) -> None:
     assert store.get_many([]) == []
 
 
-def test_direct_reads_equal_lance_blob_reads(built_store: Path) -> None:
+@pytest.mark.parametrize("threaded", [False, True])
+def test_direct_reads_equal_lance_blob_reads(
+    built_store: Path, threaded: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The direct read (block by block, threaded for large cells) gives what the plain path
+    gives on the cells Lance reads."""
+    if threaded:  # the test store's cells are small: make every cell take the threaded branch
+        monkeypatch.setattr(frame_codec, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(frame_codec, "PARALLEL_MIN_CORES", 1)
     direct = FrameStore.open(built_store)
     via_lance = FrameStore.open(built_store, direct_reads=False)
     keys = direct.keys()
@@ -97,6 +112,24 @@ def test_other_schema_version_is_refused(built_store: Path, tmp_path: Path) -> N
         FrameStore.open(copy)
 
 
+def test_a_store_of_the_previous_schema_is_refused_with_what_changed(
+    built_store: Path, tmp_path: Path
+) -> None:
+    """Schema 4 kept one checksum per cell; this reader needs one per block: rebuild."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built_store, copy)
+    import lance
+
+    lance.dataset(str(copy / "frames.lance")).update_config({CONFIG_SCHEMA_VERSION: "4"})
+    with pytest.raises(StoreMismatchError) as caught:
+        FrameStore.open(copy)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1
+    assert "written with cache schema version 4, this videorl-kit reads version 5" in message
+    assert "version 5: a checksum per stored frame block instead of one per cell" in message
+    assert f"move {copy} away (or delete it) and rebuild" in message
+
+
 def test_reader_is_pinned_until_refresh(spec_dir: Path, tmp_path: Path) -> None:
     store_dir = tmp_path / "store"
     build_cache([write_spec(spec_dir, "first", video_rows(["a.mp4"]))], store_dir, workers=1)
@@ -115,15 +148,9 @@ class RecordingBytesReader(FrameBytesReader):
         super().__init__(*args, **kwargs)
         self.served: list[BlobLocation] = []
 
-    def view(self, location: BlobLocation) -> np.ndarray | None:
-        array = super().view(location)
-        if array is not None:
-            self.served.append(location)
-        return array
-
-    def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
-        self.served.extend(locations)
-        return super().read(locations)
+    def frames(self, location: BlobLocation, *args: Any) -> np.ndarray:
+        self.served.append(location)
+        return super().frames(location, *args)
 
 
 @pytest.fixture(scope="module")

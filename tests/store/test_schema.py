@@ -198,9 +198,12 @@ def test_budgets_are_recorded_once(tmp_path: Path) -> None:
     assert isinstance(lance.dataset(store.uri("frames")).config(), dict)
 
 
-def test_version_4_cells_carry_a_checksum() -> None:
-    assert CACHE_SCHEMA_VERSION == 4
+def test_version_5_blocks_carry_checksums_and_rows_their_truncation() -> None:
+    assert CACHE_SCHEMA_VERSION == 5
     assert not FRAMES_SCHEMA.field("frames_codec").nullable
     assert FRAMES_SCHEMA.field("frames_chunk_sizes").type == pa.list_(pa.int64())
-    assert FRAMES_SCHEMA.field("frames_xxh3").type == pa.uint64()
+    assert FRAMES_SCHEMA.field("frames_block_xxh3").type == pa.list_(pa.uint64())
+    assert "frames_xxh3" not in FRAMES_SCHEMA.names  # one checksum per cell: schema 4
     assert FRAMES_SCHEMA.field("decode_warnings").type == pa.list_(pa.string())
+    assert FRAMES_SCHEMA.field("truncation").type == pa.string()
+    assert FRAMES_SCHEMA.field("truncation").nullable

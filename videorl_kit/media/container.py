@@ -179,7 +179,9 @@ class FrameIndex:
     positions (indices into ``pts``) of keyframes. ``null_frames`` are positions whose packet
     is empty: AVI's way of saying "show the previous picture again"; they count as frames
     (as in decord) but decode to the picture before them. ``declared_frames`` and
-    ``declared_duration`` come from the header (0 / ``None`` when unknown). ``ordinal_only``
+    ``declared_duration`` come from the header (0 / ``None`` when unknown);
+    ``segment_duration`` is a Matroska segment's declared duration (``None`` for other
+    formats, whose container durations FFmpeg estimates from the packets). ``ordinal_only``
     is set when timestamps are missing or repeated, so frames can only be identified by their
     order of output from the decoder.
 
@@ -196,6 +198,7 @@ class FrameIndex:
     durations: tuple[int, ...]
     declared_frames: int = 0
     declared_duration: Fraction | None = None
+    segment_duration: Fraction | None = None
     null_frames: frozenset[int] = frozenset()
     ordinal_only: bool = False
     read_error: str | None = None
@@ -300,6 +303,13 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
         )
     time_base = Fraction(stream.time_base) if stream.time_base else Fraction(1, 90000)
     declared_duration = stream.duration * time_base if stream.duration else None
+    # Matroska declares its duration for the whole segment only, in its header (other
+    # formats' container durations are FFmpeg's estimates from the packets it found)
+    segment_duration = (
+        Fraction(container.duration, 1_000_000)
+        if container.duration and "matroska" in container.format.name
+        else None
+    )
     return FrameIndex(
         pts=pts,
         keyframes=tuple(i for i, e in enumerate(entries) if e[2]),
@@ -307,6 +317,7 @@ def scan_frame_index(container: av.container.InputContainer, stream: av.VideoStr
         durations=tuple(e[1] for e in entries),
         declared_frames=int(stream.frames or 0),
         declared_duration=declared_duration,
+        segment_duration=segment_duration,
         null_frames=frozenset(i for i, e in enumerate(entries) if e[3]),
         ordinal_only=ordinal_only,
         read_error=read_error,

@@ -56,8 +56,14 @@ class DecodedVideo:
     orientation: Orientation
     decoder: str
     decoder_version: str
-    truncated: bool = False
+    truncation: str | None = None
     warnings: tuple[str, ...] = ()
+
+    @property
+    def truncated(self) -> bool:
+        """True when the frames were sampled from the readable part of a cut-short file
+        (``truncation`` says why the file looks cut)."""
+        return self.truncation is not None
 
     @property
     def num_frames(self) -> int:

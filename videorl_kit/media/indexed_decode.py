@@ -7,7 +7,9 @@ gives the frame count and average frame rate,
 reads them. :func:`decode_by_index` wraps such a read (an :data:`IndexedRead`) with what every
 decoder of the kit does alike: PyAV opens the file first (:func:`probe_video`), so bad input
 raises the same :class:`~videorl_kit.media.errors.MediaError` subclasses whatever the decoder,
-and the frames get the display orientation and the resize of the PyAV path.
+and the frames get the display orientation and the resize of the PyAV path. A file whose
+structure shows it was cut short (:func:`~videorl_kit.media.cut.cut_short`) keeps the frames the
+library read, with ``truncation`` and a warning saying so.
 
 Example (a "library" that reads every frame as mid grey):
     >>> import tempfile
@@ -38,6 +40,7 @@ import numpy as np
 
 from videorl_kit.core.budget import VideoBudget
 from videorl_kit.media.budget import output_size
+from videorl_kit.media.cut import cut_short
 from videorl_kit.media.decoded import DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions
 from videorl_kit.media.orientation import apply_orientation, swaps_axes
@@ -82,6 +85,8 @@ def decode_by_index(
     out = np.empty((len(got.positions), out_h, out_w, 3), dtype=np.uint8)
     for slot, frame in enumerate(got.frames):
         out[slot] = resize_frame(apply_orientation(frame, orientation), out_h, out_w)
+    cut = cut_short(path)
+    truncation = f"file is cut short: {cut}; {name} read the frames before the cut" if cut else None
     return DecodedVideo(
         path=os.fspath(path),
         frames=out,
@@ -97,4 +102,6 @@ def decode_by_index(
         orientation=info.orientation,
         decoder=name,
         decoder_version=version,
+        truncation=truncation,
+        warnings=(truncation,) if truncation else (),
     )

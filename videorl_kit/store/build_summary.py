@@ -64,6 +64,8 @@ class BuildSummary:
     n_known_failures: int = 0
     n_retried: int = 0
     decode_warnings: dict[str, list[str]] = field(default_factory=dict)  # source -> warnings
+    # source -> why it looks cut short: cached from the frames before the cut
+    truncated: dict[str, str] = field(default_factory=dict)
     skipped_by_rule: dict[str, int] = field(default_factory=dict)
     failed_by_class: dict[str, int] = field(default_factory=dict)
     samples: SampleLedger = field(default_factory=SampleLedger)
@@ -119,6 +121,7 @@ class BuildSummary:
             "n_known_failures": self.n_known_failures,
             "n_retried": self.n_retried,
             "decode_warnings": self.decode_warnings,
+            "truncated": self.truncated,
             "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
             "failed_by_class": dict(sorted(self.failed_by_class.items())),
             "samples": self.samples.as_dict(),

@@ -214,6 +214,7 @@ class _Counts:
     n_known_failures: int = 0
     n_retried: int = 0
     decode_warnings: dict[str, list[str]] = field(default_factory=dict)
+    truncated: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -390,6 +391,8 @@ def settle(build: Build, plan: Plan, result: DecodeResult) -> None:
         build.counts.n_decoded += 1
         if result.row and result.row.get("decode_warnings"):
             build.counts.decode_warnings[task.source_uri] = list(result.row["decode_warnings"])
+        if result.row and result.row.get("truncation"):
+            build.counts.truncated[task.source_uri] = str(result.row["truncation"])
 
 
 def settle_obsolete_failures(build: Build) -> None:
@@ -428,6 +431,7 @@ def summarize(
         n_known_failures=counts.n_known_failures,
         n_retried=counts.n_retried,
         decode_warnings=counts.decode_warnings,
+        truncated=counts.truncated,
         skipped_by_rule=dict(skipped_by_rule),
         failed_by_class=dict(Counter(o.rule or "Error" for o in outcomes if o.status == "failed")),
         samples=samples,

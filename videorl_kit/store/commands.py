@@ -165,6 +165,7 @@ def build_cache_command(
         if repaired is not None:
             payload["repair"] = repaired.as_dict()
         _print_json(payload)
+        _print_truncated(summary.truncated, summary.store)  # stderr: the JSON stays clean
     else:
         summary = _build_with_progress(paths, store, config)
         _print_summary(summary)
@@ -238,6 +239,7 @@ def _print_summary(summary: Any) -> None:
     table.add_row("ok", str(summary.n_ok))
     table.add_row("  already cached", str(summary.n_already_cached))
     table.add_row("  decoded now", str(summary.n_decoded))
+    table.add_row("  of them from cut-short files", str(len(summary.truncated)))
     table.add_row("failed", str(summary.n_failed))
     table.add_row("skipped", str(summary.n_skipped))
     for rule, count in data["skipped_by_rule"].items():
@@ -273,9 +275,32 @@ def _print_summary(summary: Any) -> None:
             style="yellow",
             markup=False,
         )
+    _print_truncated(summary.truncated, summary.store)
     if summary.engine_fallback:
         _console(stderr=True).print(
             f"warning: --engine ray fell back to the local engine: {summary.engine_fallback}",
+            style="yellow",
+            markup=False,
+        )
+
+
+MAX_TRUNCATED_LINES = 20
+"""``build-cache`` names at most this many cut-short sources, one warning line each."""
+
+
+def _print_truncated(truncated: dict[str, str], store: str) -> None:
+    """One warning line per source cached from a cut-short file: the file and the reason."""
+    console = _console(stderr=True)
+    for source, reason in sorted(truncated.items())[:MAX_TRUNCATED_LINES]:
+        console.print(
+            f"warning: {source}: cached from a cut-short file ({reason})",
+            style="yellow",
+            markup=False,
+        )
+    if len(truncated) > MAX_TRUNCATED_LINES:
+        console.print(
+            f"warning: and {len(truncated) - MAX_TRUNCATED_LINES} more cut-short file(s); "
+            f"see videorl-kit cache status --store {store}",
             style="yellow",
             markup=False,
         )
@@ -349,6 +374,13 @@ def status_command(store: StoreOption, as_json: JsonOption = False) -> None:
                 _spec_origin(source), _data_origin(source["data"]),
             )  # fmt: skip
         console.print(specs)
+    if frames["truncated"]:
+        cut = Table(title=f"cached from cut-short files ({len(frames['truncated'])})")
+        cut.add_column("source", overflow="fold")
+        cut.add_column("why it looks cut short", overflow="fold")
+        for item in frames["truncated"]:
+            cut.add_row(item["source_uri"], item["truncation"])
+        console.print(cut)
     if frames["decode_warnings"]:
         warned = Table(title=f"decoded with warnings ({len(frames['decode_warnings'])})")
         warned.add_column("source", overflow="fold")

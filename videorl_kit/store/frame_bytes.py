@@ -2,13 +2,18 @@
 
 The frames column is a Lance *blob* column: each cell's bytes lie contiguously in the
 fragment's data file, and a scan of the column returns only ``{position, size}``
-descriptors. :class:`FrameBytesReader` reads a cell with one ``preadv`` on the data file
-named by the fragment's manifest entry (or exposes it as a view of a memory map of that
-file, for the LZ4 decompressor), and falls back to Lance's public
-``LanceDataset.read_blobs`` whenever that is not possible (a remote URI, a data file
-outside the dataset folder, a short read). Data files are immutable in Lance, so a reader
-pinned at one version keeps reading the same bytes (unless ``cleanup_old_versions``
-deletes that version's files).
+descriptors. :class:`FrameBytesReader` reads a cell with ``preadv`` on the data file named
+by the fragment's manifest entry (:meth:`~FrameBytesReader.frames`: block by block, each
+block read by the thread that checks and decodes it), and falls back to Lance's public
+``LanceDataset.read_blobs`` whenever that is not possible (a remote URI, a data file outside
+the dataset folder). Data files are immutable in Lance, so a reader pinned at one version
+keeps reading the same bytes (unless ``cleanup_old_versions`` deletes that version's files).
+
+**A data file cut short or deleted under an open reader** is refused, never read past its
+end: every read is a ``preadv`` (nothing is memory-mapped, so no read can end in ``SIGBUS``),
+and a cell whose byte range the file no longer holds raises :class:`MissingBytesError`
+naming the file and the range, which the store's reader turns into one line with the repair
+command.
 
 **Why not only Lance's public API (decided by measurement).** Read cell by cell, as
 ``FrameStore.get`` does, Lance's readers are several times slower than one ``preadv``:
@@ -43,14 +48,18 @@ Example:
 
 from __future__ import annotations
 
-import mmap
+import errno
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 import lance
 import numpy as np
+
+from videorl_kit.core.errors import VideoRLKitError
+from videorl_kit.store.frame_codec import decode_frames, decode_frames_from
 
 BLOB_METADATA = {"lance-encoding:blob": "true"}
 
@@ -130,13 +139,53 @@ def blob_locations(
     ]
 
 
-class FrameBytesReader:
-    """Reads blob cells by direct ``preadv`` (default) or through Lance's blob reader.
+class MissingBytesError(VideoRLKitError, OSError):
+    """A data file no longer holds a cell's byte range: cut short or deleted after the reader
+    opened the store (the open-time check, :mod:`videorl_kit.store.integrity`, saw it whole)."""
 
-    :meth:`view` instead exposes a cell in place, as a read-only view of a memory map of
-    its data file: the way to feed a decompressor, which then reads the page cache
-    directly instead of a copy of it.
+
+def _range_gone(fd: int | None, path: str, start: int, end: int) -> MissingBytesError:
+    if fd is None:
+        return MissingBytesError(
+            f"its data file {path} is gone (deleted since the store was opened)"
+        )
+    size = os.fstat(fd).st_size
+    return MissingBytesError(
+        f"its data file {path} holds {size} bytes but the cell is bytes {start}-{end} (the file "
+        "was cut short after the store was opened)"
+    )
+
+
+def pread_exact(fd: int, path: str, offset: int, out: np.ndarray) -> None:
+    """Fill ``out`` (1-D uint8) with the bytes of open file ``fd`` from ``offset`` on.
+
+    Raises :class:`MissingBytesError` when the file ends first.
+
+    Example:
+        >>> import tempfile
+        >>> path = tempfile.mkdtemp() + "/data.lance"
+        >>> with open(path, "wb") as f:
+        ...     _ = f.write(b"abcdef")
+        >>> fd = os.open(path, os.O_RDONLY)
+        >>> out = np.empty(3, np.uint8)
+        >>> pread_exact(fd, path, 2, out); bytes(out)
+        b'cde'
+        >>> pread_exact(fd, "data.lance", 4, out)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        videorl_kit.store.frame_bytes.MissingBytesError: its data file data.lance holds 6 bytes ...
+        >>> os.close(fd)
     """
+    done = 0
+    while done < out.size:  # preadv may return short counts on large ranges
+        n = os.preadv(fd, [memoryview(out)[done:]], offset + done)
+        if n <= 0:
+            raise _range_gone(fd, path, offset, offset + out.size)
+        done += n
+
+
+class FrameBytesReader:
+    """Reads blob cells by direct ``preadv`` (default) or through Lance's blob reader."""
 
     def __init__(self, dataset: lance.LanceDataset, column: str, *, direct: bool = True):
         self.dataset = dataset
@@ -152,66 +201,57 @@ class FrameBytesReader:
             direct = False
         self.direct = direct
         self.n_fallbacks = 0
-        self._maps: dict[str, np.ndarray | None] = {}
 
-    def _mapped(self, path: str) -> np.ndarray | None:
-        if path not in self._maps:
-            try:
-                with open(path, "rb") as file:
-                    size = os.fstat(file.fileno()).st_size
-                    mapped = (
-                        mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ) if size else None
-                    )
-            except (OSError, ValueError):
-                mapped = None
-            self._maps[path] = None if mapped is None else np.frombuffer(mapped, np.uint8)
-        return self._maps[path]
-
-    def view(self, location: BlobLocation) -> np.ndarray | None:
-        """The cell's bytes as a read-only view into its mapped data file, or ``None``.
-
-        ``None`` when direct reads are off or impossible (remote data, a range outside the
-        file); then use :meth:`read`. Lance never rewrites a data file, so the view stays
-        valid for as long as it is referenced.
-        """
+    def _open(self, location: BlobLocation) -> int | None:
+        """A descriptor of the cell's data file, or None when direct reads are off or
+        impossible; :class:`MissingBytesError` when the file is gone or too short."""
         if not self.direct or location.path is None:
             return None
-        mapped = self._mapped(location.path)
-        end = location.position + location.size
-        if mapped is None or location.position < 0 or end > mapped.size:
+        try:  # O_NOFOLLOW: a data file swapped for a link since the open-time check
+            fd = os.open(location.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            raise _range_gone(None, location.path, 0, 0) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise MissingBytesError(
+                    f"its data file {location.path} was replaced by a symbolic link after the "
+                    "store was opened"
+                ) from None
             return None
-        return mapped[location.position : end]
+        end = location.position + location.size
+        if location.position < 0 or os.fstat(fd).st_size < end:
+            error = _range_gone(fd, location.path, location.position, end)
+            os.close(fd)
+            raise error
+        return fd
 
     def _read_direct(self, location: BlobLocation) -> np.ndarray | None:
-        if not self.direct or location.path is None:
+        fd = self._open(location)
+        if fd is None:
             return None
         buffer = np.empty(location.size, dtype=np.uint8)
         try:
-            fd = os.open(location.path, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            done = 0
-            while done < location.size:  # preadv may return short counts on large ranges
-                n = os.preadv(fd, [memoryview(buffer)[done:]], location.position + done)
-                if n <= 0:
-                    return None
-                done += n
-        except OSError:
-            return None
+            pread_exact(fd, location.path or "", location.position, buffer)
         finally:
             os.close(fd)
         return buffer
 
     def read(self, locations: list[BlobLocation]) -> list[np.ndarray]:
-        """The bytes of each location as a 1-D uint8 array, in the order given."""
+        """The bytes of each location as a 1-D uint8 array, in the order given.
+
+        :class:`MissingBytesError` when a data file no longer holds a cell.
+        """
         out: list[np.ndarray | None] = [self._read_direct(loc) for loc in locations]
         missing = [i for i, array in enumerate(out) if array is None]
         if missing:
             self.n_fallbacks += len(missing)
-            blobs = self.dataset.read_blobs(
-                self.column, addresses=[locations[i].row_address for i in missing]
-            )
+            try:
+                blobs = self.dataset.read_blobs(
+                    self.column, addresses=[locations[i].row_address for i in missing]
+                )
+            except (OSError, ValueError) as exc:  # a data file cut short or gone
+                detail = (str(exc).splitlines() or [type(exc).__name__])[0]
+                raise MissingBytesError(f"Lance cannot read its data file ({detail})") from None
             payload = {address: data for address, data in blobs}
             for i in missing:
                 data = payload.get(locations[i].row_address)
@@ -219,3 +259,34 @@ class FrameBytesReader:
                     raise OSError(f"{self.dataset.uri}: frames cell {i} could not be read")
                 out[i] = np.frombuffer(data, dtype=np.uint8)
         return [array for array in out if array is not None]
+
+    def frames(
+        self,
+        location: BlobLocation,
+        shape: Sequence[int],
+        codec: str,
+        chunk_sizes: Sequence[int],
+        checksums: Sequence[int] | None,
+    ) -> np.ndarray:
+        """The decoded frames of the cell at ``location`` (see
+        :mod:`videorl_kit.store.frame_codec`), each block checked against ``checksums``
+        unless that is None.
+
+        Direct reads go block by block (:func:`~videorl_kit.store.frame_codec.decode_frames_from`);
+        otherwise the cell comes whole from Lance and is decoded by
+        :func:`~videorl_kit.store.frame_codec.decode_frames`. Raises
+        :class:`MissingBytesError` or :class:`~videorl_kit.store.frame_codec.FrameCodecError`.
+        """
+        fd = self._open(location)
+        if fd is None:
+            payload = self.read([location])[0]
+            return decode_frames(payload, shape, codec, chunk_sizes, checksums)
+        path = location.path or ""
+
+        def read(offset: int, out: np.ndarray) -> None:
+            pread_exact(fd, path, location.position + offset, out)
+
+        try:
+            return decode_frames_from(read, location.size, shape, codec, chunk_sizes, checksums)
+        finally:
+            os.close(fd)

@@ -58,15 +58,21 @@ def damaged_files(table: str, dataset: lance.LanceDataset) -> list[DamagedFile]:
     found: list[DamagedFile] = []
     for fragment in dataset.get_fragments():
         metadata = fragment.metadata
-        needed = [
-            (root / "data" / f.path, int(f.file_size_bytes or 0))
-            for f in metadata.files
-            if f.base_id is None
-        ]
+        needed = []
+        for f in metadata.files:
+            if f.base_id is not None:  # the kit writes no multi-base tables
+                problem = f"is on another storage base ({f.base_id}), outside the store"
+                found.append(DamagedFile(table, fragment.fragment_id, f.path, problem))
+            else:
+                needed.append((root / "data" / f.path, int(f.file_size_bytes or 0)))
         deletion = metadata.deletion_file
         if deletion is not None and deletion.base_id is None:
             needed.append((root / deletion.path(fragment.fragment_id), 0))
         for path, size in needed:
+            outside = _outside(root, path)
+            if outside:
+                found.append(DamagedFile(table, fragment.fragment_id, str(path), outside))
+                continue
             try:
                 actual = path.stat().st_size
             except FileNotFoundError:
@@ -76,6 +82,16 @@ def damaged_files(table: str, dataset: lance.LanceDataset) -> list[DamagedFile]:
                 problem = f"has {actual} bytes, the table recorded {size} (truncated?)"
                 found.append(DamagedFile(table, fragment.fragment_id, str(path), problem))
     return found
+
+
+def _outside(root: Path, path: Path) -> str | None:
+    """Why ``path`` is not a file of the table folder ``root`` (None when it is one): a name
+    that climbs out of the folder or a symbolic link (Lance writes neither)."""
+    if path.is_symlink():
+        return f"is a symbolic link to {os.readlink(path)} (Lance writes none)"
+    if not os.path.realpath(path).startswith(os.path.realpath(root) + os.sep):
+        return "lies outside the table folder (its manifest entry climbs out of the store)"
+    return None
 
 
 def recorded_versions(root: Path) -> dict[str, int]:

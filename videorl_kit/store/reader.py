@@ -3,17 +3,19 @@
 ``FrameStore.open(dir)`` pins the frames table at its latest committed version, checks
 the cache-schema version (and, when given, the expected budget) and loads a compact index:
 every row's metadata (numpy arrays and Arrow strings, a few hundred bytes a row) and the
-location of its frames bytes. ``get`` then reads one item's bytes with a single ``preadv``
-(:mod:`videorl_kit.store.frame_bytes`), or, for a compressed cell, decompresses it straight
-from a memory map of its data file (:mod:`videorl_kit.store.frame_codec`: LZ4 per frame, on
-a few threads); ``get_many`` reads several in file order (sorted, as Lance reads are too)
-and returns them in the order asked.
+location of its frames bytes. ``get`` then reads one item frame by frame with ``preadv``
+from its data file, straight into the output array, decompressing LZ4 frames as they arrive
+(:mod:`videorl_kit.store.frame_bytes`, :mod:`videorl_kit.store.frame_codec`; a large item on a
+few threads); ``get_many`` reads several in file order (sorted, as Lance reads are too) and
+returns them in the order asked.
 
-Every read checks the stored bytes against their XXH3-64 checksum (``frames_xxh3``) before
-decoding them, and raises :class:`~videorl_kit.store.errors.StoreIntegrityError` (naming the
-store, the cache key and the source file, and the repair command) when they differ: a flipped
-bit on disk never reaches a trainer as wrong pixels. ``verify=False`` (on
-:meth:`FrameStore.open` or per call) skips the check, for hot loops over a trusted store.
+Every read checks each stored block (one per frame) against its XXH3-64 checksum
+(``frames_block_xxh3``) as it reads it, and raises
+:class:`~videorl_kit.store.errors.StoreIntegrityError` (naming the store, the cache key and the
+source file, and the repair command) when they differ: a flipped bit on disk never reaches a
+trainer as wrong pixels. The same one-line error, never a crash, answers a data file that was
+cut short or deleted after the store was opened. ``verify=False`` (on :meth:`FrameStore.open`
+or per call) skips the checksums, for hot loops over a trusted store.
 
 Example (``store_dir`` holds the synthetic demo task's cache: two 4 s clips at 8 fps and two
 stills; ``key`` is a clip's cache key):
@@ -44,8 +46,13 @@ from videorl_kit.store.errors import (
     rebuild_hint,
     repair_hint,
 )
-from videorl_kit.store.frame_bytes import FrameBytesReader, blob_locations, is_blob_column
-from videorl_kit.store.frame_codec import CODEC_NONE, FrameCodecError, cell_checksum, decode_frames
+from videorl_kit.store.frame_bytes import (
+    FrameBytesReader,
+    MissingBytesError,
+    blob_locations,
+    is_blob_column,
+)
+from videorl_kit.store.frame_codec import BlockChecksumError, FrameCodecError
 from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
 from videorl_kit.store.tables import StoreTables
 
@@ -64,8 +71,9 @@ _META_COLUMNS: tuple[str, ...] = (
     "frames_codec",
     "frames_chunk_sizes",
     "frames_sha256",
-    "frames_xxh3",
+    "frames_block_xxh3",
     "decode_warnings",
+    "truncation",
     "frame_indices",
     "timestamps_s",
     "source_fps",
@@ -109,6 +117,7 @@ class CachedFrames:
     source_height: int | None = None
     source_width: int | None = None
     decode_warnings: tuple[str, ...] = ()
+    truncation: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -163,11 +172,12 @@ class _RowIndex:
                 np.asarray(table.column(name).combine_chunks().offsets),
                 np.asarray(table.column(name).combine_chunks().flatten()),
             )
-            for name in ("frame_indices", "timestamps_s", "frames_chunk_sizes")
-        }
+            for name in ("frame_indices", "timestamps_s", "frames_chunk_sizes",
+                         "frames_block_xxh3")
+        }  # fmt: skip
         self.codecs: list[str] = table.column("frames_codec").to_pylist()
-        self.checksums: list[int] = table.column("frames_xxh3").to_pylist()
         self.warnings = table.column("decode_warnings").to_pylist()
+        self.truncations: list[str | None] = table.column("truncation").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
         self.budgets = {
@@ -220,6 +230,7 @@ class _RowIndex:
             source_height=self.optional["source_height"][row],
             source_width=self.optional["source_width"][row],
             decode_warnings=tuple(self.warnings[row]),
+            truncation=self.truncations[row],
         )
 
 
@@ -414,21 +425,6 @@ class FrameStore:
         """
         return self.get_many([key], verify=verify)[0]
 
-    def _cell_bytes(self, positions: list[int]) -> list[np.ndarray]:
-        """Stored bytes of each row: compressed cells as views of the mapped data file (the
-        decompressor reads the page cache in place), raw cells copied by ``preadv``."""
-        index = self._index
-        cells: list[np.ndarray | None] = [
-            None if index.codecs[p] == CODEC_NONE else self._bytes.view(index.locations[p])
-            for p in positions
-        ]
-        todo = [i for i, cell in enumerate(cells) if cell is None]
-        if todo:
-            read = self._bytes.read([index.locations[positions[i]] for i in todo])
-            for i, array in zip(todo, read, strict=True):
-                cells[i] = array
-        return [cell for cell in cells if cell is not None]
-
     def _damaged(self, position: int, problem: str) -> StoreIntegrityError:
         index = self._index
         source = index.strings["source_uri"][position].as_py()
@@ -437,6 +433,24 @@ class FrameStore:
             f"{repair_hint(str(self.root))}",
             problem,
         )
+
+    def _frames(self, position: int, check: bool) -> np.ndarray:
+        """The decoded frames of one row; :class:`StoreIntegrityError` when they cannot be."""
+        index = self._index
+        try:
+            return self._bytes.frames(
+                index.locations[position],
+                index.shapes[position].tolist(),
+                index.codecs[position],
+                index.list_at("frames_chunk_sizes", position),
+                index.list_at("frames_block_xxh3", position) if check else None,
+            )
+        except BlockChecksumError as exc:
+            raise self._damaged(position, f"is corrupt: {exc}") from None
+        except FrameCodecError as exc:
+            raise self._damaged(position, f"{exc}; the store is damaged") from None
+        except MissingBytesError as exc:
+            raise self._damaged(position, f"cannot be read: {exc}") from None
 
     def get_many(self, keys: Sequence[str], *, verify: bool | None = None) -> list[CachedFrames]:
         """Read several items in file order; results follow the order of ``keys``.
@@ -458,22 +472,10 @@ class FrameStore:
             set(positions),
             key=lambda p: (index.locations[p].path or "", index.locations[p].position),
         )
-        arrays = self._cell_bytes(unique)
         check = self.verify if verify is None else verify
         by_position: dict[int, CachedFrames] = {}
-        for position, array in zip(unique, arrays, strict=True):
-            if check and cell_checksum(array) != index.checksums[position]:
-                raise self._damaged(position, "is corrupt: its bytes do not match their checksum")
-            shape = tuple(int(x) for x in index.shapes[position])
-            try:
-                frames = decode_frames(
-                    array,
-                    shape,
-                    index.codecs[position],
-                    index.list_at("frames_chunk_sizes", position),
-                )
-            except FrameCodecError as exc:
-                raise self._damaged(position, f"{exc}; the store is damaged") from None
+        for position in unique:
+            frames = self._frames(position, check)
             frames.flags.writeable = False  # shared by repeated keys: never modify in place
             by_position[position] = self._check_budget(index.item(position, frames))
         return [by_position[p] for p in positions]

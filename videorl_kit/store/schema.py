@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from videorl_kit.media.decoded import SAMPLER_VERSION
 
-CACHE_SCHEMA_VERSION: Final[int] = 4
+CACHE_SCHEMA_VERSION: Final[int] = 5
 """Version of the table layout and key recipe; bump on any change of meaning.
 
 History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
@@ -53,9 +53,17 @@ History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec
 ``samples`` gained ``skip_rule`` and ``row_json`` (additive: a store without them is refused by
 the missing-column check with the same rebuild hint); 4 = ``frames_xxh3`` (XXH3-64 of each
 stored cell, checked on every read) and ``decode_warnings`` (what the decoder noticed, e.g.
-frames the container holds but that do not decode). A store of another version is refused
-with a rebuild hint.
+frames the container holds but that do not decode); 5 = ``frames_block_xxh3`` (XXH3-64 of
+each stored block, one per frame, checked as each block is read) replaces ``frames_xxh3``, and
+``truncation`` says why a cached source looks cut short (null when it looks whole). A store of
+another version is refused with a rebuild hint that says what changed
+(:data:`SCHEMA_CHANGES`).
 """
+
+SCHEMA_CHANGES: Final[dict[int, str]] = {
+    5: "a checksum per stored frame block instead of one per cell, and the truncation column",
+}
+"""What each cache-schema version changed, for the message that refuses an older store."""
 
 FRAMES_TABLE: Final[str] = "frames"
 FAILURES_TABLE: Final[str] = "failures"
@@ -220,10 +228,13 @@ FRAMES_SCHEMA: Final[pa.Schema] = _table_schema(
     pa.field("frames_codec", pa.string(), nullable=False),
     pa.field("frames_chunk_sizes", pa.list_(pa.int64()), nullable=False),
     pa.field("frames_sha256", pa.string(), nullable=False),  # of the decoded frames
-    # XXH3-64 of the stored cell bytes (as written: LZ4 or raw); readers check it on read
-    pa.field("frames_xxh3", pa.uint64(), nullable=False),
+    # XXH3-64 of each stored block (one per frame, LZ4 or raw, in order); readers check each
+    # block as they read it
+    pa.field("frames_block_xxh3", pa.list_(pa.uint64()), nullable=False),
     # what the decoder noticed about the source (dropped or undecodable frames, ...)
     pa.field("decode_warnings", pa.list_(pa.string()), nullable=False),
+    # why the source looks cut short (its readable prefix was cached); null when it looks whole
+    pa.field("truncation", pa.string(), nullable=True),
     pa.field("frame_indices", pa.list_(pa.int64()), nullable=False),
     pa.field("timestamps_s", pa.list_(pa.float64()), nullable=False),
     pa.field("source_fps", pa.float64(), nullable=False),

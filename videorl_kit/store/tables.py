@@ -46,6 +46,7 @@ from videorl_kit.store.schema import (
     CONFIG_TABLE,
     FRAMES_STORAGE_VERSION,
     FRAMES_TABLE,
+    SCHEMA_CHANGES,
     SCHEMAS,
     TABLE_NAMES,
     budget_hash,
@@ -191,6 +192,14 @@ class StoreTables:
     def check_integrity(self) -> None:
         """:class:`StoreIntegrityError` (one line) if a table's data file is missing or
         truncated, or a table went back to an older version than the kit last committed."""
+        for name in TABLE_NAMES:
+            folder = self.root / f"{name}.lance"
+            if folder.is_symlink():
+                raise StoreIntegrityError(
+                    f"{self.root}: the store is damaged: table folder {folder} is a symbolic "
+                    f"link to {os.readlink(folder)}; the kit reads and writes only inside the "
+                    "store folder: replace the link with the folder itself"
+                )
         damaged = [f for name in TABLE_NAMES for f in damaged_files(name, self.table(name))]
         if damaged:
             more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
@@ -213,9 +222,15 @@ class StoreTables:
         for name in TABLE_NAMES:
             found = self.schema_version(name)
             if found != CACHE_SCHEMA_VERSION:
+                changed = "; ".join(
+                    f"version {v}: {SCHEMA_CHANGES[v]}"
+                    for v in sorted(SCHEMA_CHANGES)
+                    if found is not None and found < v <= CACHE_SCHEMA_VERSION
+                )
                 raise StoreMismatchError(
                     f"{self.uri(name)}: written with cache schema version {found}, this "
-                    f"videorl-kit reads version {CACHE_SCHEMA_VERSION}; "
+                    f"videorl-kit reads version {CACHE_SCHEMA_VERSION}"
+                    f"{f' ({changed})' if changed else ''}; "
                     f"{rebuild_hint(str(self.root), schema_changed=True)}"
                 )
             missing = [f.name for f in SCHEMAS[name] if f.name not in self.table(name).schema.names]

@@ -72,7 +72,7 @@ def store_status(store_dir: str | Path, *, max_failures: int = 20) -> dict[str, 
         }
     frames = tables.table(FRAMES_TABLE).to_table(
         columns=["budget_hash", "modality", "frames_shape", "visual_tokens", "source_uri",
-                 "decode_warnings"]
+                 "decode_warnings", "truncation"]
     )  # fmt: skip
     shapes = frames.column("frames_shape").to_pylist()
     info[FRAMES_TABLE]["frame_bytes"] = int(sum(int(np.prod(s)) for s in shapes))
@@ -88,6 +88,16 @@ def store_status(store_dir: str | Path, *, max_failures: int = 20) -> dict[str, 
         if notes
     ]
     info[FRAMES_TABLE]["decode_warnings"] = sorted(warned, key=lambda w: w["source_uri"])
+    cut = [
+        {"source_uri": uri, "truncation": reason}
+        for uri, reason in zip(
+            frames.column("source_uri").to_pylist(),
+            frames.column("truncation").to_pylist(),
+            strict=True,
+        )
+        if reason
+    ]
+    info[FRAMES_TABLE]["truncated"] = sorted(cut, key=lambda c: c["source_uri"])
     per_budget = Counter(frames.column("budget_hash").to_pylist())
     info["budgets"] = {
         digest: {**value, "rows": per_budget.get(digest, 0)}

@@ -174,8 +174,9 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         "frames_codec": encoded.codec,
         "frames_chunk_sizes": encoded.chunk_sizes,
         "frames_sha256": hashlib.sha256(frames).hexdigest(),
-        "frames_xxh3": encoded.checksum,
+        "frames_block_xxh3": encoded.checksums,
         "decode_warnings": [str(w) for w in getattr(decoded, "warnings", ())],
+        "truncation": truncation_of(decoded),
         "frame_indices": frame_indices,
         "timestamps_s": timestamps,
         "source_fps": source_fps,
@@ -190,6 +191,18 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         "visual_tokens": int(tokens),
         "decode_seconds": float(seconds),
     }
+
+
+def truncation_of(decoded: Any) -> str | None:
+    """Why the decoded source looks cut short (its ``truncation``), or None (images, whole files).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> truncation_of(SimpleNamespace(truncation="file is cut short: ...")), truncation_of(1)
+        ('file is cut short: ...', None)
+    """
+    reason = getattr(decoded, "truncation", None)
+    return str(reason) if reason else None
 
 
 def _optional_int(value: Any) -> int | None:

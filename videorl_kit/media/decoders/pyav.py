@@ -32,8 +32,15 @@ needs. Decisions, each tested:
 * **Truncated files.** If the frames stop well before the duration the header declares (more
   than 2 frame intervals + 1%), or reading stops with an error, ``TruncatedVideoError`` is
   raised. With ``allow_truncated=True`` the readable frames are sampled instead and
-  ``truncated``/``warnings`` say so. Fewer frames than declared whose timestamps still span
-  the whole duration (AVI captures with dropped frames) only add a warning.
+  ``truncation``/``warnings`` say so. Fewer frames than declared whose timestamps still span
+  the whole duration (AVI captures with dropped frames) only add a warning. FFmpeg stops
+  quietly at the cut of most containers, so the file's own structure is checked too
+  (:func:`videorl_kit.media.cut.cut_short`: an Ogg page, Matroska segment, RIFF chunk, MP4
+  box or MPEG packet that runs past the end of the file). A cut file whose header declares
+  more frames, or (Matroska) a longer duration, than the frames before the cut is truncated
+  as above. One whose header declares nothing to measure the cut by (Ogg, MPEG streams) has
+  its readable frames sampled, always, with ``truncation`` naming the cut and a warning: the
+  store caches them and records why (its ``truncation`` column).
 * **Frames that never show.** Packets the demuxer marks discarded (MP4 samples outside the
   edit list) are not frames. If indexed frames still never come out of the decoder (a last
   packet it cannot decode), the frames that do decode are counted in one more pass and the
@@ -77,6 +84,7 @@ from videorl_kit.core.budget import VideoBudget
 from videorl_kit.core.errors import VideoRLKitError
 from videorl_kit.media.budget import output_size, sample_count
 from videorl_kit.media.container import FrameIndex, ThreadType, scan_frame_index, video_container
+from videorl_kit.media.cut import cut_short
 from videorl_kit.media.decoded import SAMPLER_VERSION, DecodedVideo
 from videorl_kit.media.decoders import DecodeOptions
 from videorl_kit.media.errors import DecodeError, NoFramesError, TruncatedVideoError
@@ -408,6 +416,33 @@ def _truncation_reason(index: FrameIndex, fps: Fraction) -> str | None:
     return None
 
 
+def _cut_measured(index: FrameIndex, fps: Fraction) -> str | None:
+    """For a file that is cut short: what its header declares beyond the frames before the
+    cut, or ``None`` when it declares nothing to measure the cut by."""
+    present = index.frame_count + index.discarded
+    if index.declared_frames and present < index.declared_frames:
+        return f"the header declares {index.declared_frames} frames, {present} are before the cut"
+    covered, declared = index.duration(fps), index.segment_duration
+    if declared is not None and covered + 2 / fps + declared / 100 < declared:
+        return (
+            f"the header declares {float(declared):.3f} s, the frames before the cut cover "
+            f"{float(covered):.3f} s"
+        )
+    return None
+
+
+def _cut_reason(cut: str, index: FrameIndex, fps: Fraction) -> str:
+    """The ``truncation`` text of a file whose structure shows a cut (``cut``)."""
+    measured = _cut_measured(index, fps)
+    if measured is not None:
+        return f"file is truncated: {cut}; {measured}"
+    return (
+        f"file is cut short: {cut}; nothing in it says how long it was, so the "
+        f"{index.frame_count} frames before the cut ({float(index.duration(fps)):.3f} s) "
+        "are sampled"
+    )
+
+
 @dataclass
 class _Sampled:
     """One sampling attempt: the chosen frames (ranks among ``candidates``) and their pixels."""
@@ -429,7 +464,11 @@ def decode(path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVi
                 raise TruncatedVideoError(path, f"no frame could be read ({index.read_error})")
             raise NoFramesError(path, "the video stream contains no frames")
         truncation = _truncation_reason(index, fps)
-        if truncation and not options.allow_truncated:
+        cut = None if truncation else cut_short(path)
+        unmeasured = False
+        if cut is not None:
+            truncation, unmeasured = _cut_reason(cut, index, fps), not _cut_measured(index, fps)
+        if truncation and not unmeasured and not options.allow_truncated:
             raise TruncatedVideoError(path, truncation)
         if truncation:
             warnings.append(truncation)
@@ -499,7 +538,7 @@ def decode(path: Path, params: VideoBudget, options: DecodeOptions) -> DecodedVi
         orientation=sink.orientation,
         decoder="pyav",
         decoder_version=version(),
-        truncated=truncation is not None,
+        truncation=truncation,
         warnings=tuple(warnings),
     )
 
