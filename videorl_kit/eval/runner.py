@@ -185,8 +185,9 @@ def make_judges(
         if model is not None:
             key = (spec.backend, str(model))
             if key not in loaded:
+                text_only = {"video": 0, "image": 0}  # a judge reads text
                 loaded[key] = (
-                    VllmBackend(model, options=parse_model_args(None), media_limits={},
+                    VllmBackend(model, options=parse_model_args(None), media_limits=text_only,
                                 seed=config.seed)
                     if spec.backend == "vllm"
                     else TransformersBackend(model)
