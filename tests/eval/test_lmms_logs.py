@@ -6,6 +6,7 @@ name)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 from tests.eval.conftest import write_predictions
 from videorl_kit.cli import app
 from videorl_kit.core.errors import UserError
+from videorl_kit.eval.lmms_eval_logs import LMMS_EVAL_ALIASES
 from videorl_kit.eval.results import load_results
 from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks
@@ -149,10 +151,30 @@ def test_a_kit_run_replays_from_its_own_samples_files(tmp_path):
         assert again.tasks[task_id].samples_sha256 == task.samples_sha256
 
 
-def test_every_spec_alias_is_listed_in_the_docs_table():
+def _docs_alias_table() -> dict[str, str]:
+    """lmms-eval task -> kit spec, as the alias table of docs/eval.md lists them."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "eval.md").read_text()
-    for path in sorted(SPECS.glob("[a-z]*.yaml")):
-        spec = load_spec(path)
-        link = spec.eval.lmms_eval
-        for name in link.tasks if link else []:
-            assert f"`{name}`" in docs, f"{name} ({spec.id}) is missing from docs/eval.md"
+    start = docs.index("| kit spec | lmms-eval task (alias) |")
+    table: dict[str, str] = {}
+    for line in docs[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        kit_cell, lmms_cell = line.split("|")[1:3]
+        kits = re.findall(r"`([a-z0-9-]+)`", kit_cell)
+        if lmms_cell.strip().startswith("none"):  # benchmarks lmms-eval does not have
+            continue
+        for name in re.findall(r"`([A-Za-z0-9_]+)`", lmms_cell):
+            assert len(kits) == 1, f"docs/eval.md: {name!r} sits in a row of several kit specs"
+            table[name] = kits[0]
+    return table
+
+
+def test_the_one_alias_table_in_code_is_the_one_in_the_docs():
+    assert _docs_alias_table() == dict(LMMS_EVAL_ALIASES)
+
+
+def test_every_alias_names_a_benchmark_spec_with_an_lmms_eval_section():
+    spec_ids = {p.stem for p in SPECS.glob("[a-z]*.yaml")}
+    for name, kit_id in LMMS_EVAL_ALIASES.items():
+        assert kit_id in spec_ids, f"{name} -> {kit_id}: no task_specs/eval/{kit_id}.yaml"
+        assert load_spec(SPECS / f"{kit_id}.yaml").eval.lmms_eval is not None, kit_id

@@ -9,13 +9,16 @@ list of one string (nested once more in ``resps``).
 
 The kit grades the raw response (its verifiers extract the answer themselves): ``resps``
 when present, else ``filtered_resps``. The task comes from the file name; an lmms-eval task
-name is an alias of the spec that lists it under ``eval.lmms_eval.tasks``.
+name is an alias of the kit benchmark :data:`LMMS_EVAL_ALIASES` maps it to (the one table of
+them; docs/eval.md lists it).
 
 Example:
     >>> lmms_task_from_filename("20250101_120000_samples_videomme.jsonl")
     'videomme'
     >>> lmms_task_from_filename("results.json") is None
     True
+    >>> LMMS_EVAL_ALIASES["videomme"]
+    'video-mme'
     >>> LmmsLine.parse({"doc_id": 3, "filtered_resps": ["B"], "resps": [["The answer is B"]]},
     ...     1).response
     'The answer is B'
@@ -24,8 +27,52 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
+
+_MVBENCH_TASKS = (
+    "action_antonym", "action_count", "action_localization", "action_prediction",
+    "action_sequence", "character_order", "counterfactual_inference", "egocentric_navigation",
+    "episodic_reasoning", "fine_grained_action", "fine_grained_pose", "moving_attribute",
+    "moving_count", "moving_direction", "object_existence", "object_interaction",
+    "object_shuffle", "scene_transition", "state_change", "unexpected_action",
+)  # fmt: skip
+
+LMMS_EVAL_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "videomme": "video-mme",
+        "mvbench": "mvbench",
+        **{f"mvbench_{name}": "mvbench" for name in _MVBENCH_TASKS},
+        "tempcompass_multi_choice": "tempcompass",
+        "lvbench": "lvbench",
+        "longvideobench_val_v": "longvideobench",
+        "mlvu_test": "mlvu",
+        "video_holmes": "video-holmes",
+        "minerva": "minerva",
+        "mmvu_val": "mmvu-mc",
+        "video_mmmu_perception": "video-mmmu",
+        "video_mmmu_comprehension": "video-mmmu",
+        "video_mmmu_adaptation": "video-mmmu",
+        "videomathqa_mcq": "videomathqa",
+        "vsibench": "vsi-bench",
+        "temporal_grounding_charades": "charades-sta",
+        "motionbench_full": "motionbench",
+        "ovo_backward": "ovo-bench",
+        "ovo_realtime": "ovo-bench",
+        "ovo_forward": "ovo-bench",
+    }
+)
+"""lmms-eval 0.7.3 task name -> the kit benchmark (spec id) it evaluates: the one table of
+lmms-eval aliases (listed in docs/eval.md). How a benchmark's logged ``doc_id``/``doc`` map
+onto its rows is the spec's own ``eval.lmms_eval`` section.
+
+Example:
+    >>> sorted({kit for kit in LMMS_EVAL_ALIASES.values()})[:3]
+    ['charades-sta', 'longvideobench', 'lvbench']
+"""
+
 
 _FILENAME = re.compile(r"^(?:.*_)?samples_(?P<task>[A-Za-z0-9_.+-]+?)\.jsonl$")
 

@@ -26,8 +26,10 @@ defaults below (the synthetic demo tasks are).
   spec's own, with the file and commit they come from).
 * ``judge``: the problem types the benchmark grades with a judge model, and the local judge
   model that grades them (none: those questions are reported as not scored, never as 0).
-* ``lmms_eval``: the lmms-eval task names of this benchmark, and whether lmms-eval's
-  ``doc_id`` is the row index of the spec's annotation file (its logs then replay directly).
+* ``lmms_eval``: how lmms-eval's logs of this benchmark map onto its rows (the lmms-eval
+  task names are one table, ``videorl_kit.eval.lmms_eval_logs.LMMS_EVAL_ALIASES``): whether
+  lmms-eval's ``doc_id`` is the row index of the spec's annotation file (its logs then
+  replay directly).
 
 Example:
     >>> section = EvalSection.model_validate({
@@ -320,9 +322,6 @@ class JudgeSpec(StrictModel):
 class LmmsEvalLink(StrictModel):
     """How lmms-eval names this benchmark, and how its logged docs map onto the spec's rows."""
 
-    tasks: list[str] = Field(
-        ..., min_length=1, description="lmms-eval task names of this benchmark (aliases)."
-    )
     doc_id: Literal["row_index", "none"] = Field(
         "none",
         description="'row_index': lmms-eval's doc_id is the row index of this spec's "

@@ -8,10 +8,10 @@ Each line is one of:
 * a line of a kit run's ``samples_<task>.jsonl`` (``task_id``, ``sample_id``, ``response``
   and, for a judge-graded question, the stored ``judge`` judgement, which the replay reuses);
 * an lmms-eval log entry of ``[<date>_]samples_<lmms task>.jsonl``
-  (:mod:`videorl_kit.eval.lmms_eval_logs`): the file name's lmms-eval task is an alias of the
-  spec listing it under ``eval.lmms_eval.tasks``; ``doc_id`` is matched to that spec's row
-  index (``doc_id: row_index``, checked against the logged ``target``) or the logged ``doc``
-  on ``doc_key``.
+  (:mod:`videorl_kit.eval.lmms_eval_logs`): the file name's lmms-eval task is an alias of a
+  kit benchmark (``LMMS_EVAL_ALIASES``, the one table of them); ``doc_id`` is matched to that
+  spec's row index (``doc_id: row_index``, checked against the logged ``target``) or the
+  logged ``doc`` on ``doc_key``.
 
 Everything is checked before anything is scored, and every problem is reported at once:
 malformed lines, ids in no evaluated task, ambiguous ids, duplicates, lmms-eval logs that
@@ -37,11 +37,17 @@ from typing import TYPE_CHECKING, Any
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import Backend
-from videorl_kit.eval.lmms_eval_logs import LmmsLine, is_lmms_line, lmms_task_from_filename
+from videorl_kit.eval.lmms_eval_logs import (
+    LMMS_EVAL_ALIASES,
+    LmmsLine,
+    is_lmms_line,
+    lmms_task_from_filename,
+)
 from videorl_kit.eval.records import content_hash
 from videorl_kit.eval.requests import GenerationRequest
 from videorl_kit.eval.results import ModelInfo
 from videorl_kit.media.hashing import file_content_hash
+from videorl_kit.spec.eval_section import LmmsEvalLink
 
 if TYPE_CHECKING:
     from videorl_kit.eval.tasks import EvalTask
@@ -175,13 +181,9 @@ def _listing(items: list[str]) -> str:
 
 
 def _aliases(tasks: Sequence[EvalTask]) -> dict[str, EvalTask]:
-    """lmms-eval task name -> evaluated task (its spec's ``eval.lmms_eval.tasks``)."""
-    named: dict[str, EvalTask] = {}
-    for task in tasks:
-        link = task.section.lmms_eval
-        for name in link.tasks if link is not None else []:
-            named[name] = task
-    return named
+    """lmms-eval task name -> evaluated task (through ``LMMS_EVAL_ALIASES``)."""
+    by_id = {task.id: task for task in tasks}
+    return {name: by_id[kit_id] for name, kit_id in LMMS_EVAL_ALIASES.items() if kit_id in by_id}
 
 
 def lmms_lines(
@@ -199,8 +201,7 @@ def lmms_lines(
             f"(aliases of the evaluated specs: {', '.join(known) or 'none'}; docs/eval.md lists "
             "them all)"
         ]
-    link = task.section.lmms_eval
-    assert link is not None
+    link = task.section.lmms_eval or LmmsEvalLink()
     by_row = {s.row_index: s for s in task.samples}
     by_key = (
         {str(s.raw.get(link.doc_key)): s for s in task.samples if link.doc_key in s.raw}
