@@ -74,7 +74,8 @@ vllm-env: $(VLLM_VENV)/.installed
 # the vllm eval backend on vLLM's own engine, on the CPU (they may not skip there)
 test-vllm: vllm-env
 	VIDEORL_REQUIRE_VLLM=1 CI=$${CI:-true} $(VLLM_PY) -m pytest -q tests/eval/test_vllm_requests.py \
-		tests/eval/test_vllm_engine.py videorl_kit/eval/backends/vllm_backend.py
+		tests/eval/test_vllm_engine.py tests/eval/test_vllm_judge.py \
+		videorl_kit/eval/backends/vllm_backend.py
 
 $(LMMS_VENV)/.installed:
 	$(PYTHON) -m venv $(LMMS_VENV)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.eval.conftest import write_predictions
+from videorl_kit.core.errors import UserError
 from videorl_kit.eval.report import render_report
 from videorl_kit.eval.runner import EvalConfig, run_eval
 from videorl_kit.eval.tasks import load_tasks
@@ -106,3 +107,13 @@ def test_stored_judgements_replay_without_the_judge_model(judged, tmp_path):
         if old.get("judge"):
             assert new["judge"]["output"] == old["judge"]["output"]
             assert new["judge"]["replayed"] is True
+
+
+def test_bad_vllm_judge_engine_arguments_name_the_spec_and_field(tmp_path, tiny_model):
+    bad = [*SHORT, "vcr-bench:eval.judge.backend=vllm", "vcr-bench:eval.judge.model_args=tp=2"]
+    with pytest.raises(UserError, match=r"vcr-bench\.yaml: eval\.judge\.model_args: .*'tp'"):
+        run_eval(
+            EvalConfig(specs=[VCR], out=tmp_path / "bad", backend="replay",
+                       predictions=_gold(tmp_path), fixture=True, protocol="official",
+                       overrides=bad, judge_model=str(tiny_model))
+        )  # fmt: skip

@@ -47,7 +47,7 @@ from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
 from videorl_kit.eval.backends.replay import ReplayBackend
 from videorl_kit.eval.backends.transformers_backend import TransformersBackend
 from videorl_kit.eval.backends.vllm_backend import VllmBackend, media_limits
-from videorl_kit.eval.backends.vllm_options import parse_model_args
+from videorl_kit.eval.backends.vllm_options import VllmOptions, parse_model_args
 from videorl_kit.eval.environment import git_state, package_versions, platform_string
 from videorl_kit.eval.judge import JudgeRun
 from videorl_kit.eval.records import SampleRecord, content_hash
@@ -168,13 +168,24 @@ def _judge_model(config: EvalConfig, task: EvalTask) -> str | None:
     return None if judge is None else (config.judge_model or judge.model)
 
 
+def _judge_options(task: EvalTask) -> VllmOptions:
+    """The vLLM judge's engine options (``eval.judge.model_args``), errors naming the spec."""
+    judge = task.section.judge
+    assert judge is not None
+    try:
+        return parse_model_args(judge.model_args)
+    except UserError as error:
+        where = task.spec.source_file or task.id
+        raise UserError(f"{where}: eval.judge.model_args: {error}") from error
+
+
 def make_judges(
     config: EvalConfig, tasks: list[EvalTask], backend: Backend
 ) -> tuple[dict[str, JudgeRun], list[Backend]]:
     """One :class:`JudgeRun` per task declaring ``eval.judge``; judge backends are shared by
     the tasks naming the same model and backend (returned to be closed)."""
     stored = getattr(backend, "stored_judgements", {})
-    loaded: dict[tuple[str, str], Backend] = {}
+    loaded: dict[tuple[str, str, str], Backend] = {}
     judges: dict[str, JudgeRun] = {}
     for task in tasks:
         spec = task.section.judge
@@ -183,11 +194,11 @@ def make_judges(
         model = _judge_model(config, task)
         judge_backend = None
         if model is not None:
-            key = (spec.backend, str(model))
+            key = (spec.backend, str(model), spec.model_args or "")
             if key not in loaded:
                 text_only = {"video": 0, "image": 0}  # a judge reads text
                 loaded[key] = (
-                    VllmBackend(model, options=parse_model_args(None), media_limits=text_only,
+                    VllmBackend(model, options=_judge_options(task), media_limits=text_only,
                                 seed=config.seed)
                     if spec.backend == "vllm"
                     else TransformersBackend(model)

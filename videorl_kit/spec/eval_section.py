@@ -306,6 +306,12 @@ class JudgeSpec(StrictModel):
         None, description="Local judge model folder (None: judged questions are not scored)."
     )
     backend: Literal["transformers", "vllm"] = Field("transformers")
+    model_args: str | None = Field(
+        None,
+        description="The vLLM judge's engine arguments, as --model-args takes them (e.g. "
+        "'gpu_memory_utilization=0.3' beside a vLLM model under test; "
+        "'kv_cache_memory_bytes=64MiB' on the CPU).",
+    )
     prompt: str = Field(..., min_length=1, description="Jinja template of the judge's turn.")
     verdict: JudgeVerdict = Field("judgement_01", description="How the judgement is read.")
     max_new_tokens: int = Field(256, ge=1, le=32768)
