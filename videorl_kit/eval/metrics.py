@@ -15,6 +15,12 @@ type:
                its parts ``t_iou`` and ``box_miou``
 ``overall``, ``format``   mean reward and format score of every scored sample
 ``macro``      hierarchical macro average of the per-sample score over ``macro_over``
+               (with ``macro_merge``, the merged groups first averaged into one, and the
+               unmerged macro reported apart as ``macro_unmerged``)
+
+Verdicts other than ``ok`` never enter a mean: ``unverifiable`` (gold unreadable),
+``error`` (verifier failure) and ``unscored`` (a question the benchmark grades with a judge
+model, run without one, or whose judgement had no verdict) are counted apart.
 
 Standard errors are clustered by video (questions on one video are correlated): for a mean
 over n samples in G clusters, ``se = sqrt(G / (G - 1) * sum_g d_g^2) / n`` with
@@ -83,6 +89,7 @@ class TaskMetrics:
     n_scored: int
     n_unverifiable: int
     n_error: int
+    n_unscored: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -226,7 +233,15 @@ def task_metrics(records: Sequence[SampleRecord], spec: MetricsSpec) -> TaskMetr
         for part in ("t_iou", "box_miou"):
             metrics[part] = _metric(spatiotemporal.drop_nulls(part), part)
     if spec.macro_over:
-        metrics["macro"] = _macro(scored, spec.macro_over)
+        if spec.macro_merge:
+            first = f"cat:{spec.macro_over[0]}"
+            merged = scored.with_columns(
+                pl.col(first).replace(spec.macro_merge).alias("cat:macro merged")
+            )
+            metrics["macro"] = _macro(merged, ["macro merged", *spec.macro_over])
+            metrics["macro_unmerged"] = _macro(scored, spec.macro_over)
+        else:
+            metrics["macro"] = _macro(scored, spec.macro_over)
     categories = {name: _category_table(scored, f"cat:{name}") for name in spec.categories}
     if scored.get_column("problem_type").n_unique() > 1 and "problem_type" not in categories:
         categories["problem_type"] = _category_table(scored, "problem_type")
@@ -243,5 +258,6 @@ def task_metrics(records: Sequence[SampleRecord], spec: MetricsSpec) -> TaskMetr
         n_scored=scored.height,
         n_unverifiable=int((status == "unverifiable").sum()),
         n_error=int((status == "error").sum()),
+        n_unscored=int((status == "unscored").sum()),
         notes=notes,
     )

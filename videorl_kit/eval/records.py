@@ -56,10 +56,19 @@ class SampleRecord(BaseModel):
     accuracy: float = Field(..., ge=0, le=1)
     format: float = Field(..., ge=0, le=1)
     overall: float = Field(..., ge=0, le=1)
-    status: str = Field(..., description="Verdict status: ok, unverifiable or error.")
+    status: str = Field(
+        ...,
+        description="Verdict status: ok, unverifiable, error or unscored (judge-graded, "
+        "no judgement).",
+    )
     details: dict[str, Any] = Field(default_factory=dict)
     cluster: str = Field(..., description="Standard errors are clustered by this (the video).")
     categories: dict[str, str | None] = Field(default_factory=dict)
+    judge: dict[str, Any] | None = Field(
+        None,
+        description="A judge-graded question's judgement: the judge's prompt and output, the "
+        "verdict read from it, the judge model, and whether it was replayed from a file.",
+    )
 
     def to_line(self) -> str:
         """One JSONL line (no trailing newline); lone surrogates are escaped, never raised.
@@ -72,7 +81,10 @@ class SampleRecord(BaseModel):
             >>> SampleRecord.from_line(record.to_line()).response == record.response
             True
         """
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=True, sort_keys=True)
+        data = self.model_dump(mode="json")
+        if data["judge"] is None:  # only judge-graded questions carry the key
+            del data["judge"]
+        return json.dumps(data, ensure_ascii=True, sort_keys=True)
 
     @classmethod
     def from_line(cls, line: str | bytes) -> SampleRecord:

@@ -7,6 +7,8 @@ exceeds its standard error, ``|Δ| > sqrt(se_a² + se_b²)`` (treating the runs 
 which is conservative when both scored the same samples), in the table and in ``deltas.png``
 (a delta exceeds its standard error where its ± error bar misses 0). Runs that differ in spec
 content, budget, sampling or data are flagged, since their numbers are not directly comparable.
+Runs of different protocols (``reasoning`` vs ``official``) are not compared at all unless
+``allow_mixed`` is given (``report --allow-mixed``); then every such delta is flagged.
 A benchmark a run lacks is marked ``n/a`` in the charts, never drawn as a 0.
 
 Every value read from a results file or a folder name (model names, labels, task ids,
@@ -160,6 +162,19 @@ def _comparability(runs: list[Run], task_id: str) -> list[str]:
     return warnings
 
 
+def mixed_protocols(runs: list[Run]) -> list[str]:
+    """``task: protocol (run) vs protocol (run)`` for each task a later run evaluates under
+    another protocol than the first run that has it (empty: every delta is like for like)."""
+    mixed = []
+    first: dict[str, tuple[str, str]] = {}
+    for run in runs:
+        for task_id, task in run.results.tasks.items():
+            protocol, label = first.setdefault(task_id, (task.protocol, run.label))
+            if task.protocol != protocol:
+                mixed.append(f"{task_id}: {protocol} ({label}) vs {task.protocol} ({run.label})")
+    return mixed
+
+
 def _run_rows(runs: list[Run]) -> list[list[str]]:
     rows = []
     for run in runs:
@@ -167,6 +182,7 @@ def _run_rows(runs: list[Run]) -> list[list[str]]:
         rows.append(
             [
                 md(run.label),
+                md(info.protocol),
                 md(f"{model.backend}: {model.name or model.path or ''}"),
                 md(model.fingerprint[:12]),
                 str(info.seed),
@@ -202,9 +218,20 @@ def _headline_rows(runs: list[Run], tasks: dict[str, TaskResult]) -> list[list[s
     return rows
 
 
-def render_report(folders: list[str | Path], out: str | Path) -> Path:
-    """Write ``out/report.md`` and its PNG charts; return the report's path."""
+def render_report(folders: list[str | Path], out: str | Path, *, allow_mixed: bool = False) -> Path:
+    """Write ``out/report.md`` and its PNG charts; return the report's path.
+
+    Runs that evaluate a task under different protocols are refused (a :class:`UserError`
+    naming each) unless ``allow_mixed``.
+    """
     runs = load_runs(folders)
+    mixed = mixed_protocols(runs) if len(runs) > 1 else []
+    if mixed and not allow_mixed:
+        raise UserError(
+            "the runs evaluate benchmarks under different protocols, so their deltas compare "
+            f"different prompts and budgets: {'; '.join(mixed)}; report them apart, or pass "
+            "--allow-mixed to compare them anyway"
+        )
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} is a file; give a folder for the report")
@@ -212,7 +239,7 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
     tasks = _tasks(runs)
     lines = ["# Evaluation report", "", "## Runs", ""]
     lines += _table(
-        ["run", "model", "fingerprint", "seed", "variant", "rows", "finished", "kit"],
+        ["run", "protocol", "model", "fingerprint", "seed", "variant", "rows", "finished", "kit"],
         _run_rows(runs),
     )
     header = ["group", "benchmark", "metric"]
@@ -246,14 +273,20 @@ def render_report(folders: list[str | Path], out: str | Path) -> Path:
         )
         lines += ["![deltas](deltas.png)", ""]
     warnings = [w for t in tasks for w in _comparability(runs, t)]
+    warnings += [f"deltas across protocols (--allow-mixed): {md(m)}" for m in mixed]
     for task_id in tasks:
         lines += _task_section(runs, task_id, out_dir)
     for run in runs:
         for task in run.results.tasks.values():
-            if task.n_skipped or task.n_unverifiable or task.n_error:
+            if task.n_skipped or task.n_unverifiable or task.n_error or task.n_unscored:
                 warnings.append(
                     f"{md(run.label)}/{md(task.task_id)}: {task.n_skipped} rows not scored, "
                     f"{task.n_unverifiable} unverifiable, {task.n_error} verifier errors"
+                    + (
+                        f", {task.n_unscored} judge-graded without a judgement"
+                        if task.n_unscored
+                        else ""
+                    )
                 )
             if task.data.source_verified is False:
                 warnings.append(

@@ -81,6 +81,11 @@ class TaskResult(StrictModel):
         default_factory=list, description="Hub files the spec was built from, at their commits."
     )
     data: DataSource
+    protocol: str = Field(
+        "reasoning",
+        description="The protocol run: 'reasoning' (the spec as written) or 'official' (the "
+        "benchmark's own prompt, generation length and frame sampling).",
+    )
     variant: str
     budget: dict[str, Any]
     generation: dict[str, Any]
@@ -88,12 +93,20 @@ class TaskResult(StrictModel):
     n_scored: int = Field(..., ge=0, description="Samples whose verdict is ok.")
     n_unverifiable: int = Field(..., ge=0)
     n_error: int = Field(..., ge=0)
+    n_unscored: int = Field(
+        0, ge=0, description="Judge-graded questions without a judgement (not scored, not 0)."
+    )
     n_skipped: int = Field(..., ge=0, description="Rows never scored (see skipped).")
     skipped: list[SkippedSample] = Field(default_factory=list)
     primary_metric: str
     metrics: dict[str, Metric]
     categories: dict[str, list[CategoryRow]] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    judge: dict[str, Any] | None = Field(
+        None,
+        description="The judge of judge-graded questions: model folder and fingerprint, "
+        "backend, judged and replayed counts (None: the spec declares no judge).",
+    )
     samples_file: str
     samples_sha256: str
 
@@ -119,6 +132,11 @@ class RunInfo(StrictModel):
     seed: int
     limit: int | None
     variant: str | None = Field(None, description="--variant override (None: each spec's own).")
+    protocol: str = Field("reasoning", description="--protocol: reasoning or official.")
+    left_out: list[str] = Field(
+        default_factory=list,
+        description="Tasks a replay had no predictions for, left out of the run.",
+    )
     overrides: list[str] = Field(default_factory=list, description="--set overrides, in order.")
     fixture: bool = Field(False, description="True: the specs' shipped fixtures were evaluated.")
     store: str | None = Field(None, description="Frame store the media were read from.")

@@ -47,8 +47,9 @@ from videorl_kit.eval.backends.random_choice import RandomChoiceBackend
 from videorl_kit.eval.backends.replay import ReplayBackend
 from videorl_kit.eval.backends.transformers_backend import TransformersBackend
 from videorl_kit.eval.backends.vllm_backend import VllmBackend, media_limits
-from videorl_kit.eval.backends.vllm_options import parse_model_args
+from videorl_kit.eval.backends.vllm_options import VllmOptions, parse_model_args
 from videorl_kit.eval.environment import git_state, package_versions, platform_string
+from videorl_kit.eval.judge import JudgeRun
 from videorl_kit.eval.records import SampleRecord, content_hash
 from videorl_kit.eval.requests import CachedSample, StoreMedia
 from videorl_kit.eval.results import EvalResults, ModelInfo, RunInfo, TaskResult
@@ -73,7 +74,7 @@ class EvalConfig:
     out: str | Path
     backend: BackendName = "transformers"
     model: str | None = None
-    predictions: str | Path | None = None
+    predictions: str | Path | Sequence[str | Path] | None = None
     limit: int | None = None
     seed: int = 0
     store: str | Path = "store"
@@ -85,6 +86,8 @@ class EvalConfig:
     workers: int | None = None
     trajectories: bool = False
     command: list[str] = field(default_factory=list)
+    protocol: str = "reasoning"
+    judge_model: str | None = None
 
 
 # -- backend --------------------------------------------------------------------------------
@@ -100,9 +103,8 @@ def make_backend(config: EvalConfig, tasks: list[EvalTask]) -> Backend:
     if config.backend == "replay":
         if config.predictions is None:
             raise UserError("--backend replay needs --predictions FILE.jsonl")
-        expected = {t.id: [s.sample_id for s in t.samples] for t in tasks}
         return ReplayBackend(
-            config.predictions, expected, limited=config.limit is not None, label=config.model
+            config.predictions, tasks, limited=config.limit is not None, label=config.model
         )
     if config.predictions is not None:
         raise UserError(f"--predictions is only read by --backend replay, not {config.backend}")
@@ -130,12 +132,81 @@ def run_manifest(config: EvalConfig, tasks: list[EvalTask], model: ModelInfo) ->
         "seed": config.seed,
         "limit": config.limit,
         "variant": config.variant,
+        "protocol": config.protocol,
+        "judges": {t.id: _judge_model(config, t) for t in tasks if t.section.judge is not None},
         "fixture": config.fixture,
         "overrides": list(config.overrides),
         "tasks": {
             t.id: {"spec_sha256": spec_sha256(t.spec), "data_sha256": t.data.sha256} for t in tasks
         },
     }
+
+
+def covered_tasks(
+    tasks: list[EvalTask], backend: Backend, progress: ProgressFn
+) -> tuple[list[EvalTask], list[str]]:
+    """The tasks a replay has predictions for, and the ids of those it leaves out (said)."""
+    if not isinstance(backend, ReplayBackend):
+        return tasks, []
+    covered = set(backend.covered)
+    left_out = [t.id for t in tasks if t.id not in covered]
+    if len(left_out) == len(tasks):
+        raise UserError(
+            "--predictions: no prediction for any evaluated task "
+            f"({', '.join(left_out)}); check the ids, the task fields or the lmms-eval aliases"
+        )
+    if left_out:
+        progress(f"replay: no predictions for {', '.join(left_out)}: left out of this run")
+    return [t for t in tasks if t.id in covered], left_out
+
+
+# -- judges ---------------------------------------------------------------------------------
+
+
+def _judge_model(config: EvalConfig, task: EvalTask) -> str | None:
+    judge = task.section.judge
+    return None if judge is None else (config.judge_model or judge.model)
+
+
+def _judge_options(task: EvalTask) -> VllmOptions:
+    """The vLLM judge's engine options (``eval.judge.model_args``), errors naming the spec."""
+    judge = task.section.judge
+    assert judge is not None
+    try:
+        return parse_model_args(judge.model_args)
+    except UserError as error:
+        where = task.spec.source_file or task.id
+        raise UserError(f"{where}: eval.judge.model_args: {error}") from error
+
+
+def make_judges(
+    config: EvalConfig, tasks: list[EvalTask], backend: Backend
+) -> tuple[dict[str, JudgeRun], list[Backend]]:
+    """One :class:`JudgeRun` per task declaring ``eval.judge``; judge backends are shared by
+    the tasks naming the same model and backend (returned to be closed)."""
+    stored = getattr(backend, "stored_judgements", {})
+    loaded: dict[tuple[str, str, str], Backend] = {}
+    judges: dict[str, JudgeRun] = {}
+    for task in tasks:
+        spec = task.section.judge
+        if spec is None:
+            continue
+        model = _judge_model(config, task)
+        judge_backend = None
+        if model is not None:
+            key = (spec.backend, str(model), spec.model_args or "")
+            if key not in loaded:
+                text_only = {"video": 0, "image": 0}  # a judge reads text
+                loaded[key] = (
+                    VllmBackend(model, options=_judge_options(task), media_limits=text_only,
+                                seed=config.seed)
+                    if spec.backend == "vllm"
+                    else TransformersBackend(model)
+                )  # fmt: skip
+            judge_backend = loaded[key]
+        mine = {sid: block for (tid, sid), block in stored.items() if tid == task.id}
+        judges[task.id] = JudgeRun(spec, judge_backend, mine)
+    return judges, list(loaded.values())
 
 
 # -- media ----------------------------------------------------------------------------------
@@ -229,11 +300,14 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
         raise UserError(f"--batch-size must be at least 1, not {config.batch_size}")
     tasks = load_tasks(
         list(config.specs), overrides=config.overrides, fixture=config.fixture,
-        limit=config.limit, variant=config.variant,
+        limit=config.limit, variant=config.variant, protocol=config.protocol,
     )  # fmt: skip
     out = Path(config.out)
     backend = make_backend(config, tasks)
+    judge_backends: list[Backend] = []
     try:
+        tasks, left_out = covered_tasks(tasks, backend, say)
+        judges, judge_backends = make_judges(config, tasks, backend)
         model = backend.info()
         check_media_inputs(tasks, backend)
         run_id = claim_run_dir(out, run_manifest(config, tasks, model))
@@ -244,16 +318,19 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
             task_backend = backend
             if task.section.variant == "random_choice" and backend.kind != "random_choice":
                 task_backend = RandomChoiceBackend()
+            judge = judges.get(task.id)
             records, skipped = run_task(
                 task, task_backend, out=out, seed=config.seed, batch_size=config.batch_size,
-                media=media, rows=rows, progress=say,
+                media=media, rows=rows, progress=say, judge=judge,
             )  # fmt: skip
             samples_file = SampleLog(out, task.id).final
-            results[task.id] = task_result(task, records, skipped, samples_file)
+            results[task.id] = task_result(task, records, skipped, samples_file, judge)
             all_records += records
         model = backend.info()
     finally:
         backend.close()
+        for judge_backend in judge_backends:
+            judge_backend.close()
     if config.trajectories:
         added = append_trajectories(
             StoreTables.create(config.store), _trajectory_rows(run_id, model, all_records)
@@ -269,6 +346,8 @@ def run_eval(config: EvalConfig, progress: ProgressFn | None = None) -> EvalResu
             seed=config.seed,
             limit=config.limit,
             variant=config.variant,
+            protocol=config.protocol,
+            left_out=left_out,
             overrides=list(config.overrides),
             fixture=config.fixture,
             store=str(config.store) if media is not None or config.trajectories else None,

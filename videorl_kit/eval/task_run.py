@@ -20,6 +20,7 @@ from typing import Any
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import Backend
+from videorl_kit.eval.judge import JudgeRun
 from videorl_kit.eval.metrics import TaskMetrics, task_metrics
 from videorl_kit.eval.records import SampleRecord, content_hash
 from videorl_kit.eval.requests import (
@@ -75,6 +76,10 @@ def _categories(task: EvalTask, sample: Sample) -> dict[str, str | None]:
     names = dict.fromkeys([*metrics.categories, *metrics.macro_over])
     values = {}
     for name in names:
+        derived = metrics.derived.get(name)
+        if derived is not None:
+            values[name] = derived.label(row_value(sample.raw, derived.column))
+            continue
         value = row_value(sample.raw, name)
         values[name] = None if value is None else str(value)
     return values
@@ -190,8 +195,10 @@ def run_task(
     media: StoreMedia | None,
     rows: dict[tuple[str, str], CachedSample],
     progress: ProgressFn,
+    judge: JudgeRun | None = None,
 ) -> tuple[list[SampleRecord], list[SkippedSample]]:
-    """Generate and score the samples of one task not scored yet; return all its records."""
+    """Generate and score the samples of one task not scored yet (judge-graded ones through
+    ``judge``, :mod:`videorl_kit.eval.judge`); return all its records."""
     try:
         reward = TaskReward.from_spec(task.spec)
     except (ValueError, LookupError) as exc:
@@ -229,6 +236,11 @@ def run_task(
                     run.skipped.append(SkippedSample(sample_id=request.sample_id, reason=reason))
                     continue
                 records.append(run.record(by_id[request.sample_id], request, response))
+            if judge is not None and records:
+                weights = task.spec.reward.weights
+                records = judge.grade(
+                    records, by_id, weights=(weights.accuracy, weights.format), seed=seed
+                )
             run.log.append(records)
             progress(f"{task.id}: {min(start + batch_size, len(pending))}/{len(pending)} generated")
         skipped_ids = {s.sample_id for s in run.skipped}
@@ -249,6 +261,7 @@ def task_result(
     records: list[SampleRecord],
     skipped: list[SkippedSample],
     samples_file: Path,
+    judge: JudgeRun | None = None,
 ) -> TaskResult:
     """The ``results.json`` entry of one task."""
 
@@ -265,6 +278,7 @@ def task_result(
         spec=spec.resolved_dict(),
         spec_hub_files=task.hub_files,
         data=task.data,
+        protocol=task.protocol,
         variant=task.section.variant,
         budget=spec.budget.model_dump(mode="json"),
         generation=task.section.generation.model_dump(mode="json"),
@@ -272,6 +286,7 @@ def task_result(
         n_scored=aggregated.n_scored,
         n_unverifiable=aggregated.n_unverifiable,
         n_error=aggregated.n_error,
+        n_unscored=aggregated.n_unscored,
         n_skipped=len(task.skipped) + len(skipped),
         skipped=[*task.skipped, *skipped],
         primary_metric=aggregated.primary,
@@ -283,6 +298,7 @@ def task_result(
             for name, rows in aggregated.categories.items()
         },
         notes=[*aggregated.notes, f"verifiers: {json.dumps(verifiers)}"],
+        judge=judge.summary(records) if judge is not None else None,
         samples_file=samples_file.name,
         samples_sha256=file_content_hash(samples_file),
     )

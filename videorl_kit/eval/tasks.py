@@ -1,7 +1,8 @@
 """From spec paths to evaluation tasks: resolved specs, their rows and where the rows came from.
 
-For each spec, in order: ``--set`` overrides, the shipped fixture instead of the real
-annotations (``--fixture``), the ``--variant`` override, ``--limit`` (the first N rows, as
+For each spec, in order: the protocol (``--protocol``: the spec as written, or its
+``eval.protocols.official`` merged in), ``--set`` overrides, the shipped fixture instead of
+the real annotations (``--fixture``), the ``--variant`` override, ``--limit`` (the first N rows, as
 ``data.limit``), the annotation file checked against ``eval.source.sha256``, Hub data pinned
 to the commit its revision resolves to now, and the rows read. A row that cannot be used
 (malformed, a duplicate id) is kept as a named skip; it is reported, never scored.
@@ -26,6 +27,7 @@ from videorl_kit.spec.eval_section import EvalSection, Variant
 from videorl_kit.spec.loader import discover_spec_paths
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.spec.overrides import apply_overrides
+from videorl_kit.spec.protocols import apply_protocol
 from videorl_kit.store.provenance import pin_hub_data
 
 
@@ -44,6 +46,11 @@ class EvalTask:
     def id(self) -> str:
         """The task id."""
         return self.spec.id
+
+    @property
+    def protocol(self) -> str:
+        """The protocol the task runs (``reasoning`` or ``official``)."""
+        return self.section.protocol
 
     @property
     def section(self) -> EvalSection:
@@ -73,8 +80,14 @@ def use_fixture(spec: TaskSpec) -> TaskSpec:
 
 
 def _resolve(
-    spec: TaskSpec, overrides: list[str], fixture: bool, limit: int | None, variant: Variant | None
+    spec: TaskSpec,
+    overrides: list[str],
+    fixture: bool,
+    limit: int | None,
+    variant: Variant | None,
+    protocol: str,
 ) -> TaskSpec:
+    spec = apply_protocol(spec, protocol)
     spec = apply_overrides(spec, overrides)
     section = spec.eval or EvalSection()
     if variant is not None:
@@ -154,8 +167,9 @@ def load_tasks(
     fixture: bool = False,
     limit: int | None = None,
     variant: Variant | None = None,
+    protocol: str = "reasoning",
 ) -> list[EvalTask]:
-    """Resolve and read every spec (files, folders or ``hf://`` URIs).
+    """Resolve and read every spec (files, folders or ``hf://`` URIs) under ``protocol``.
 
     All spec problems of all files are reported at once (:class:`~videorl_kit.spec.SpecError`);
     a missing or mismatching annotation file raises a :class:`UserError` naming the spec.
@@ -167,7 +181,7 @@ def load_tasks(
         raise UserError("no spec files given (base files starting with '_' are skipped)")
     tasks = []
     for loaded in load_specs(paths):
-        spec = _resolve(loaded, list(overrides or []), fixture, limit, variant)
+        spec = _resolve(loaded, list(overrides or []), fixture, limit, variant, protocol)
         pinned, record = pin_hub_data(spec)
         data = _data_source(pinned, fixture, record)
         samples, skipped, n_rows = _read(pinned)

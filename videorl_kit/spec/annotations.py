@@ -73,6 +73,32 @@ def option_letter(index: Any, n_options: int | None, column: str) -> str:
     return _LETTERS[index]
 
 
+_LETTERED_LINE = re.compile(r"^([A-Z])\.\s+\S")
+
+
+def options_in_question(question: Any, column: str) -> tuple[str, list[str]]:
+    """Split a question ending with one ``"A. text"`` line per option (A, B, ... in order)
+    into the question and its options.
+
+    Example:
+        >>> options_in_question("Which way?\\nA. left\\nB. right", "question")
+        ('Which way?', ['A. left', 'B. right'])
+    """
+    if not isinstance(question, str):
+        raise LayoutError(f"column {column!r} must be text with the options on its last lines")
+    lines = question.rstrip().split("\n")
+    start = len(lines)
+    while start > 0 and _LETTERED_LINE.match(lines[start - 1].strip()):
+        start -= 1
+    options = [line.strip() for line in lines[start:]]
+    letters = [option[0] for option in options]
+    if len(options) < 2 or letters != list(_LETTERS[: len(options)]):
+        raise LayoutError(
+            f"column {column!r} does not end with option lines 'A. ...', 'B. ...' in order"
+        )
+    return "\n".join(lines[:start]).rstrip(), options
+
+
 def apply_layout(
     row: dict[str, Any], layout: AnnotationLayout, fields: FieldMap
 ) -> dict[str, Any] | str:
@@ -93,6 +119,9 @@ def apply_layout(
         options = row.get(fields.options)
         if layout.options == "unlettered" and isinstance(options, list):
             out[fields.options] = [f"{_LETTERS[i]}. {text}" for i, text in enumerate(options)]
+        elif layout.options == "in_question":
+            question, options = options_in_question(row.get(fields.question), fields.question)
+            out[fields.question], out[fields.options] = question, options
         if layout.video is not None:
             missing = [c for c in template_fields(layout.video) if row.get(c) in (None, "")]
             if missing:

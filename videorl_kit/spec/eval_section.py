@@ -20,6 +20,16 @@ defaults below (the synthetic demo tasks are).
 * ``source``: where the annotation file comes from and whether that was verified.
 * ``fixture``: a three-row file in the source's exact layout, with tiny media, so CI
   loads and scores every benchmark offline.
+* ``protocol`` / ``protocols``: the protocol this spec runs (``reasoning``: the spec as
+  written; ``official``: the benchmark's own prompt, answer format, generation length and
+  frame sampling, declared under ``protocols.official`` as partial sections merged over the
+  spec's own, with the file and commit they come from).
+* ``judge``: the problem types the benchmark grades with a judge model, and the local judge
+  model that grades them (none: those questions are reported as not scored, never as 0).
+* ``lmms_eval``: how lmms-eval's logs of this benchmark map onto its rows (the lmms-eval
+  task names are one table, ``videorl_kit.eval.lmms_eval_logs.LMMS_EVAL_ALIASES``): whether
+  lmms-eval's ``doc_id`` is the row index of the spec's annotation file (its logs then
+  replay directly).
 
 Example:
     >>> section = EvalSection.model_validate({
@@ -36,7 +46,7 @@ Example:
 from __future__ import annotations
 
 import string
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -92,10 +102,11 @@ class AnnotationLayout(StrictModel):
         description="Media path template over row columns, e.g. 'data/{videoID}.mp4'; "
         "written into the data.fields.videos column (None: that column holds the paths).",
     )
-    options: Literal["lettered", "unlettered"] = Field(
+    options: Literal["lettered", "unlettered", "in_question"] = Field(
         "lettered",
         description="'unlettered': the options column holds bare texts, prefixed 'A. ', "
-        "'B. ', ... when read.",
+        "'B. ', ... when read; 'in_question': the question ends with one 'A. text' line per "
+        "option (TempCompass), split off into the options column when read.",
     )
     answer: AnswerForm = Field("as_is", description="Form of the gold answer (see AnswerForm).")
     problem_types: dict[str, ProblemType] = Field(
@@ -119,6 +130,31 @@ class AnnotationLayout(StrictModel):
                 k: canonical_problem_type(v) if isinstance(v, str) else v for k, v in value.items()
             }
         return value
+
+
+class BlockLabels(StrictModel):
+    """A category computed from an integer column laid out in equal blocks: the value ``v``
+    gets ``labels[(v - start) // size]`` (MVBench: 20 tasks of 200 ids each, in name order).
+
+    Example:
+        >>> BlockLabels(column="problem_id", start=1, size=200, labels=["a", "b"]).label(201)
+        'b'
+        >>> BlockLabels(column="problem_id", start=1, size=200, labels=["a", "b"]).label(401)
+    """
+
+    column: str = Field(..., description="Row column holding the integer.")
+    start: int = Field(0, description="The first value of the first block.")
+    size: int = Field(..., ge=1, description="Values per block.")
+    labels: list[str] = Field(..., min_length=1, description="One label per block, in order.")
+
+    def label(self, value: object) -> str | None:
+        """The label of ``value`` (None: not an integer, or outside every block)."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            if not (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+                return None
+            value = int(value)
+        index = (value - self.start) // self.size
+        return self.labels[index] if 0 <= index < len(self.labels) else None
 
 
 class MetricsSpec(StrictModel):
@@ -149,6 +185,23 @@ class MetricsSpec(StrictModel):
     recall_strict: bool = Field(
         False, description="R@k counts IoU > k (TVGBench) instead of IoU >= k (Charades-STA)."
     )
+    macro_merge: dict[str, str] = Field(
+        default_factory=dict,
+        description="Values of the first macro_over column averaged into one group before "
+        "the macro (VSI-Bench: its three rel_direction types count as one); the macro over "
+        "every value is reported apart as 'macro_unmerged'.",
+    )
+    derived: dict[str, BlockLabels] = Field(
+        default_factory=dict,
+        description="Category columns computed from an integer column (see BlockLabels); "
+        "categories and macro_over may name them.",
+    )
+
+    @model_validator(mode="after")
+    def _merge_needs_a_macro(self) -> MetricsSpec:
+        if self.macro_merge and not self.macro_over:
+            raise ValueError("macro_merge: merging groups needs metrics.macro_over")
+        return self
 
     @field_validator("recall_thresholds")
     @classmethod
@@ -199,6 +252,99 @@ class FixtureRef(StrictModel):
     media_root: str = Field(..., description="Folder the fixture's media paths resolve against.")
 
 
+ProtocolName = Literal["reasoning", "official"]
+"""``reasoning``: the spec as written (think, then ``<answer>``; the kit's budgets);
+``official``: the benchmark's own protocol (its ``eval.protocols.official``)."""
+
+PROTOCOLS: tuple[str, ...] = get_args(ProtocolName)
+
+
+class OfficialProtocol(StrictModel):
+    """The benchmark's own protocol: partial spec sections merged over the spec's own.
+
+    Each section is a mapping merged key by key over the spec's section of that name
+    (``prompt``, ``budget``, ``reward``, and ``generation``/``metrics``/``judge`` of the
+    ``eval:`` section); the merged spec is validated as a whole when the protocol is chosen
+    (``validate`` and every load check it too).
+    """
+
+    source: str = Field(
+        ...,
+        min_length=1,
+        description="Where the prompt wording, option format, generation length and frame "
+        "sampling come from: file(s) and the commit or release they were read at.",
+    )
+    prompt: dict[str, Any] = Field(default_factory=dict, description="Merged over prompt.")
+    budget: dict[str, Any] = Field(default_factory=dict, description="Merged over budget.")
+    reward: dict[str, Any] = Field(default_factory=dict, description="Merged over reward.")
+    generation: dict[str, Any] = Field(
+        default_factory=dict, description="Merged over eval.generation."
+    )
+    metrics: dict[str, Any] = Field(default_factory=dict, description="Merged over eval.metrics.")
+    judge: dict[str, Any] = Field(default_factory=dict, description="Merged over eval.judge.")
+
+
+JudgeVerdict = Literal["judgement_01", "correct_incorrect"]
+"""How a judgement is read: ``judgement_01``: the last ``Judgement: 1`` / ``Judgement: 0``
+(else a final ``1`` or ``0``); ``correct_incorrect``: the last ``Correct`` or ``Incorrect``."""
+
+
+class JudgeSpec(StrictModel):
+    """Questions the benchmark grades with a judge model, and the judge that grades them.
+
+    Without a ``model`` those questions are reported as not scored (``n_unscored``), never
+    as 0. With one, the judge (a local model folder, run greedy through the transformers or
+    vLLM backend) reads ``prompt`` rendered with ``question``, ``options``, ``gold``,
+    ``answer`` (the response's final answer) and ``response``; every judgement and its
+    prompt are stored in the samples file, from which a replay reuses them.
+    """
+
+    problem_types: list[ProblemType] = Field(
+        ..., min_length=1, description="Problem types the benchmark grades with a judge."
+    )
+    model: str | None = Field(
+        None, description="Local judge model folder (None: judged questions are not scored)."
+    )
+    backend: Literal["transformers", "vllm"] = Field("transformers")
+    model_args: str | None = Field(
+        None,
+        description="The vLLM judge's engine arguments, as --model-args takes them (e.g. "
+        "'gpu_memory_utilization=0.3' beside a vLLM model under test; "
+        "'kv_cache_memory_bytes=64MiB' on the CPU).",
+    )
+    prompt: str = Field(..., min_length=1, description="Jinja template of the judge's turn.")
+    verdict: JudgeVerdict = Field("judgement_01", description="How the judgement is read.")
+    max_new_tokens: int = Field(256, ge=1, le=32768)
+    source: str | None = Field(None, description="Where the judge prompt comes from.")
+
+    @field_validator("problem_types", mode="before")
+    @classmethod
+    def _canonical_types(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [canonical_problem_type(v) if isinstance(v, str) else v for v in value]
+        return value
+
+
+class LmmsEvalLink(StrictModel):
+    """How lmms-eval names this benchmark, and how its logged docs map onto the spec's rows."""
+
+    doc_id: Literal["row_index", "none"] = Field(
+        "none",
+        description="'row_index': lmms-eval's doc_id is the row index of this spec's "
+        "annotation file (same file, same order); 'none': it is not (a log line must carry "
+        "its doc, matched on doc_key).",
+    )
+    doc_key: str | None = Field(
+        None, description="Column present in both lmms-eval's doc and this spec's rows."
+    )
+    target: str | None = Field(
+        None,
+        description="Raw row column equal to lmms-eval's logged target (checks that doc_id "
+        "and rows line up).",
+    )
+    note: str | None = None
+
+
 class EvalSection(StrictModel):
     """The evaluation-only part of a spec (the ``eval:`` key)."""
 
@@ -212,6 +358,14 @@ class EvalSection(StrictModel):
     variant: Variant = Field("standard", description="Robustness control; see Variant.")
     source: AnnotationSource | None = None
     fixture: FixtureRef | None = None
+    protocol: ProtocolName = Field(
+        "reasoning", description="The protocol this spec runs (see ProtocolName)."
+    )
+    protocols: dict[Literal["official"], OfficialProtocol] = Field(
+        default_factory=dict, description="The benchmark's own protocol (eval --protocol official)."
+    )
+    judge: JudgeSpec | None = None
+    lmms_eval: LmmsEvalLink | None = None
 
     @model_validator(mode="after")
     def _macro_needs_its_columns(self) -> EvalSection:

@@ -41,6 +41,7 @@ from videorl_kit.core.verifiers import (
 )
 from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.judging import JUDGE_SYNTHETIC_VARIABLES
 from videorl_kit.spec.models import TaskSpec, VerifierRef
 from videorl_kit.spec.paths import (
     ALLOW_ABSOLUTE_FIELD,
@@ -55,6 +56,7 @@ from videorl_kit.spec.prompt import (
     synthetic_variables,
     template_problem,
 )
+from videorl_kit.spec.protocols import ProtocolError, apply_protocol
 from videorl_kit.spec.yaml_source import (
     FieldPath,
     HubResolver,
@@ -115,6 +117,9 @@ def load_spec(
     spec = _with_verifier_versions(TaskSpec.model_validate(doc.data))
     spec._source_file = doc.root_path
     spec = spec.with_provenance(doc.hub_files)
+    issues = _protocol_issues(doc, spec)
+    if issues:
+        raise SpecError(_reported(doc, issues))
     if check_first_row:
         issues = _first_row_issues(doc, spec)
         if issues:
@@ -364,6 +369,46 @@ def _template_issues(doc: YamlDocument) -> list[SpecIssue]:
             message = None
         if message is not None:
             issues.append(SpecIssue(file, line, f"prompt.{key}", message))
+    return issues
+
+
+def _protocol_issues(doc: YamlDocument, spec: TaskSpec) -> list[SpecIssue]:
+    """Each offered protocol merges into a valid spec whose templates render on a made-up
+    row (a problem is reported at the protocol's own line)."""
+    if spec.eval is None:
+        return []
+    issues = []
+    for name in spec.eval.protocols:
+        at = ("eval", "protocols", name)
+        try:
+            merged = apply_protocol(spec, name)
+        except ProtocolError as exc:
+            for loc, message in exc.problems or [((), str(exc))]:
+                file, line = doc.origin((*at, *loc))
+                shown = message if doc.quotes(file) else _QUOTED.sub("'…'", message)
+                issues.append(SpecIssue(file, line, dotted((*at, *loc)), shown))
+            continue
+        variables = synthetic_variables(
+            str(merged.problem_type), {k: v for k, v in merged.data.fields.model_dump().items()}
+        )
+        checks: list[tuple[tuple[str, ...], str | None, dict[str, Any] | None]] = [
+            (("prompt", "template"), merged.prompt.template, variables),
+            (("prompt", "system"), merged.prompt.system, None),
+        ]
+        judge = merged.eval.judge if merged.eval is not None else None
+        if judge is not None:
+            checks.append((("judge", "prompt"), judge.prompt, JUDGE_SYNTHETIC_VARIABLES))
+        for path, text, synthetic in checks:
+            if text is None:
+                continue
+            problem = template_problem(text)
+            if problem is None and synthetic is not None:
+                message = render_problem(text, synthetic, synthetic=True)
+            else:
+                message = None if problem is None else problem.summary
+            if message is not None:
+                file, line = doc.origin((*at, *path))
+                issues.append(SpecIssue(file, line, dotted((*at, *path)), message))
     return issues
 
 

@@ -1,9 +1,11 @@
 """Prompt rendering in a sandboxed, resource-bounded Jinja environment.
 
-Templates see ``question``, ``options`` (list or None), ``problem_type`` and ``row``
-(the raw data row). Undefined variables are errors, the sandbox blocks attribute tricks
-(a spec can never run code), and every render is bounded in steps, time and size
-(:mod:`videorl_kit.spec.template_sandbox`), so a template can neither hang nor exhaust memory.
+Templates see ``question``, ``options`` (list or None, each ``"A. text"``),
+``option_texts`` (the options without their letters, for benchmarks that letter them their own
+way, such as ``(A) text``), ``problem_type`` and ``row`` (the raw data row). Undefined
+variables are errors, the sandbox blocks attribute tricks (a spec can never run code), and
+every render is bounded in steps, time and size (:mod:`videorl_kit.spec.template_sandbox`),
+so a template can neither hang nor exhaust memory.
 
 Example:
     >>> render_template("{{ question }}\\n{% for o in options %}{{ o }}\\n{% endfor %}",
@@ -13,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from jinja2.exceptions import SecurityError
@@ -32,6 +35,19 @@ if TYPE_CHECKING:
 #: What a template sees when no data row is at hand (``validate`` renders every template).
 SYNTHETIC_QUESTION = "What happens in the video?"
 SYNTHETIC_OPTIONS = ["A. The first thing", "B. The second thing"]
+_OPTION_LETTER = re.compile(r"^\s*\(?[A-Z]\s*[.:)]\s*")
+
+
+def option_texts(options: list[str] | None) -> list[str] | None:
+    """Options without their leading letter (``"A. text"``, ``"A: text"``, ``"(A) text"``).
+
+    Example:
+        >>> option_texts(["A. Red", "B: Blue", "(C) Green", "no letter"])
+        ['Red', 'Blue', 'Green', 'no letter']
+    """
+    if options is None:
+        return None
+    return [_OPTION_LETTER.sub("", option, count=1) for option in options]
 
 
 def template_problem(text: str) -> TemplateProblem | None:
@@ -89,6 +105,7 @@ def synthetic_variables(problem_type: str, row_fields: dict[str, str]) -> dict[s
     return {
         "question": SYNTHETIC_QUESTION,
         "options": list(SYNTHETIC_OPTIONS),
+        "option_texts": option_texts(SYNTHETIC_OPTIONS),
         "problem_type": problem_type,
         "row": row,
     }
@@ -99,6 +116,7 @@ def sample_variables(sample: Sample) -> dict[str, Any]:
     return {
         "question": sample.question,
         "options": sample.options,
+        "option_texts": option_texts(sample.options),
         "problem_type": sample.problem_type.value,
         "row": sample.raw,
     }
