@@ -208,11 +208,6 @@ def test_longvideobench_reads_a_pinned_file():
     assert re.search(r"@[0-9a-f]{40}/", spec.eval.source.origin)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 19 §2: the temporal verifier finds no interval in 'Start time: s seconds' / "
-    "'End time: e seconds' lines; fixed on branch families (flip this after merging it)",
-)
 def test_charades_start_and_end_time_lines_are_read_as_the_interval(tmp_path):
     path = SPECS / "charades-sta.yaml"
     (task,) = load_tasks([path], fixture=True, protocol="official")

@@ -260,14 +260,6 @@ ROWS: tuple[Row, ...] = (
         "extract_time finds no 'a - b' span in it",
     ),
     Row(
-        "span-start-end-lines",
-        ("charades-sta",),
-        KIT_WRONG,
-        "'Start time: 1 seconds' / 'End time: 7.5 seconds' on two lines: the kit's temporal "
-        "verifier finds no interval (tests/eval/test_protocols.py keeps a strict xfail)",
-        pending="issue 19 §2, fixed on branch families",
-    ),
-    Row(
         "empty",
         ("tempcompass",),
         JUDGE,
