@@ -7,6 +7,8 @@ and ``do_resize=False``: the cache already sampled and resized them, under the s
 budget (:func:`~videorl_kit.media.processor_inputs.processor_outputs`, as for training). A
 processor without a video processor gets every frame as an image after its timestamp, as in
 training (:mod:`videorl_kit.media.chat`). Prompts are left-padded and generated together.
+A Qwen2.5-VL places its tokens by Qwen's own M-RoPE rule, as vLLM and training do
+(:mod:`videorl_kit.media.mrope`).
 
 Sampling parameters come from the spec alone (temperature 0 is greedy): the model folder's
 ``generation_config.json`` may ship its own (Qwen2.5-VL's says ``top_k=1``, which would make
@@ -35,6 +37,7 @@ from typing import Any
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import LocalModelBackend
 from videorl_kit.eval.requests import GenerationRequest
+from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.media.processor_inputs import processor_outputs
 from videorl_kit.spec.eval_section import GenerationParams
 
@@ -122,6 +125,7 @@ class TransformersBackend(LocalModelBackend):
         tokenizer = getattr(processor, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.padding_side = "left"
+        use_qwen_positions(model)  # Qwen2.5-VL: Qwen's and vLLM's M-RoPE rule, as in training
         self._model = model.to(device).eval()
         self._processor = processor
         self.device = device
