@@ -143,8 +143,13 @@ def test_the_rule_applied_to_a_model_changes_its_forward_and_its_generation(qwen
     extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask")}
     with torch.inference_mode():
         for _ in range(4):
-            types = torch.cat([extra["mm_token_type_ids"],
-                               torch.zeros_like(ids[:, extra["mm_token_type_ids"].shape[1]:])], 1)
+            types = torch.cat(
+                [
+                    extra["mm_token_type_ids"],
+                    torch.zeros_like(ids[:, extra["mm_token_type_ids"].shape[1] :]),
+                ],
+                1,
+            )
             logits = model(input_ids=ids, attention_mask=mask,
                            **{**extra, "mm_token_type_ids": types}).logits  # fmt: skip
             token = logits[:, -1].argmax(-1, keepdim=True)

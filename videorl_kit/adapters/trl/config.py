@@ -41,7 +41,12 @@ def config_class(trainer: str) -> type:
 
 @functools.cache
 def trainer_class(trainer: str) -> type:
-    """TRL's trainer class for ``trainer`` (``grpo`` | ``rloo``), resuming weights correctly.
+    """TRL's trainer class for ``trainer`` (``grpo`` | ``rloo``): native video, and resuming
+    weights correctly.
+
+    The subclass carries videos as videos when the dataset's rows hold cached media
+    (:class:`~videorl_kit.adapters.trl.native_video.NativeVideoMixin`); for rows of frames as
+    images it is TRL's trainer.
 
     transformers 5 saves Qwen-VL checkpoints in the released key layout (``visual.*``,
     ``model.layers.*``) but ``Trainer`` resumes by loading that state dict raw into the
@@ -53,6 +58,8 @@ def trainer_class(trainer: str) -> type:
     """
     import trl
 
+    from videorl_kit.adapters.trl.native_video import NativeVideoMixin
+
     base = getattr(trl, TRAINERS[trainer][1])
 
     def _load_from_checkpoint(self: Any, resume_from_checkpoint: str, model: Any = None) -> None:
@@ -63,7 +70,8 @@ def trainer_class(trainer: str) -> type:
         saved = type(target).from_pretrained(resume_from_checkpoint, dtype=target.dtype)
         target.load_state_dict(saved.state_dict())
 
-    return type(base.__name__, (base,), {"_load_from_checkpoint": _load_from_checkpoint})
+    bases = (NativeVideoMixin, base)  # native video (trl.video: native), else TRL's own paths
+    return type(base.__name__, bases, {"_load_from_checkpoint": _load_from_checkpoint})
 
 
 def _has_cuda() -> bool:

@@ -5,10 +5,13 @@ mixed by the recipe's weights (``datasets.interleave_datasets`` with probabiliti
 weight / sum, every task seen at least once). Its rows hold only text and cache keys; a
 ``set_transform`` turns each accessed batch into TRL's layout:
 
-* ``prompt``: the chat messages. TRL 1.16's GRPO has no video path (its prompt tokenisation
-  and log-prob forward carry images only), so each video becomes its cached frames, one
-  image per frame, each after a text item with the frame's timestamp (``<2.5 seconds>``,
-  Qwen3-VL's own marker), then the sample's images, then the rendered task prompt;
+* ``prompt``: the chat messages. With ``trl.video: frames_as_images`` (TRL 1.16's GRPO has no
+  video path of its own) each video becomes its cached frames, one image per frame, each
+  after a text item with the frame's timestamp (``<2.5 seconds>``, Qwen3-VL's own marker),
+  then the sample's images, then the rendered task prompt. With ``native`` (the default for
+  Qwen2.5-VL and Qwen3-VL) the rows are built by
+  :class:`~videorl_kit.adapters.trl.native_video.NativeVideoPrompts` instead (one video part
+  per video, the media under ``media``) for the kit's trainer subclass;
 * ``images``: the frames and images as PIL images, read from the Lance cache
   (:class:`~videorl_kit.store.FrameStore`; never decoded again);
 * ``task_id``, ``sample_id``, ``problem_type``, ``answer``, ``options``: what the reward
@@ -38,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from videorl_kit.adapters.trl.native_video import NativeVideoPrompts
 from videorl_kit.media.chat import frame_messages
 from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
 from videorl_kit.train.plan import TrainPlan
@@ -93,8 +97,15 @@ def task_rows(plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def build_train_dataset(plan: TrainPlan, source: FrameSource | None = None) -> Any:
-    """The mixed, lazily framed ``datasets.Dataset`` of ``plan``'s tasks (see the module doc)."""
+def build_train_dataset(
+    plan: TrainPlan, source: FrameSource | None = None, *, video: str = "frames_as_images"
+) -> Any:
+    """The mixed, lazily framed ``datasets.Dataset`` of ``plan``'s tasks (see the module doc).
+
+    ``video="native"`` gives rows for the native video path instead
+    (:class:`~videorl_kit.adapters.trl.native_video.NativeVideoPrompts`: one video part per
+    video, the cached media under ``media``).
+    """
     from datasets import Dataset, Features, Sequence, Value, interleave_datasets
 
     features = Features({
@@ -116,7 +127,10 @@ def build_train_dataset(plan: TrainPlan, source: FrameSource | None = None) -> A
             seed=plan.recipe.seed,
             stopping_strategy="all_exhausted",
         )
-    mixed.set_transform(FramePrompts(plan.store, source))
+    if video == "native":
+        mixed.set_transform(NativeVideoPrompts(plan.store, source, PASSED_COLUMNS))
+    else:
+        mixed.set_transform(FramePrompts(plan.store, source))
     return mixed
 
 
