@@ -317,9 +317,13 @@ class NativeVideoPrompts:
     def __call__(self, batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {key: batch[key] for key in self.passed}
         out["prompt"], out[MEDIA_COLUMN] = [], []
+        # one read per distinct item of the batch (a group's rows repeat their sample's keys)
+        keys = list(dict.fromkeys(k for name in ("video_keys", "image_keys")
+                                  for row in batch[name] for k in row))  # fmt: skip
+        found = dict(zip(keys, self._frames(keys), strict=True))
         for index in range(len(batch["task_id"])):
-            videos = self._frames(batch["video_keys"][index])
-            images = self._frames(batch["image_keys"][index])
+            videos = [found[k] for k in batch["video_keys"][index]]
+            images = [found[k] for k in batch["image_keys"][index]]
             out["prompt"].append(
                 video_messages(
                     batch["prompt"][index], batch["system_prompt"][index], len(videos), len(images)
