@@ -113,6 +113,18 @@ class LoggingSpec(StrictModel):
     tensorboard: bool = Field(False, description="Also log to TensorBoard (must be installed).")
     wandb: bool = Field(False, description="Also log to Weights & Biases (must be installed).")
     wandb_project: str | None = Field(None, description="W&B project (default: the recipe id).")
+    breakdown: list[str] = Field(
+        default_factory=lambda: ["problem_type", "data_source"],
+        description="Row columns whose values each task's reward, accuracy and format are also "
+        "logged by (problem_type for mixed from_row tasks; any column of the data rows).",
+    )
+    completions_every: int = Field(
+        10, ge=0, description="Write sampled completions to completions.jsonl at step 1 and "
+        "every N steps (0: never).",
+    )  # fmt: skip
+    completions_per_step: int = Field(
+        8, ge=1, description="Completions written per task at each such step."
+    )
 
 
 class TrlSection(StrictModel):

@@ -34,6 +34,7 @@ from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
 from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.store.torch_dataset import processor_factor
+from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
 
@@ -137,16 +138,27 @@ class TrlBackend:
             kwargs["generation_kwargs"] = {"suppress_tokens": [i for i in ids if i is not None]}
         _write_config(plan, trainer_name, kwargs, video)  # as trained, token ids included
         log = MetricsLog(plan.output_dir / METRICS_FILE)
+        logging = plan.recipe.logging
+        completions = CompletionLog(
+            plan.output_dir / COMPLETIONS_FILE,
+            logging.completions_every,
+            logging.completions_per_step,
+        )
         checkpoint = last_checkpoint(plan.output_dir) if plan.resume else None
         if checkpoint is not None:
             log.truncate_after(int(checkpoint.name.split("-")[1]))
+            completions.truncate_after(int(checkpoint.name.split("-")[1]))
         trainer = trainer_class(trainer_name)(
             model=model,
-            reward_funcs=task_rewards(plan),
+            reward_funcs=task_rewards(plan, completions),
             args=config_class(trainer_name)(**kwargs),
             train_dataset=build_train_dataset(plan, self.frame_source, video=video),
             processing_class=processor,
-            callbacks=[MetricsCallback(log), RichProgressCallback(), *self.callbacks],
+            callbacks=[
+                MetricsCallback(log),
+                RichProgressCallback(label=trainer_name.upper()),
+                *self.callbacks,
+            ],
         )
         trainer.native_processor = processor
         balance = plan.recipe.trl.balance_vision

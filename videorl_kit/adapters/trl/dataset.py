@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,15 +43,17 @@ from typing import Any
 import numpy as np
 
 from videorl_kit.adapters.trl.native_video import NativeVideoPrompts
+from videorl_kit.core.problem_types import FROM_ROW
 from videorl_kit.media.chat import frame_messages
 from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
 from videorl_kit.train.plan import TrainPlan
 
 COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "prompt", "system_prompt",
-           "video_keys", "image_keys")  # fmt: skip
-"""Columns of a dataset row (the ``samples`` table's, minus the statistics)."""
+           "video_keys", "image_keys", "breakdown")  # fmt: skip
+"""Columns of a dataset row (the ``samples`` table's, minus the statistics, plus the values
+the metrics are broken down by)."""
 
-PASSED_COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options")
+PASSED_COLUMNS = ("task_id", "sample_id", "problem_type", "answer", "options", "breakdown")
 """Columns the reward functions receive as keyword arguments."""
 
 FrameSource = Callable[[Sequence[str]], list[CachedFrames]]
@@ -88,12 +91,43 @@ class FramePrompts:
         return out
 
 
+def breakdown_values(row: dict[str, Any], columns: Sequence[str], mixed: bool) -> str | None:
+    """The JSON text of a sample row's values of the breakdown ``columns``: ``problem_type``
+    from the row's resolved type (only for a ``from_row`` task, where it varies), any other
+    column from the source data row; missing values are left out (None: nothing to log).
+
+    Example:
+        >>> row = {"problem_type": "ocr", "row_json": '{"data_source": "textvqa", "x": 1}'}
+        >>> breakdown_values(row, ["problem_type", "data_source", "nope"], mixed=True)
+        '{"problem_type": "ocr", "data_source": "textvqa"}'
+        >>> breakdown_values(row, ["problem_type"], mixed=False) is None
+        True
+    """
+    source = json.loads(row["row_json"]) if row.get("row_json") else {}
+    values: dict[str, Any] = {}
+    for column in columns:
+        if column == "problem_type":
+            if mixed:
+                values[column] = row["problem_type"]
+        elif source.get(column) is not None and not isinstance(source[column], dict | list):
+            values[column] = source[column]
+    return json.dumps(values) if values else None
+
+
 def task_rows(plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
     """Each task's ready sample rows (budgets checked against its spec), by task id."""
     rows = {}
+    columns = plan.recipe.logging.breakdown
     for entry in plan.loaded.tasks:
         dataset = CachedSampleDataset(plan.store, spec=entry.spec)
-        rows[entry.spec.id] = [{key: row[key] for key in COLUMNS} for row in dataset.rows]
+        mixed = entry.spec.problem_type == FROM_ROW
+        rows[entry.spec.id] = [
+            {
+                **{key: row[key] for key in COLUMNS if key != "breakdown"},
+                "breakdown": breakdown_values(row, columns, mixed),
+            }
+            for row in dataset.rows
+        ]
     return rows
 
 
@@ -113,7 +147,7 @@ def build_train_dataset(
         "problem_type": Value("string"), "answer": Value("string"),
         "options": Sequence(Value("string")), "prompt": Value("string"),
         "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
-        "image_keys": Sequence(Value("string")),
+        "image_keys": Sequence(Value("string")), "breakdown": Value("string"),
     })  # fmt: skip
     per_task = task_rows(plan)
     parts = [Dataset.from_list(per_task[e.spec.id], features=features) for e in plan.loaded.tasks]
