@@ -166,9 +166,47 @@ class TrlBackend:
         trainer.balance_vision = several if balance is None else balance
         trainer.vision_balance = balance_vision(model) if trainer.balance_vision else None
         trainer.remove_callback(PrinterCallback)  # the progress bar replaces printed dicts
+        name_base_model(trainer, base_model_name(plan))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(plan.output_dir / FINAL_MODEL_DIR))
         processor.save_pretrained(str(plan.output_dir / FINAL_MODEL_DIR))
+        trainer.create_model_card(model_name=plan.output_dir.name)  # also when no checkpoint
+
+
+def base_model_name(plan: TrainPlan) -> str:
+    """How the run's model card names the base model: the Hub id of a Hub model, ``tiny:FAMILY``
+    for a tiny model, the folder of a local one.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> from videorl_kit.train.plan import ModelSource
+        >>> base_model_name(NS(model=ModelSource("hub", "Qwen/Qwen2.5-VL-7B-Instruct", "main")))
+        'Qwen/Qwen2.5-VL-7B-Instruct'
+        >>> base_model_name(NS(model=ModelSource("tiny", "qwen3-vl")))
+        'tiny:qwen3-vl'
+    """
+    return plan.model.name if plan.model.kind == "hub" else plan.model.describe()
+
+
+def name_base_model(trainer: Any, name: str) -> None:
+    """Make ``trainer``'s model cards name ``name`` as the base model.
+
+    TRL names the base model from the model config's ``_name_or_path`` and leaves it out when
+    that is a folder, which the kit's runs always load from (the downloaded snapshot, the
+    tiny ``base-model/``). The card is drafted with ``name`` in its place, restored after.
+    """
+    draft = trainer.create_model_card
+
+    def create_model_card(*args: Any, **kwargs: Any) -> None:
+        config = trainer.model.config
+        saved = getattr(config, "_name_or_path", "")
+        config._name_or_path = name
+        try:
+            draft(*args, **kwargs)
+        finally:
+            config._name_or_path = saved
+
+    trainer.create_model_card = create_model_card
 
 
 def planned_video_mode(plan: TrainPlan) -> str:
