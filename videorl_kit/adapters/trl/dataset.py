@@ -114,21 +114,50 @@ def breakdown_values(row: dict[str, Any], columns: Sequence[str], mixed: bool) -
     return json.dumps(values) if values else None
 
 
+DEFAULT_BREAKDOWN = ("problem_type", "data_source")
+"""The columns metrics are broken down by unless a recipe's ``logging.breakdown`` says."""
+
+
+def _spec_rows(store: Path, spec: Any, columns: Sequence[str]) -> list[dict[str, Any]]:
+    dataset = CachedSampleDataset(store, spec=spec)
+    mixed = spec.problem_type == FROM_ROW
+    return [
+        {
+            **{key: row[key] for key in COLUMNS if key != "breakdown"},
+            "breakdown": breakdown_values(row, columns, mixed),
+        }
+        for row in dataset.rows
+    ]
+
+
 def task_rows(plan: TrainPlan) -> dict[str, list[dict[str, Any]]]:
     """Each task's ready sample rows (budgets checked against its spec), by task id."""
-    rows = {}
     columns = plan.recipe.logging.breakdown
-    for entry in plan.loaded.tasks:
-        dataset = CachedSampleDataset(plan.store, spec=entry.spec)
-        mixed = entry.spec.problem_type == FROM_ROW
-        rows[entry.spec.id] = [
-            {
-                **{key: row[key] for key in COLUMNS if key != "breakdown"},
-                "breakdown": breakdown_values(row, columns, mixed),
-            }
-            for row in dataset.rows
-        ]
-    return rows
+    return {e.spec.id: _spec_rows(plan.store, e.spec, columns) for e in plan.loaded.tasks}
+
+
+def _mixed_rows(
+    per_task: Sequence[list[dict[str, Any]]], weights: Sequence[float], seed: int
+) -> Any:
+    """One ``Dataset`` of the tasks' rows, interleaved by weight (each task seen once at least)."""
+    from datasets import Dataset, Features, Sequence, Value, interleave_datasets
+
+    features = Features({
+        "task_id": Value("string"), "sample_id": Value("string"),
+        "problem_type": Value("string"), "answer": Value("string"),
+        "options": Sequence(Value("string")), "prompt": Value("string"),
+        "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
+        "image_keys": Sequence(Value("string")), "breakdown": Value("string"),
+    })  # fmt: skip
+    parts = [Dataset.from_list(rows, features=features) for rows in per_task]
+    if len(parts) == 1:
+        return parts[0]
+    return interleave_datasets(
+        parts,
+        probabilities=[w / sum(weights) for w in weights],
+        seed=seed,
+        stopping_strategy="all_exhausted",
+    )
 
 
 def build_train_dataset(
@@ -140,27 +169,12 @@ def build_train_dataset(
     (:class:`~videorl_kit.adapters.trl.native_video.NativeVideoPrompts`: one video part per
     video, the cached media under ``media``).
     """
-    from datasets import Dataset, Features, Sequence, Value, interleave_datasets
-
-    features = Features({
-        "task_id": Value("string"), "sample_id": Value("string"),
-        "problem_type": Value("string"), "answer": Value("string"),
-        "options": Sequence(Value("string")), "prompt": Value("string"),
-        "system_prompt": Value("string"), "video_keys": Sequence(Value("string")),
-        "image_keys": Sequence(Value("string")), "breakdown": Value("string"),
-    })  # fmt: skip
     per_task = task_rows(plan)
-    parts = [Dataset.from_list(per_task[e.spec.id], features=features) for e in plan.loaded.tasks]
-    weights = [entry.weight for entry in plan.loaded.tasks]
-    if len(parts) == 1:
-        mixed = parts[0]
-    else:
-        mixed = interleave_datasets(
-            parts,
-            probabilities=[w / sum(weights) for w in weights],
-            seed=plan.recipe.seed,
-            stopping_strategy="all_exhausted",
-        )
+    mixed = _mixed_rows(
+        [per_task[e.spec.id] for e in plan.loaded.tasks],
+        [e.weight for e in plan.loaded.tasks],
+        plan.recipe.seed,
+    )
     if video == "native":
         mixed.set_transform(NativeVideoPrompts(plan.store, source, PASSED_COLUMNS))
     else:
@@ -168,19 +182,65 @@ def build_train_dataset(
     return mixed
 
 
-def keep_cached_sizes(processor: Any, plan: TrainPlan) -> tuple[int, int]:
-    """Widen the processor's image resize bounds to every budget of the run; return them.
+def grpo_dataset(
+    specs: Sequence[Any],
+    store: str | Path,
+    *,
+    weights: Sequence[float] | None = None,
+    seed: int = 0,
+    breakdown: Sequence[str] = DEFAULT_BREAKDOWN,
+) -> Any:
+    """The kit's cached samples as a ``datasets.Dataset`` for your own TRL ``GRPOTrainer``.
+
+    ``specs`` are task specs (loaded, or paths of spec files) whose samples ``store`` holds
+    (``videorl-kit build-cache``); ``weights`` mix them (default: equal), every task seen
+    once at least. Each row, read lazily from the Lance cache, is what TRL's GRPO takes:
+    ``prompt`` (chat messages, each video as its cached frames, one image per frame after a
+    ``<t seconds>`` marker), ``images`` (PIL images) and the columns the kit's reward
+    functions (:func:`~videorl_kit.rewards.trl_functions.trl_reward_functions`) read:
+    ``task_id``, ``sample_id``, ``problem_type``, ``answer``, ``options``, ``breakdown``.
+    Pass the processor through :func:`keep_cached_sizes` (with the same specs) so frames are
+    not resized again.
+
+    Raises :class:`~videorl_kit.core.errors.UserError` when a spec's samples are not in the
+    store under its budget (naming the ``build-cache`` command to run).
+
+    Example:
+        >>> import tempfile
+        >>> from videorl_kit.train.demo import write_demo_recipe
+        >>> from videorl_kit.train.recipe import load_recipe
+        >>> loaded = load_recipe(write_demo_recipe(tempfile.mkdtemp()))
+        >>> specs = [entry.spec for entry in loaded.tasks]
+        >>> dataset = grpo_dataset(specs, loaded.resolve(loaded.recipe.store))
+        >>> row = dataset[0]
+        >>> row["task_id"], len(row["images"]), row["prompt"][-1]["content"][0]
+        ('demo', 4, {'type': 'text', 'text': '<0.0 seconds>'})
+    """
+    from videorl_kit.spec import load_spec
+
+    loaded = [load_spec(s) if isinstance(s, str | Path) else s for s in specs]
+    given = list(weights) if weights is not None else [1.0] * len(loaded)
+    if len(given) != len(loaded) or not loaded or min(given) <= 0:
+        raise ValueError(
+            f"grpo_dataset: {len(loaded)} specs need as many positive weights, got {given}"
+        )
+    per_task = [_spec_rows(Path(store), spec, breakdown) for spec in loaded]
+    mixed = _mixed_rows(per_task, given, seed)
+    mixed.set_transform(FramePrompts(Path(store)))
+    return mixed
+
+
+def keep_cached_sizes(processor: Any, plan: TrainPlan | Sequence[Any]) -> tuple[int, int]:
+    """Widen the processor's image resize bounds to every budget of the run (a plan, or the
+    task specs given to :func:`grpo_dataset`); return them.
 
     Each cached frame already fits its own budget (video frames the video budget, images the
     image budget) at a multiple of the resize factor, so with the bounds spanning all
     budgets the processor keeps every frame's size and a run mixing images and videos keeps
     both budgets.
     """
-    budgets = [
-        getattr(entry.spec.budget, modality)
-        for entry in plan.loaded.tasks
-        for modality in ("video", "image")
-    ]
+    specs = [e.spec for e in plan.loaded.tasks] if isinstance(plan, TrainPlan) else plan
+    budgets = [getattr(spec.budget, modality) for spec in specs for modality in ("video", "image")]
     low = min(b.min_pixels for b in budgets)
     high = max(b.max_pixels for b in budgets)
     processor.image_processor.size = {"shortest_edge": low, "longest_edge": high}
