@@ -172,3 +172,55 @@ def test_a_grid_short_of_the_vision_tokens_is_refused(qwen25):
             model.model, inputs["input_ids"], inputs["mm_token_type_ids"], None,
             inputs["video_grid_thw"][:0], inputs["second_per_grid_ts"], inputs["attention_mask"],
         )  # fmt: skip
+
+
+def _vllm_positions(model_config, ids: list[int], grids: dict, seconds: list) -> torch.Tensor:
+    """vLLM's own Qwen2.5-VL M-RoPE positions (what a vLLM rollout uses) of one unpadded
+    prompt: ``Qwen2_5_VLForConditionalGeneration.get_mrope_input_positions`` on the prompt's
+    placeholder runs, each with its grid and timing as vLLM's processor hands them over."""
+    from types import SimpleNamespace as NS
+
+    qwen = pytest.importorskip("vllm.model_executor.models.qwen2_5_vl")
+    cls = qwen.Qwen2_5_VLForConditionalGeneration
+    kinds = {model_config.image_token_id: "image", model_config.video_token_id: "video"}
+    features, i, n = [], 0, {"image": 0, "video": 0}
+    while i < len(ids):
+        kind = kinds.get(ids[i])
+        if kind is None:
+            i += 1
+            continue
+        j = i
+        while j < len(ids) and ids[j] == ids[i]:
+            j += 1
+        grid = grids[kind][n[kind]]
+        data = {f"{kind}_grid_thw": NS(data=torch.tensor(grid))}
+        if kind == "video":
+            data["second_per_grid_ts"] = NS(data=torch.tensor(seconds[n[kind]]))
+        features.append(NS(modality=kind, mm_position=NS(offset=i, length=j - i), data=data))
+        n[kind] += 1
+        i = j
+    host = NS(config=model_config)
+    host.iter_mm_grid_thw = lambda feats: cls.iter_mm_grid_thw(host, feats)
+    positions, _ = cls.get_mrope_input_positions(host, ids, features)
+    return positions
+
+
+def test_training_positions_equal_vllms_rollout_positions(qwen25):
+    """The kit's rule (training's log-prob forward, the evaluator) gives every token of a
+    padded batch (a long video with an image; a short video with an image) the position
+    vLLM's own Qwen2.5-VL code gives it in a rollout; transformers' rule does not."""
+    model, processor = qwen25
+    inputs = _inputs(processor, [16, 2], image=True)
+    kit, _ = _rope(model, inputs, qwen25_rope_index)
+    own, _ = _rope(model, inputs, type(model.model).get_rope_index)
+    grids = {"image": inputs["image_grid_thw"].tolist(), "video": inputs["video_grid_thw"].tolist()}
+    seconds = inputs["second_per_grid_ts"].tolist()
+    moved = 0
+    for row in range(2):
+        keep = inputs["attention_mask"][row].bool()
+        ids = inputs["input_ids"][row][keep].tolist()
+        one = {k: [v[row]] for k, v in grids.items()}
+        vllm = _vllm_positions(model.config, ids, one, [seconds[row]])
+        assert torch.equal(kit[:, row][:, keep], vllm), f"row {row}"
+        moved += not torch.equal(own[:, row][:, keep], vllm)
+    assert moved == 1  # only the long video's text moves
