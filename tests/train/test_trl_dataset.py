@@ -101,6 +101,23 @@ def test_progress_bar_shows_step_reward_kl_and_eta() -> None:
     callback.on_train_end(None, state, None)
     text = out.getvalue()
     assert "step 3/3" in text and "reward 0.750" in text and "kl 0.030" in text and "ETA" in text
+    assert "GRPO step" in text
+
+
+def test_progress_bar_names_the_trainer_used() -> None:
+    """The backend labels the bar with its trainer's name: RLOO is not shown as GRPO."""
+    from videorl_kit.adapters.trl.config import trainer_class
+
+    out = io.StringIO()
+    label = "rloo".upper()
+    assert "RLOOTrainer" in [c.__name__ for c in trainer_class("rloo").__mro__]
+    callback = RichProgressCallback(Console(file=out, width=120), label=label)
+    state = TrainerState(max_steps=2, global_step=0)
+    callback.on_train_begin(None, state, None)
+    state.global_step = 1
+    callback.on_step_end(None, state, None)
+    callback.on_train_end(None, state, None)
+    assert "RLOO step 1/2" in out.getvalue() and "GRPO" not in out.getvalue()
 
 
 def test_plot_writes_curves_from_metrics(train_world: Path, tmp_path: Path) -> None:
