@@ -2,18 +2,20 @@
 
 Two parts, on the synthetic data (``videorl-kit synth``; no download):
 
-(a) **Seconds per GRPO step, frames from the cache vs decoding every step.** The same recipe,
-    samples, seed and steps run twice through TRL's ``GRPOTrainer`` (the kit's TRL backend):
-    once with each row's frames read from the Lance cache (what ``videorl-kit train`` does),
-    once with each row's media decoded, sampled and resized again from the source files
-    every time the trainer reads it (``decode_video`` / ``decode_image`` under the same
-    budgets; checked equal to the cached frames first). The figure is the ratio of the median
-    wall-clock seconds per optimiser step after the first (one step's end to the next: the
-    batch's frames are read, then TRL generates, scores and updates; TRL's own ``step_time``
-    leaves the reading out, so it is printed beside as the model's share). Each run is its
-    own process, both sources twice, interleaved. EasyVideoR1 reports 1.47x per step from its
-    cache on 32 GPUs with Qwen3-VL-8B; there decoding happens three times a step (dataset,
-    rollout, actor), here once (TRL reuses a batch's images for its forward passes).
+(a) **Seconds per GRPO step: native video, frames as images, decoding every step.** The same
+    recipe, samples, seed and steps run through TRL's ``GRPOTrainer`` (the kit's TRL backend)
+    three ways, side by side: ``native`` (``trl.video: native``, the default for Qwen-VL:
+    each video reaches the model as a video, frames read from the Lance cache), ``frames``
+    (``trl.video: frames_as_images``: one image per cached frame) and ``decode`` (native, but
+    every row's media decoded, sampled and resized again from the source files each time the
+    trainer reads them: ``decode_video`` / ``decode_image`` under the same budgets, checked
+    equal to the cached frames first). The figures are ratios of the median wall-clock
+    seconds per optimiser step after the first (one step's end to the next: the batch's
+    media are read, then TRL generates, scores and updates; TRL's own ``step_time`` leaves
+    the reading out, so it is printed beside as the model's share). Each run is its own
+    process, every way twice, interleaved. EasyVideoR1 reports 1.47x per step from its cache
+    on 32 GPUs with Qwen3-VL-8B; there decoding happens three times a step (dataset,
+    rollout, actor), here once (each distinct video of a batch once).
 (b) **Learning check.** The tiny model, warmed up by a short supervised pass on gold answers
     (teacher forcing on ``<answer>gold</answer>``, so its completions start in format), is
     trained with GRPO on one synthetic task for a few hundred CPU steps; its mean reward per
@@ -55,10 +57,14 @@ store: {store}
 algorithm: {{name: grpo, params: {{kl_coef: 0.0}}}}
 rollout: {{group_size: 4, max_new_tokens: 16}}
 optim: {{lr: 1.0e-5, prompts_per_step: 2, micro_batch_size: 8, steps: {steps}}}
-trl: {{save_steps: 100000}}
+trl: {{save_steps: 100000, video: {video}}}
 output_dir: {output}
 seed: 0
 """
+
+MODES = {"native": ("native", False), "frames": ("frames_as_images", False),
+         "decode": ("native", True)}  # fmt: skip
+"""The ways a speed run reads its media: (trl.video, decode every step)."""
 
 LEARNING_SPEC = """\
 include: {parent}
@@ -155,7 +161,10 @@ def data_seconds(recipe: Path, sources: dict[str, Any], repeats: int) -> dict[st
     from videorl_kit.train.plan import plan_training
 
     plan = plan_training(recipe)
-    datasets = {label: build_train_dataset(plan, source) for label, source in sources.items()}
+    video = plan.recipe.trl.video or "native"
+    datasets = {
+        label: build_train_dataset(plan, source, video=video) for label, source in sources.items()
+    }
     n = len(next(iter(datasets.values())))
     times: dict[str, list[float]] = {label: [] for label in sources}
     for repeat in range(repeats):
@@ -218,32 +227,36 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
     figures: dict[str, Any] = {"budget": budget, "steps": steps}
     source = DecodingSource(store)
     source.check_equal_to_cache()
-    # each run in a fresh process (step times drift upward across runs in one process), both
-    # sources twice, interleaved, so that background load hits both alike
-    walls: dict[str, list[float]] = {"cache": [], "decode": []}
-    model_times: dict[str, list[float]] = {"cache": [], "decode": []}
-    for label in ("cache", "decode", "cache-2", "decode-2", "data"):
-        recipe = work / f"speed-{label}.yaml"
-        recipe.write_text(SPEED_RECIPE.format(
-            model=model, tasks=", ".join(str(s) for s in specs), store=store,
-            steps=steps, output=work / f"run-{label}",
-        ))  # fmt: skip
-        if label == "data":
-            continue
-        kind = label.split("-")[0]
-        records, run_walls = _train_in_subprocess(recipe, decode=kind == "decode")
-        walls[kind] += run_walls
-        model_times[kind] += [r["step_time"] for r in records[1:]]
-        figures[f"{label}_wall_seconds_per_step"] = run_walls
-        figures.setdefault(f"{kind}_rewards", [r.get("reward") for r in records])
-    figures["same_rewards"] = figures["cache_rewards"] == figures["decode_rewards"]
-    for kind in ("cache", "decode"):
-        figures[f"seconds_per_step_{kind}"] = statistics.median(walls[kind])
-        figures[f"trl_step_time_{kind}"] = statistics.median(model_times[kind])
-    figures["decode_over_cache"] = (
-        figures["seconds_per_step_decode"] / figures["seconds_per_step_cache"]
-    )
-    data = data_seconds(work / "speed-data.yaml", {"cache": None, "decode": source}, 10)
+    # each run in a fresh process (step times drift upward across runs in one process), every
+    # way twice, interleaved, so that background load hits all alike
+    walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+    model_times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for repeat in (1, 2):
+        for mode, (video, decode) in MODES.items():
+            label = f"{mode}-{repeat}"
+            recipe = work / f"speed-{label}.yaml"
+            recipe.write_text(SPEED_RECIPE.format(
+                model=model, tasks=", ".join(str(s) for s in specs), store=store,
+                steps=steps, output=work / f"run-{label}", video=video,
+            ))  # fmt: skip
+            records, run_walls = _train_in_subprocess(recipe, decode=decode)
+            walls[mode] += run_walls
+            model_times[mode] += [r["step_time"] for r in records[1:]]
+            figures[f"{label}_wall_seconds_per_step"] = run_walls
+            figures.setdefault(f"{mode}_rewards", [r.get("reward") for r in records])
+    figures["same_rewards"] = figures["native_rewards"] == figures["decode_rewards"]
+    for mode in MODES:
+        figures[f"seconds_per_step_{mode}"] = statistics.median(walls[mode])
+        figures[f"trl_step_time_{mode}"] = statistics.median(model_times[mode])
+    native = figures["seconds_per_step_native"]
+    figures["decode_over_cache"] = figures["seconds_per_step_decode"] / native
+    figures["frames_over_native"] = figures["seconds_per_step_frames"] / native
+    data_recipe = work / "speed-data.yaml"  # never trained: only its dataset is read
+    data_recipe.write_text(SPEED_RECIPE.format(
+        model=model, tasks=", ".join(str(s) for s in specs), store=store, steps=steps,
+        output=work / "run-data", video="native",
+    ))  # fmt: skip
+    data = data_seconds(data_recipe, {"cache": None, "decode": source}, 10)
     figures["data_seconds_per_step_cache"] = data["cache"]
     figures["data_seconds_per_step_decode"] = data["decode"]
     figures["data_decode_over_cache"] = data["decode"] / data["cache"]
@@ -254,28 +267,32 @@ def bench_speed(work: Path, steps: int, budget: str) -> dict[str, Any]:
 
 
 def warm_up(model_dir: Path, plan: Any, out: Path, steps: int, lr: float) -> Path:
-    """A short supervised pass on gold answers (prompts exactly as GRPO will see them)."""
+    """A short supervised pass on gold answers (prompts exactly as native GRPO will see them)."""
     import torch
     from transformers import AutoModelForImageTextToText, AutoProcessor
-    from trl.data_utils import prepare_multimodal_messages
 
-    from videorl_kit.adapters.trl.dataset import build_train_dataset, keep_cached_sizes
+    from videorl_kit.adapters.trl.dataset import build_train_dataset
+    from videorl_kit.adapters.trl.native_video import SampleInputs
+    from videorl_kit.media.processor_inputs import processor_outputs
 
     torch.manual_seed(0)
     processor = AutoProcessor.from_pretrained(model_dir, padding_side="left")
-    keep_cached_sizes(processor, plan)
     model = AutoModelForImageTextToText.from_pretrained(model_dir)
-    dataset = build_train_dataset(plan)
+    dataset = build_train_dataset(plan, video="native")
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     order = torch.randperm(len(dataset)).tolist()
     for step in range(steps):
         row = dataset[order[step % len(order)]]
-        messages = prepare_multimodal_messages(row["prompt"], images=row["images"])
-        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        media = row["media"]
+        n_prompt = len(SampleInputs.build(processor, row["prompt"], media).prompt_ids)
+        prompt = processor.apply_chat_template(
+            row["prompt"], add_generation_prompt=True, tokenize=False
+        )
         answer = f"<answer>{row['answer']}</answer><|im_end|>"
-        inputs = processor(text=[prompt + answer], images=row["images"], return_tensors="pt")
-        n_prompt = len(processor(text=[prompt], images=row["images"])["input_ids"][0])
+        inputs = processor_outputs(
+            processor, prompt + answer, media.videos, media.video_metadata, media.images
+        )
         labels = inputs["input_ids"].clone()
         labels[:, :n_prompt] = -100
         loss = model(**inputs, labels=labels).loss
@@ -398,12 +415,15 @@ def main() -> None:
         if args.part in ("speed", "both"):
             figures["speed"] = speed = bench_speed(work, args.steps, args.budget)
             print(
-                f"(a) median wall seconds per GRPO step, frames from the cache: "
-                f"{speed['seconds_per_step_cache']:.2f}; decoded every step: "
-                f"{speed['seconds_per_step_decode']:.2f}; decode / cache = "
-                f"{speed['decode_over_cache']:.2f}x (same rewards: {speed['same_rewards']}; "
-                f"TRL step_time, without the reading: {speed['trl_step_time_cache']:.2f} vs "
-                f"{speed['trl_step_time_decode']:.2f})\n"
+                f"(a) median wall seconds per GRPO step: native video from the cache "
+                f"{speed['seconds_per_step_native']:.2f}; frames as images from the cache "
+                f"{speed['seconds_per_step_frames']:.2f}; native, decoded every step "
+                f"{speed['seconds_per_step_decode']:.2f}\n"
+                f"    decode / cache = {speed['decode_over_cache']:.2f}x; frames / native = "
+                f"{speed['frames_over_native']:.2f}x (same rewards cache and decode: "
+                f"{speed['same_rewards']}; TRL step_time, without the reading: native "
+                f"{speed['trl_step_time_native']:.2f}, frames {speed['trl_step_time_frames']:.2f},"
+                f" decode {speed['trl_step_time_decode']:.2f})\n"
                 f"    reading one step's rows: cache {speed['data_seconds_per_step_cache']:.3f} s, "
                 f"decoding {speed['data_seconds_per_step_decode']:.3f} s "
                 f"({speed['data_decode_over_cache']:.1f}x)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -27,7 +28,7 @@ from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
 from videorl_kit.testing.commands import register as register_testing
 from videorl_kit.train.commands import register as register_train
-from videorl_kit.train.recipe import is_recipe_document, validate_recipe
+from videorl_kit.train.recipe import is_recipe_document
 
 if TYPE_CHECKING:
     from videorl_kit.train.run import TrainBackend
@@ -69,8 +70,15 @@ def _openrlhf_backend() -> TrainBackend:
     return OpenRLHFBackend()
 
 
+def _recipe_warnings(path: str | Path) -> tuple[str, list[str]]:
+    """``validate`` of a recipe: its id and its data warnings (the plan loads Lance: lazily)."""
+    from videorl_kit.train.plan import recipe_warnings
+
+    return recipe_warnings(path)
+
+
 def _register_commands(root: typer.Typer) -> None:
-    register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
+    register_spec(root, other_kinds=[(is_recipe_document, _recipe_warnings)])
     register_rewards(root)
     register_hub(root)
     register_synth(root)

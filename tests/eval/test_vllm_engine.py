@@ -337,11 +337,10 @@ def qwen25_reference_positions(inputs, config) -> torch.Tensor:
     return torch.from_numpy(np.concatenate(parts, axis=1))[:, None, :]
 
 
-def _first_token_logprobs(backend, request, ids, position_ids=None) -> torch.Tensor:
+def _first_token_logprobs(backend, request, ids) -> torch.Tensor:
     inputs = backend.model_inputs([request])
-    extra = {} if position_ids is None else {"position_ids": position_ids(inputs)}
     with torch.inference_mode():
-        logits = backend._model(**inputs, **extra).logits[0, -1]
+        logits = backend._model(**inputs).logits[0, -1]
     return logits.float().log_softmax(-1)[ids]
 
 
@@ -350,8 +349,8 @@ def test_both_backends_give_the_same_next_token_distribution(
 ):
     """vLLM's log-probabilities of its 20 likeliest first tokens equal the transformers
     model's for the same request (float32 both), for images and videos; for Qwen2.5-VL videos
-    the transformers model gets Qwen's own positions (see below). The same request with its
-    frames shuffled moves them by far more. Greedy completions are compared and printed as a
+    this holds because the kit loads the model with Qwen's own M-RoPE rule (see below), which
+    training uses too. The same request with its frames shuffled moves them by far more. Greedy completions are compared and printed as a
     figure only: a random model's near-ties may fall either way.
 
     The tiny Qwen3-VL's video processor normalizes with other statistics than its image
@@ -359,22 +358,17 @@ def test_both_backends_give_the_same_next_token_distribution(
     off for such a model."""
     device_normalize = engine.engine_args.get("mm_device_do_normalize")
     assert device_normalize is (False if family == "qwen3-vl" else None)
-    config = transformers_backend._model.config
-    reference = None
-    if family == "qwen2.5-vl":
-        reference = lambda inputs: qwen25_reference_positions(inputs, config)  # noqa: E731
     agree, worst, moved = 0, 0.0, []
     for request, output in zip(greedy_requests, outputs, strict=True):
         completion = output.outputs[0]
         agree += transformers_backend.generate([request])[0] == completion.text
         ids = torch.tensor(list(completion.logprobs[0]))
         served = torch.tensor([completion.logprobs[0][i].logprob for i in ids.tolist()])
-        positions = reference if request.videos else None
-        expected = _first_token_logprobs(transformers_backend, request, ids, positions)
+        expected = _first_token_logprobs(transformers_backend, request, ids)
         worst = max(worst, (served - expected).abs().max().item())
         if request.videos:
             shuffled = apply_variant(request, "shuffled_frames")
-            other = _first_token_logprobs(transformers_backend, shuffled, ids, positions)
+            other = _first_token_logprobs(transformers_backend, shuffled, ids)
             moved.append((other - expected).abs().max().item())
     print(
         f"\n{family}: greedy completions equal in {agree}/{len(outputs)} requests; first-token "
@@ -384,24 +378,48 @@ def test_both_backends_give_the_same_next_token_distribution(
     assert min(moved) > 100 * worst
 
 
+def test_the_kit_places_qwen25_text_after_a_video_as_qwen_and_vllm_do(
+    family, outputs, greedy_requests, transformers_backend
+):
+    """The transformers backend's model (as training's) continues the text after a video at
+    the video's temporal extent when that is the larger, as Qwen's code and vLLM do
+    (``videorl_kit.media.mrope``); the videos here are long enough for it to matter."""
+    if family != "qwen2.5-vl":
+        pytest.skip("Qwen3-VL separates frames by timestamps: a video has no temporal extent")
+    model = transformers_backend._model
+    moved = 0
+    for request in (r for r in greedy_requests if r.videos):
+        inputs = transformers_backend.model_inputs([request])
+        args = (inputs["input_ids"], inputs["mm_token_type_ids"], None, inputs["video_grid_thw"],
+                inputs["second_per_grid_ts"], inputs["attention_mask"])  # fmt: skip
+        kit, _ = model.model.get_rope_index(*args)
+        assert torch.equal(kit, qwen25_reference_positions(inputs, model.config)), request.sample_id
+        plain, _ = type(model.model).get_rope_index(model.model, *args)
+        moved += not torch.equal(plain, kit)
+    assert moved  # a video whose temporal extent is the larger: the two rules differ
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="transformers 5.x places the text after a Qwen2.5-VL video after the video's height "
-    "or width, not after its temporal extent as Qwen's code and vLLM do (for long videos)",
+    "or width, not after its temporal extent as Qwen's code and vLLM do (for long videos); the "
+    "kit replaces the rule on the models it loads (videorl_kit.media.mrope)",
 )
 def test_transformers_places_qwen25_text_after_a_video_as_qwen_does(
     family, outputs, greedy_requests, transformers_backend
 ):
+    """Pins transformers' own rule: this fails (and the kit's replacement can go) once
+    transformers follows Qwen's."""
     if family != "qwen2.5-vl":
         pytest.skip("Qwen3-VL separates frames by timestamps: a video has no temporal extent")
-    config = transformers_backend._model.config
+    model = transformers_backend._model
     for request in (r for r in greedy_requests if r.videos):
         inputs = transformers_backend.model_inputs([request])
-        own, _ = transformers_backend._model.model.get_rope_index(
-            inputs["input_ids"], inputs["mm_token_type_ids"], None, inputs["video_grid_thw"],
-            inputs["second_per_grid_ts"], inputs["attention_mask"],
+        own, _ = type(model.model).get_rope_index(
+            model.model, inputs["input_ids"], inputs["mm_token_type_ids"], None,
+            inputs["video_grid_thw"], inputs["second_per_grid_ts"], inputs["attention_mask"],
         )  # fmt: skip
-        assert torch.equal(own, qwen25_reference_positions(inputs, config)), request.sample_id
+        assert torch.equal(own, qwen25_reference_positions(inputs, model.config)), request.sample_id
 
 
 def test_a_request_vllm_rejects_fails_alone(family, engine, outputs, greedy_requests):

@@ -1,8 +1,10 @@
 """The TRL reward functions through TRL's own reward-calling code (GRPOTrainer on a tiny,
-offline text model): one function per task, None for other tasks and masked verdicts."""
+offline text model): one function per task, None for other tasks and masked verdicts; metrics
+per problem type and data source; sampled completions to completions.jsonl."""
 
 from __future__ import annotations
 
+import json
 import math
 import pickle
 from pathlib import Path
@@ -18,6 +20,7 @@ from videorl_kit.rewards.trl_functions import (
 from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.prompt import render_prompt
+from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog, read_completions
 
 CHAT = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -42,8 +45,11 @@ def dataset_rows(spec) -> list[dict]:
             "answer": s.answer,
             "options": s.options,
             "problem_type": s.problem_type.value,
+            "breakdown": json.dumps(
+                {"problem_type": s.problem_type.value, "data_source": f"src/{i % 2}"}
+            ),
         }
-        for s in iter_samples(spec)
+        for i, s in enumerate(iter_samples(spec))
     ]
 
 
@@ -71,22 +77,44 @@ def trainer(specs, tmp_path_factory: pytest.TempPathFactory):
         per_device_train_batch_size=6, num_generations=2, max_completion_length=4,
         max_steps=1, report_to=[], logging_steps=1, save_strategy="no", seed=0,
     )  # fmt: skip
+    log = CompletionLog(tmp_path_factory.mktemp("run") / COMPLETIONS_FILE, every=10, per_step=3)
     return GRPOTrainer(
         model=LlamaForCausalLM(config),
-        reward_funcs=trl_reward_functions(specs),
+        reward_funcs=trl_reward_functions(specs, log),
         args=args,
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
     )
 
 
-def test_trl_calls_them_and_logs_one_metric_per_task(trainer) -> None:
+def test_trl_calls_them_and_logs_one_metric_per_task(trainer, specs) -> None:
     assert trainer.reward_func_names == ["mixed", "synth-boolean"]
     trainer.train()
     logged = trainer.state.log_history[0]
     for task in ("mixed", "synth-boolean"):
         assert f"rewards/{task}/mean" in logged
         assert f"{task}/masked" in logged
+    # the mixed task per problem type of its rows and per data source ("/" made "_")
+    types = {r["problem_type"] for r in dataset_rows(specs[0])[:4]}
+    by_type = {k.split("/")[2] for k in logged if k.startswith("mixed/by_problem_type/")}
+    assert by_type and by_type <= types
+    for metric in ("reward", "accuracy", "format"):
+        assert f"mixed/by_data_source/src_0/{metric}" in logged
+        assert f"synth-boolean/by_data_source/src_1/{metric}" in logged
+
+
+def test_completions_are_written_with_gold_and_extracted(trainer) -> None:
+    """Step 1 is logged: prompt text, response, extracted answer, gold and reward per task."""
+    log = trainer.reward_funcs[0].on_results
+    records = read_completions(log.path)
+    assert {r["step"] for r in records} == {1}
+    assert {r["task"] for r in records} == {"mixed", "synth-boolean"}
+    assert sum(r["task"] == "mixed" for r in records) == 3  # per_step per task
+    for record in records:
+        assert record["prompt"] and isinstance(record["response"], str)
+        assert record["gold"] is not None and record["status"] in ("ok", "unverifiable", "error")
+        if record["status"] == "ok":
+            assert 0.0 <= record["reward"] <= 1.0 and "extracted" in record
 
 
 def test_rewards_through_trls_calculate_rewards(trainer, specs) -> None:

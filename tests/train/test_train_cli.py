@@ -173,3 +173,74 @@ def test_train_prints_a_table_per_task_then_plot_draws_the_run(
     assert sorted(Path(line).name for line in plotted.stdout.split()) == [
         "format_rate.png", "kl.png", "response_length.png", "reward_per_task.png",
     ]  # fmt: skip
+
+
+def test_a_dry_run_folder_is_no_conflict_for_the_real_run(recipe: Path, tmp_path: Path) -> None:
+    from videorl_kit.train.plan import plan_training
+
+    assert runner.invoke(app, ["train", str(recipe), "--dry-run"]).exit_code == 0
+    run = tmp_path / "run"
+    assert json.loads((run / "dry_run.json").read_text())["model"] == "tiny:qwen2.5-vl"
+    result = runner.invoke(app, ["train", str(recipe), "--resume"])
+    assert result.exit_code == 1
+    assert "holds a dry run only, nothing trained yet; run it again without --resume" in str(
+        result.exception
+    )
+    assert runner.invoke(app, ["train", str(recipe), "--dry-run"]).exit_code == 0  # again
+    assert plan_training(recipe).output_dir == run  # the real run plans in it: no conflict
+    (run / "metrics.jsonl").write_text("")  # once something trained, it is a used folder
+    result = runner.invoke(app, ["train", str(recipe)])
+    assert "is not empty; pass --resume" in str(result.exception)
+
+
+def test_paths_are_printed_normalised(train_world: Path, tmp_path: Path) -> None:
+    """A recipe's relative output_dir (`../runs/x`) is printed without `..`."""
+    folder = train_world / f"sub-{tmp_path.name}"
+    folder.mkdir()
+    recipe = folder / "recipe.yaml"
+    text = world.recipe_text("qwen2.5-vl", train_world / "store-qwen2.5-vl", tmp_path / "run")
+    text = text.replace("specs-qwen2.5-vl/", "../specs-qwen2.5-vl/")
+    recipe.write_text(
+        text.replace(f"output_dir: {tmp_path / 'run'}", f"output_dir: ../{tmp_path.name}-run")
+    )
+    result = runner.invoke(app, ["train", str(recipe), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    expected = train_world / f"{tmp_path.name}-run"
+    assert "trained nothing" in result.output and str(expected) in result.output
+    assert "/../" not in result.output.replace("\n", "")
+
+
+def test_too_few_prompts_are_warned_with_epochs(recipe: Path, tmp_path: Path) -> None:
+    """The world holds 2 ready prompts per task (12); 2 prompts x 40 steps consume 80."""
+    result = runner.invoke(app, ["train", str(recipe), "--dry-run", "--max-steps", "40"])
+    assert result.exit_code == 0, result.output
+    assert "warning: the 40 steps consume 80 prompts, the tasks hold 12: 6.7 epochs" in (
+        result.output
+    )
+    assert "data: 12 ready prompts" in result.output and "6.67 epochs" in result.output
+    recipe.write_text(recipe.read_text().replace("prompts_per_step: 2", "prompts_per_step: 16"))
+    result = runner.invoke(app, ["validate", str(recipe)])
+    assert result.exit_code == 0, result.output
+    assert "warning: the tasks hold 12 prompts, fewer than one step needs" in result.output
+
+
+def test_inspect_shows_the_latest_completions(tmp_path: Path) -> None:
+    from videorl_kit.train.completions import COMPLETIONS_FILE
+
+    run = tmp_path / "run"
+    run.mkdir()
+    result = runner.invoke(app, ["inspect", str(run)])
+    assert result.exit_code == 1 and "no completions.jsonl" in str(result.exception)
+    lines = [
+        {"step": 1, "task": "count", "prompt": "How many?", "response": "<answer>2</answer>",
+         "extracted": "2", "gold": "3", "reward": 0.0, "status": "ok"},
+        {"step": 10, "task": "count", "prompt": "How many now?", "response": "<answer>3</answer>",
+         "extracted": "3", "gold": "3", "reward": 1.0, "status": "ok"},
+    ]  # fmt: skip
+    (run / COMPLETIONS_FILE).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = runner.invoke(app, ["inspect", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "step 10" in result.output and "How many now?" in result.output
+    assert "How many?" not in result.output and "1.000" in result.output
+    result = runner.invoke(app, ["inspect", str(run), "--step", "1", "--json"])
+    assert [json.loads(x)["gold"] for x in result.output.splitlines()] == ["3"]

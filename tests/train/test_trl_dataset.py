@@ -101,6 +101,23 @@ def test_progress_bar_shows_step_reward_kl_and_eta() -> None:
     callback.on_train_end(None, state, None)
     text = out.getvalue()
     assert "step 3/3" in text and "reward 0.750" in text and "kl 0.030" in text and "ETA" in text
+    assert "GRPO step" in text
+
+
+def test_progress_bar_names_the_trainer_used() -> None:
+    """The backend labels the bar with its trainer's name: RLOO is not shown as GRPO."""
+    from videorl_kit.adapters.trl.config import trainer_class
+
+    out = io.StringIO()
+    label = "rloo".upper()
+    assert "RLOOTrainer" in [c.__name__ for c in trainer_class("rloo").__mro__]
+    callback = RichProgressCallback(Console(file=out, width=120), label=label)
+    state = TrainerState(max_steps=2, global_step=0)
+    callback.on_train_begin(None, state, None)
+    state.global_step = 1
+    callback.on_step_end(None, state, None)
+    callback.on_train_end(None, state, None)
+    assert "RLOO step 1/2" in out.getvalue() and "GRPO" not in out.getvalue()
 
 
 def test_plot_writes_curves_from_metrics(train_world: Path, tmp_path: Path) -> None:
@@ -116,3 +133,45 @@ def test_plot_writes_curves_from_metrics(train_world: Path, tmp_path: Path) -> N
         "format_rate.png", "kl.png", "response_length.png", "reward_per_task.png",
     ]  # fmt: skip
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
+
+
+def test_grpo_dataset_trains_with_your_own_grpo_trainer(
+    train_world: Path, tmp_path: Path, tiny_models: dict[str, Path]
+) -> None:
+    """The README's few lines: the public helper, the kit's reward functions, stock TRL."""
+    from transformers import AutoModelForImageTextToText
+    from trl import GRPOConfig, GRPOTrainer
+
+    from videorl_kit.adapters.trl import grpo_dataset, trl_reward_functions
+    from videorl_kit.spec import load_spec
+
+    specs = [
+        load_spec(train_world / "specs-qwen2.5-vl" / f"{t}.yaml") for t in ("count", "boolean")
+    ]
+    dataset = grpo_dataset(specs, train_world / "store-qwen2.5-vl", weights=[1, 1])
+    assert len(dataset) >= 4  # 2 ready samples per task, interleaved until both are exhausted
+    assert set(dataset[: len(dataset)]["task_id"]) == {"count", "boolean"}
+    row = dataset[0]
+    assert all(image.mode == "RGB" for image in row["images"])
+    model = tiny_models["qwen2.5-vl"]
+    processor = AutoProcessor.from_pretrained(model, padding_side="left")
+    low, high = keep_cached_sizes(processor, specs)
+    assert processor.image_processor.size == {"shortest_edge": low, "longest_edge": high}
+    vision = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>"]
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, max_steps=1, seed=0,
+        per_device_train_batch_size=4, num_generations=2, max_completion_length=4,
+        report_to=[], logging_steps=1, save_strategy="no",
+        generation_kwargs={"suppress_tokens": processor.tokenizer.convert_tokens_to_ids(vision)},
+    )  # fmt: skip
+    trainer = GRPOTrainer(
+        model=AutoModelForImageTextToText.from_pretrained(model),
+        reward_funcs=trl_reward_functions(specs),
+        args=args,
+        train_dataset=dataset,
+        processing_class=processor,
+    )
+    trainer.train()
+    logged = trainer.state.log_history[0]
+    assert {"rewards/count/mean", "rewards/boolean/mean"} & set(logged)
+    assert "count/masked" in logged or "boolean/masked" in logged

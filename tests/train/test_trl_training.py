@@ -80,6 +80,13 @@ def test_run_folder_holds_the_record(runs: dict[str, Path], family: str) -> None
     assert (run / "checkpoint-3" / "trainer_state.json").is_file()
     assert (run / "model" / "model.safetensors").is_file()
     assert (run / "base-model" / "config.json").is_file()
+    card = (run / "README.md").read_text()
+    assert f"base_model: tiny:{family}" in card and "GRPO" in card  # the base model is named
+    completions = [
+        json.loads(line) for line in (run / "completions.jsonl").read_text().splitlines()
+    ]
+    assert completions and {c["step"] for c in completions} == {1}  # step 1, then every 10
+    assert all(c["prompt"] and "gold" in c and "extracted" in c for c in completions)
 
 
 def _weights(folder: Path) -> dict[str, torch.Tensor]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["metadata_frame_indices", "processor_outputs", "video_metadata_dict"]
+__all__ = ["chat_inputs", "metadata_frame_indices", "processor_outputs", "video_metadata_dict"]
 
 _FIELDS = (
     "frame_indices",
@@ -138,3 +138,32 @@ def processor_outputs(
     if images:
         kwargs["images"] = [image.copy() for image in images]
     return processor(**kwargs)
+
+
+def chat_inputs(
+    processor: Any,
+    conversations: Sequence[list[dict[str, Any]]],
+    videos: Sequence[Any],
+    video_metadata: Sequence[dict[str, Any]],
+    images: Sequence[Any],
+) -> Any:
+    """The model inputs of chat prompts on cached media: each conversation through the
+    processor's chat template (generation prompt added), then :func:`processor_outputs` on
+    the batch (videos and images of all conversations, in placeholder order).
+
+    The one way the kit turns a prompt into model inputs: the evaluator's transformers backend
+    and the TRL backend's native-video training call it, so both give a model the same ids
+    and tensors for the same cached sample.
+
+    Example:
+        >>> from videorl_kit.media.chat import video_messages
+        >>> messages = video_messages("How many?", None, n_videos=1, n_images=0)
+        >>> inputs = chat_inputs(processor, [messages], [frames], [meta], [])  # doctest: +SKIP
+        >>> sorted(inputs)                                                     # doctest: +SKIP
+        ['attention_mask', 'input_ids', 'mm_token_type_ids', 'pixel_values_videos', ...]
+    """
+    texts = [
+        processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        for messages in conversations
+    ]
+    return processor_outputs(processor, texts, videos, video_metadata, images)

@@ -29,8 +29,11 @@ def _console() -> Console:
     return Console(soft_wrap=True, markup=False)
 
 
-DocumentKind = tuple[Callable[[str | Path], bool], Callable[[str | Path], str]]
-"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``.
+DocumentKind = tuple[
+    Callable[[str | Path], bool], Callable[[str | Path], str | tuple[str, list[str]]]
+]
+"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``; ``load``
+may return ``(id, warnings)`` too (printed, not failures).
 
 ``load`` raises :class:`SpecError` listing every problem. The CLI passes training recipes
 (``videorl_kit.train``) this way, so this layer never imports the layers above it.
@@ -81,7 +84,12 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
             other = next((load for is_kind, load in other_kinds if is_kind(path)), None)
             try:
                 if other is not None:
-                    results.append({"file": str(path), "id": other(path), "ok": True, "issues": []})
+                    loaded = other(path)
+                    doc_id, warned = loaded if isinstance(loaded, tuple) else (loaded, [])
+                    results.append(
+                        {"file": str(path), "id": doc_id, "ok": True, "issues": [],
+                         "warnings": warned}
+                    )  # fmt: skip
                     continue
                 spec = load_spec(path, check_first_row=True)
             except SpecError as exc:
@@ -102,6 +110,8 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
             for result in results:
                 for issue in result["issues"]:
                     typer.echo(issue["text"])
+                for warning in result.get("warnings", []):
+                    typer.secho(f"{result['file']}: warning: {warning}", fg=typer.colors.YELLOW)
                 for line in result.get("data", {}).get("issues", []):
                     typer.echo(line)
             checked = " (with their data)" if data else ""

@@ -1,22 +1,24 @@
-"""Training commands: ``tiny-model``, ``train`` and ``plot``."""
+"""Training commands: ``tiny-model``, ``train``, ``plot`` and ``inspect``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.train.completions import COMPLETIONS_FILE, latest_completions
 from videorl_kit.train.metrics import TaskSummary
 from videorl_kit.train.plot import plot_run
 from videorl_kit.train.tiny_model import FAMILIES, HEAD_DIMS, build_tiny_model, check_family
 
 if TYPE_CHECKING:  # the run and the plan load Lance: imported when `train` runs
+    from videorl_kit.train.plan import TrainPlan
     from videorl_kit.train.run import RunReport, TrainBackend
 
 BackendFactory = Callable[[], "TrainBackend"]
@@ -134,10 +136,27 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
         factory = backends.get(plan.backend)
         if factory is None:
             raise UserError(f"backend {plan.backend!r} is not available in this installation")
+        warn = Console(stderr=True, soft_wrap=True)
+        for line in plan.warnings:
+            warn.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
         report = run_training(plan, factory(), dry_run=dry_run)
         _print_report(report, dry_run)
+        if dry_run:
+            Console(soft_wrap=True).print(_data_line(plan), highlight=False)
 
     return train
+
+
+def _data_line(plan: TrainPlan) -> str:
+    from videorl_kit.train.plan import epochs
+
+    optim = plan.recipe.optim
+    per_task = ", ".join(f"{task} {n}" for task, n in plan.samples.items())
+    return (
+        f"data: {sum(plan.samples.values())} ready prompts ({per_task}); {optim.steps} steps x "
+        f"{optim.prompts_per_step} prompts = {optim.steps * optim.prompts_per_step}: "
+        f"{epochs(plan.loaded, plan.samples)} epochs"
+    )
 
 
 def _print_report(report: RunReport, dry_run: bool) -> None:
@@ -168,8 +187,65 @@ def plot(
         typer.echo(str(path))
 
 
+def _clip(text: Any, limit: int) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def inspect(
+    run_dir: Annotated[Path, typer.Argument(help="A training run folder.")],
+    step: Annotated[
+        int | None, typer.Option("--step", help="Show this logged step (default: the latest).")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print whole prompts and responses, not clipped.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the records as JSON lines.")
+    ] = False,
+) -> None:
+    """Show a run's latest logged completions: prompt, response, extracted answer, gold, reward.
+
+    The TRL backend writes a sample of completions to `completions.jsonl` in the run folder
+    at step 1 and every `logging.completions_every` steps.
+
+    Examples:
+
+      videorl-kit inspect runs/tiny-grpo
+
+      videorl-kit inspect runs/tiny-grpo --step 10 --full
+    """
+    path = run_dir / COMPLETIONS_FILE
+    if not path.is_file():
+        raise UserError(
+            f"{run_dir}: no {COMPLETIONS_FILE} (a TRL run writes it at step 1 and every "
+            "logging.completions_every steps)"
+        )
+    shown, records = latest_completions(path, step)
+    if not records:
+        what = "no completions logged yet" if step is None else f"no completions at step {step}"
+        raise UserError(f"{path}: {what}")
+    if as_json:
+        for record in records:
+            typer.echo(json.dumps(record))
+        return
+    limit = 10_000 if full else 160
+    table = Table(title=f"{run_dir}: completions at step {shown}", show_lines=True)
+    for name in ("task", "type", "prompt", "response", "extracted", "gold", "reward"):
+        table.add_column(name, overflow="fold")
+    for r in records:
+        table.add_row(
+            str(r.get("task")), str(r.get("problem_type") or "-"), _clip(r.get("prompt"), limit),
+            _clip(r.get("response"), limit), _clip(r.get("extracted"), 40),
+            _clip(r.get("gold"), 40),
+            _number(r.get("reward")) if r.get("status") == "ok" else str(r.get("status")),
+        )  # fmt: skip
+    Console(soft_wrap=True).print(table)
+
+
 def register(app: typer.Typer, backends: Mapping[str, BackendFactory] | None = None) -> None:
-    """Add ``tiny-model``, ``train`` (on ``backends``, by name) and ``plot`` to the app."""
+    """Add ``tiny-model``, ``train`` (on ``backends``, by name), ``plot`` and ``inspect``."""
     app.command("tiny-model")(tiny_model)
     app.command("train")(make_train(backends or {}))
     app.command("plot")(plot)
+    app.command("inspect")(inspect)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ RESOLVED_RECIPE = "recipe.resolved.yaml"
 """The resolved recipe in a run folder (written first; marks the folder as a run)."""
 
 BASE_MODEL_DIR = "base-model"
+DRY_RUN_FILE = "dry_run.json"
+"""Left in a run folder by ``train --dry-run`` (the model it was planned with): such a folder,
+while nothing has trained in it, is no conflict for the run that follows."""
 """Where a run writes its ``tiny:`` model."""
 
 # Recipe fields a resumed run may change: its length and where things are found.
@@ -75,6 +79,11 @@ class TrainPlan:
     samples: dict[str, int]
 
     @property
+    def warnings(self) -> list[str]:
+        """What the run may not do as meant (see :func:`data_warnings`)."""
+        return data_warnings(self.loaded, self.samples)
+
+    @property
     def recipe(self) -> Recipe:
         """The recipe, overrides applied."""
         return self.loaded.recipe
@@ -90,6 +99,72 @@ class TrainPlan:
         if self.model.kind == "tiny":
             return str(self.output_dir / BASE_MODEL_DIR)
         return self.model.name
+
+
+def data_warnings(loaded: LoadedRecipe, samples: dict[str, int]) -> list[str]:
+    """Warnings when the tasks' ready prompts (``samples``, per task id) cannot feed the recipe
+    without repeats: fewer than one step needs, or fewer than its steps consume (the epoch
+    count is given); per task by its share of the weights too.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> loaded = NS(recipe=NS(optim=NS(prompts_per_step=8, steps=10)),
+        ...             tasks=[NS(spec=NS(id="a"), weight=1.0), NS(spec=NS(id="b"), weight=1.0)])
+        >>> for line in data_warnings(loaded, {"a": 100, "b": 6}): print(line)
+        task b holds 6 prompts, its weight takes 40 in 10 steps: 6.7 epochs (they repeat)
+        >>> data_warnings(loaded, {"a": 3, "b": 2})[0]
+        'the tasks hold 5 prompts, fewer than one step needs (optim.prompts_per_step 8)'
+    """
+    optim = loaded.recipe.optim
+    total = sum(samples.values())
+    consumed = optim.prompts_per_step * optim.steps
+    if total < optim.prompts_per_step:
+        return [
+            f"the tasks hold {total} prompts, fewer than one step needs "
+            f"(optim.prompts_per_step {optim.prompts_per_step})"
+        ]
+    warnings = []
+    if consumed > total:
+        warnings.append(
+            f"the {optim.steps} steps consume {consumed} prompts, the tasks hold {total}: "
+            f"{consumed / total:.1f} epochs (prompts repeat)"
+        )
+    weights = sum(entry.weight for entry in loaded.tasks)
+    for entry in loaded.tasks:
+        share = consumed * entry.weight / weights if weights else 0
+        held = samples.get(entry.spec.id, 0)
+        if held and share > held and consumed <= total:
+            warnings.append(
+                f"task {entry.spec.id} holds {held} prompts, its weight takes {share:.0f} in "
+                f"{optim.steps} steps: {share / held:.1f} epochs (they repeat)"
+            )
+    return warnings
+
+
+def recipe_warnings(path: str | Path) -> tuple[str, list[str]]:
+    """``validate`` for a recipe: its id (raising :class:`SpecError` like ``load_recipe``) and,
+    when its store is built, :func:`data_warnings` over the store's ready samples.
+
+    Example:
+        >>> recipe_warnings("recipes/tiny-grpo.yaml")[0]
+        'tiny-grpo'
+    """
+    loaded = load_recipe(path)
+    store = loaded.resolve(loaded.recipe.store)
+    if not store.is_dir():
+        return loaded.recipe.id, []
+    try:
+        samples = {e.spec.id: len(CachedSampleDataset(store, spec=e.spec)) for e in loaded.tasks}
+    except UserError:  # not built for these specs yet: `train` says what to build
+        return loaded.recipe.id, []
+    return loaded.recipe.id, data_warnings(loaded, samples)
+
+
+def epochs(loaded: LoadedRecipe, samples: dict[str, int]) -> float | None:
+    """How many times the recipe's steps go through the tasks' ready prompts (None: none)."""
+    total = sum(samples.values())
+    optim = loaded.recipe.optim
+    return round(optim.prompts_per_step * optim.steps / total, 2) if total else None
 
 
 def parse_model(value: str, base: Path) -> ModelSource:
@@ -191,10 +266,24 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def dry_run_only(output_dir: Path) -> bool:
+    """Whether ``output_dir`` holds only what ``train --dry-run`` wrote (nothing trained)."""
+    if not (output_dir / DRY_RUN_FILE).is_file():
+        return False
+    return not any(
+        p.name == "metrics.jsonl" or p.name.startswith("checkpoint-") for p in output_dir.iterdir()
+    )
+
+
 def _check_output(loaded: LoadedRecipe, output_dir: Path, resume: bool) -> None:
     saved = output_dir / RESOLVED_RECIPE
+    if resume and dry_run_only(output_dir):
+        raise UserError(
+            f"--resume: {output_dir} holds a dry run only, nothing trained yet; run it again "
+            "without --resume"
+        )
     if not resume:
-        if output_dir.exists() and any(output_dir.iterdir()):
+        if output_dir.exists() and any(output_dir.iterdir()) and not dry_run_only(output_dir):
             raise UserError(
                 f"output folder {output_dir} is not empty; pass --resume to continue the run "
                 "in it, or choose another --output"
@@ -260,6 +349,7 @@ def plan_training(
     source = parse_model(loaded.recipe.model, loaded.path.parent)
     store_dir = Path(store) if store is not None else loaded.resolve(loaded.recipe.store)
     output_dir = Path(output) if output is not None else loaded.resolve(loaded.recipe.output_dir)
+    store_dir, output_dir = (Path(os.path.normpath(p)) for p in (store_dir, output_dir))
     if store is not None:
         loaded = _with_recipe(loaded, store=str(store_dir))
     if output is not None:

@@ -11,10 +11,22 @@ Example:
     ...     log.append(step, {"rewards/count/mean": step / 4, "count/format": 0.5, "kl": 0.01})
     >>> sorted(p.name for p in plot_run(run))
     ['format_rate.png', 'kl.png', 'reward_per_task.png']
+
+A run that logs a breakdown (``<task>/by_<column>/<value>/{reward,accuracy,format}``, see
+``logging.breakdown`` in the recipe) also gets ``by_<column>.png``: reward, accuracy and
+format per value of the column (per problem type of a mixed task, per data source), one line
+per task and value:
+
+    >>> by = "mix/by_problem_type"
+    >>> log.append(3, {f"{by}/ocr/reward": 0.5, f"{by}/ocr/accuracy": 0.5,
+    ...                f"{by}/ocr/format": 1.0, f"{by}/numerical/reward": 0.2})
+    >>> sorted(p.name for p in plot_run(run))
+    ['by_problem_type.png', 'format_rate.png', 'kl.png', 'reward_per_task.png']
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,9 +74,61 @@ def _lines(
     return lines
 
 
+BREAKDOWN_KEY = re.compile(
+    r"^(?P<task>[^/]+)/by_(?P<column>[^/]+)/(?P<value>[^/]+)/(?P<metric>reward|accuracy|format)$"
+)
+"""A breakdown metric's name (see ``videorl_kit.rewards.trl_functions``)."""
+
+BREAKDOWN_METRICS = ("reward", "accuracy", "format")
+
+
+def breakdown_keys(records: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """Breakdown metric names of ``records``, by column and then by line label (task/value).
+
+    Example:
+        >>> breakdown_keys([{"step": 1, "mix/by_data_source/a/reward": 1.0, "kl": 0.0}])
+        {'data_source': {'mix/a': ['mix/by_data_source/a/reward']}}
+    """
+    found: dict[str, dict[str, list[str]]] = {}
+    for record in records:
+        for key in record:
+            match = BREAKDOWN_KEY.match(key)
+            if match is None:
+                continue
+            label = f"{match['task']}/{match['value']}"
+            keys = found.setdefault(match["column"], {}).setdefault(label, [])
+            if key not in keys:
+                keys.append(key)
+    return found
+
+
+def _plot_breakdown(
+    plt: Any, run: Path, out: Path, records: list[dict[str, Any]], column: str,
+    labels: dict[str, list[str]],
+) -> Path:  # fmt: skip
+    figure, panels = plt.subplots(1, len(BREAKDOWN_METRICS), figsize=(15, 4), squeeze=False)
+    for axes, metric in zip(panels[0], BREAKDOWN_METRICS, strict=True):
+        for label in sorted(labels):
+            task, value = label.split("/", 1)
+            steps, values = series(records, f"{task}/by_{column}/{value}/{metric}")
+            if steps:
+                axes.plot(steps, values, marker="o" if len(steps) < 30 else None, label=label)
+        axes.set(title=f"{metric} by {column} ({run.name})", xlabel="step", ylabel=metric)
+        axes.grid(alpha=0.3)
+    handles, names = panels[0][0].get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, names, fontsize="small", loc="lower center", ncol=min(len(names), 6))
+        figure.tight_layout(rect=(0, 0.12, 1, 1))
+    path = out / f"by_{column}.png"
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
 def plot_run(run_dir: str | Path) -> list[Path]:
     """Write the run's curves to ``RUN_DIR/plots/*.png``; return the files written.
 
+    Breakdown metrics add one ``by_<column>.png`` per column (see the module docstring).
     A figure whose metrics were never logged (no KL without a reference model) is left out.
     Raises :class:`UserError` when the folder has no ``metrics.jsonl`` or it is empty.
     """
@@ -99,4 +163,6 @@ def plot_run(run_dir: str | Path) -> list[Path]:
             figure.savefig(out / name, dpi=100)
             plt.close(figure)
         written.append(out / name)
+    for column, labels in sorted(breakdown_keys(records).items()):
+        written.append(_plot_breakdown(plt, run, out, records, column, labels))
     return written

@@ -121,6 +121,18 @@ class LoggingSpec(StrictModel):
     wandb_project: ScriptText | None = Field(
         None, description="W&B project (default: the recipe id)."
     )
+    breakdown: list[str] = Field(
+        default_factory=lambda: ["problem_type", "data_source"],
+        description="Row columns whose values each task's reward, accuracy and format are also "
+        "logged by (problem_type for mixed from_row tasks; any column of the data rows).",
+    )
+    completions_every: int = Field(
+        10, ge=0, description="Write sampled completions to completions.jsonl at step 1 and "
+        "every N steps (0: never).",
+    )  # fmt: skip
+    completions_per_step: int = Field(
+        8, ge=1, description="Completions written per task at each such step."
+    )
 
 
 class TrlSection(StrictModel):
@@ -132,6 +144,17 @@ class TrlSection(StrictModel):
     gradient_checkpointing: bool = Field(False, description="Trade compute for memory.")
     save_steps: int = Field(50, ge=1, description="Save a checkpoint every N steps.")
     save_total_limit: int | None = Field(2, ge=1, description="Checkpoints kept (None: all).")
+    video: Literal["native", "frames_as_images"] | None = Field(
+        None,
+        description="How videos reach the model: native (its video processor: temporal patches, "
+        "timing on the M-RoPE axis) or frames_as_images (one image per frame after its "
+        "timestamp). Default: native for Qwen2.5-VL and Qwen3-VL, frames_as_images otherwise.",
+    )
+    balance_vision: bool | None = Field(
+        None,
+        description="Run the vision tower on a zero dummy for each modality a micro-batch lacks, "
+        "so ZeRO-3 / FSDP ranks stay in step. Default: on when training on more than one process.",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="More GRPOConfig/RLOOConfig fields, checked against TRL's own dataclass; "

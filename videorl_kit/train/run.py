@@ -20,9 +20,13 @@ Example:
     >>> from videorl_kit.train.plan import plan_training
     >>> plan = plan_training(write_demo_recipe(tempfile.mkdtemp()))
     >>> report = run_training(plan, TrlBackend(), dry_run=True)
-    >>> report.trained, sorted(p.name for p in report.output_dir.iterdir())
-    (False,
-     ['base-model', 'recipe.resolved.yaml', 'specs.json', 'trl_config.json', 'versions.json'])
+    >>> names = sorted(p.name for p in report.output_dir.iterdir())
+    >>> report.trained, names[:3]
+    (False, ['base-model', 'dry_run.json', 'recipe.resolved.yaml'])
+    >>> names[3:]
+    ['specs.json', 'trl_config.json', 'versions.json']
+    >>> plan_training(plan.loaded.path).output_dir == plan.output_dir  # no conflict for a real run
+    True
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -41,7 +46,13 @@ import yaml
 
 from videorl_kit import __version__
 from videorl_kit.train.metrics import METRICS_FILE, TaskSummary, read_metrics, task_summaries
-from videorl_kit.train.plan import BASE_MODEL_DIR, RESOLVED_RECIPE, TrainPlan
+from videorl_kit.train.plan import (
+    BASE_MODEL_DIR,
+    DRY_RUN_FILE,
+    RESOLVED_RECIPE,
+    TrainPlan,
+    dry_run_only,
+)
 from videorl_kit.train.tiny_model import build_tiny_model
 
 SPECS_FILE = "specs.json"
@@ -135,6 +146,11 @@ def write_run_files(plan: TrainPlan) -> None:
 
     out = plan.output_dir
     out.mkdir(parents=True, exist_ok=True)
+    if not plan.resume and dry_run_only(out):  # a dry run's folder: its record is replaced
+        planned = json.loads((out / DRY_RUN_FILE).read_text(encoding="utf-8")).get("model")
+        if planned != plan.model.describe():
+            shutil.rmtree(out / BASE_MODEL_DIR, ignore_errors=True)
+        (out / DRY_RUN_FILE).unlink()
     resolved = json.loads(json.dumps(plan.loaded.resolved_dict()))
     (out / RESOLVED_RECIPE).write_text(yaml.safe_dump(resolved, sort_keys=False), "utf-8")
     specs = {
@@ -162,6 +178,8 @@ def run_training(plan: TrainPlan, backend: TrainBackend, *, dry_run: bool = Fals
     write_run_files(plan)
     prepared = backend.prepare(plan)
     if dry_run:
+        record = {"model": plan.model.describe()}
+        (plan.output_dir / DRY_RUN_FILE).write_text(json.dumps(record) + "\n", "utf-8")
         return RunReport(plan.output_dir, prepared, trained=False)
     backend.train(plan)
     metrics = plan.output_dir / METRICS_FILE

@@ -152,25 +152,31 @@ def test_actor_log_probs_equal_the_kits_processor_path_only_with_the_patch(rollo
     from openrlhf.models import actor as actor_module
 
     from videorl_kit.adapters.openrlhf.patches import patch_actor_forward
+    from videorl_kit.media.mrope import uses_qwen_positions
 
     monkeypatch.setattr(actor_module.Actor, "forward", actor_module.Actor.forward)  # restore after
     actor = actor_module.Actor(str(rollout.model_dir), attn_implementation="eager")
     actor.model.float().eval()  # same weights for both paths; fp32 to compare closely
     start, end = rollout.result["action_ranges"][0]
     response_ids = rollout.result["observation_tokens"][start:end]
-    expected = kit_log_probs(actor.model, rollout.kit_item, response_ids)
-    assert torch.isfinite(expected).all()
 
     if getattr(actor_module.Actor.forward, "_videorl_kit_patched", False):
         pytest.fail("Actor.forward is already patched; another test leaked its patch")
     # stock 0.11.2 passes the video token types as token_type_ids, which Qwen-VL does not read
+    unpatched = None
     if rollout.family == "qwen2.5-vl":  # M-RoPE positions from the ids alone: other logits
         unpatched = openrlhf_log_probs(actor, rollout.result)
-        assert (unpatched - expected).abs().max() > 1e-4
     else:  # Qwen3-VL refuses video without mm_token_type_ids
         with pytest.raises(ValueError, match="mm_token_type_ids"):
             openrlhf_log_probs(actor, rollout.result)
+    assert not uses_qwen_positions(actor.model)
 
     assert patch_actor_forward(actor_module)
     patched = openrlhf_log_probs(actor, rollout.result)
+    # the patched forward gave the model Qwen's (and vLLM's) M-RoPE rule, as the evaluator does
+    assert uses_qwen_positions(actor.model) == (rollout.family == "qwen2.5-vl")
+    expected = kit_log_probs(actor.model, rollout.kit_item, response_ids)
+    assert torch.isfinite(expected).all()
+    if unpatched is not None:
+        assert (unpatched - expected).abs().max() > 1e-4
     torch.testing.assert_close(patched, expected, rtol=0, atol=1e-5)

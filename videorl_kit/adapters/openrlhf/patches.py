@@ -11,7 +11,9 @@ two places in OpenRLHF still assume images:
    position ids (other logits) in training than in the processor's own forward.
    :func:`patch_actor_forward` makes the same choice when ``video_grid_thw`` is present: it
    recompiles ``Actor.forward`` from its source with that one condition changed, and only if
-   the source line is exactly the 0.11.2 one.
+   the source line is exactly the 0.11.2 one. The patched forward also applies the kit's
+   M-RoPE rule (:func:`~videorl_kit.media.mrope.use_qwen_positions`, Qwen's and vLLM's) to the
+   actor's model on its first call, so training's positions are the rollout's.
 2. **vLLM engine limits** (``trainer/ray/vllm_engine.py``): engines are created with
    ``limit_mm_per_prompt={"image": N}`` only. :func:`raise_vllm_video_limit` adds the bundle's
    videos-per-prompt limit to every ``vllm.AsyncEngineArgs`` built in the process, so vLLM
@@ -37,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.metadata
 import importlib.util
@@ -46,6 +49,8 @@ import textwrap
 import threading
 from types import ModuleType
 from typing import Any
+
+from videorl_kit.media.mrope import use_qwen_positions
 
 SUPPORTED_OPENRLHF = "0.11.2"
 """The OpenRLHF release these patches (and the bundle's argv) are written for."""
@@ -104,7 +109,13 @@ def patch_actor_forward(module: ModuleType | None = None, *, check_version: bool
         )
         namespace: dict[str, Any] = {}
         exec(code, vars(module), namespace)
-        forward = namespace["forward"]
+        recompiled = namespace["forward"]
+
+        @functools.wraps(recompiled)
+        def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+            use_qwen_positions(getattr(self, "model", None))  # once per model; then a check
+            return recompiled(self, *args, **kwargs)
+
         forward.__qualname__ = actor.forward.__qualname__
         setattr(forward, _PATCHED, True)
         actor.forward = forward

@@ -28,9 +28,13 @@ from typing import Any
 
 from videorl_kit.adapters.trl.config import config_class, config_kwargs, trainer_class
 from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
+from videorl_kit.adapters.trl.native_video import FAMILY_MODEL_TYPES, video_mode
 from videorl_kit.adapters.trl.rewards import task_rewards
+from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
+from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.store.torch_dataset import processor_factor
+from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
 
@@ -83,6 +87,12 @@ class TrlBackend:
             )
         if plan.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
             raise UserError(f"{plan.loaded.path}: trl.use_vllm is on but vllm is not installed")
+        if plan.recipe.trl.use_vllm and planned_video_mode(plan) == "native":
+            raise UserError(
+                f"{plan.loaded.path}: trl.video native generates with transformers (TRL's vLLM "
+                "generation sends images only); set trl.use_vllm: false, or trl.video: "
+                "frames_as_images to generate with vLLM"
+            )
         config_kwargs(plan, _world_size())  # batch split and trl.options
         if plan.resume and last_checkpoint(plan.output_dir) is None:
             raise UserError(
@@ -93,7 +103,7 @@ class TrlBackend:
     def prepare(self, plan: TrainPlan) -> dict[str, Any]:
         """Write ``trl_config.json``; return the trainer and its config for ``--dry-run``."""
         trainer, kwargs = config_kwargs(plan, _world_size())
-        return _write_config(plan, trainer, kwargs)
+        return _write_config(plan, trainer, kwargs, planned_video_mode(plan))
 
     def train(self, plan: TrainPlan) -> None:
         """Train (resuming from the last checkpoint when ``plan.resume``)."""
@@ -116,30 +126,109 @@ class TrlBackend:
         model = AutoModelForImageTextToText.from_pretrained(
             plan.model_name_or_path, dtype="auto", **revision
         )
+        use_qwen_positions(model)  # Qwen2.5-VL: Qwen's and vLLM's M-RoPE rule, as in eval
+        video = video_mode(plan.recipe.trl.video, model.config.model_type)
+        if video == "native" and getattr(processor, "video_processor", None) is None:
+            raise UserError(
+                f"{plan.loaded.path}: trl.video native needs a processor with a video "
+                f"processor; {plan.model.describe()} has none (set trl.video: frames_as_images)"
+            )
         if not plan.recipe.trl.use_vllm:
             ids = processor.tokenizer.convert_tokens_to_ids(list(VISION_TOKENS))
             kwargs["generation_kwargs"] = {"suppress_tokens": [i for i in ids if i is not None]}
-            _write_config(plan, trainer_name, kwargs)  # the config as trained, token ids included
+        _write_config(plan, trainer_name, kwargs, video)  # as trained, token ids included
         log = MetricsLog(plan.output_dir / METRICS_FILE)
+        logging = plan.recipe.logging
+        completions = CompletionLog(
+            plan.output_dir / COMPLETIONS_FILE,
+            logging.completions_every,
+            logging.completions_per_step,
+        )
         checkpoint = last_checkpoint(plan.output_dir) if plan.resume else None
         if checkpoint is not None:
             log.truncate_after(int(checkpoint.name.split("-")[1]))
+            completions.truncate_after(int(checkpoint.name.split("-")[1]))
         trainer = trainer_class(trainer_name)(
             model=model,
-            reward_funcs=task_rewards(plan),
+            reward_funcs=task_rewards(plan, completions),
             args=config_class(trainer_name)(**kwargs),
-            train_dataset=build_train_dataset(plan, self.frame_source),
+            train_dataset=build_train_dataset(plan, self.frame_source, video=video),
             processing_class=processor,
-            callbacks=[MetricsCallback(log), RichProgressCallback(), *self.callbacks],
+            callbacks=[
+                MetricsCallback(log),
+                RichProgressCallback(label=trainer_name.upper()),
+                *self.callbacks,
+            ],
         )
+        trainer.native_processor = processor
+        balance = plan.recipe.trl.balance_vision
+        several = trainer.accelerator.num_processes > 1
+        trainer.balance_vision = several if balance is None else balance
+        trainer.vision_balance = balance_vision(model) if trainer.balance_vision else None
         trainer.remove_callback(PrinterCallback)  # the progress bar replaces printed dicts
+        name_base_model(trainer, base_model_name(plan))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(plan.output_dir / FINAL_MODEL_DIR))
         processor.save_pretrained(str(plan.output_dir / FINAL_MODEL_DIR))
+        trainer.create_model_card(model_name=plan.output_dir.name)  # also when no checkpoint
 
 
-def _write_config(plan: TrainPlan, trainer: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+def base_model_name(plan: TrainPlan) -> str:
+    """How the run's model card names the base model: the Hub id of a Hub model, ``tiny:FAMILY``
+    for a tiny model, the folder of a local one.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> from videorl_kit.train.plan import ModelSource
+        >>> base_model_name(NS(model=ModelSource("hub", "Qwen/Qwen2.5-VL-7B-Instruct", "main")))
+        'Qwen/Qwen2.5-VL-7B-Instruct'
+        >>> base_model_name(NS(model=ModelSource("tiny", "qwen3-vl")))
+        'tiny:qwen3-vl'
+    """
+    return plan.model.name if plan.model.kind == "hub" else plan.model.describe()
+
+
+def name_base_model(trainer: Any, name: str) -> None:
+    """Make ``trainer``'s model cards name ``name`` as the base model.
+
+    TRL names the base model from the model config's ``_name_or_path`` and leaves it out when
+    that is a folder, which the kit's runs always load from (the downloaded snapshot, the
+    tiny ``base-model/``). The card is drafted with ``name`` in its place, restored after.
+    """
+    draft = trainer.create_model_card
+
+    def create_model_card(*args: Any, **kwargs: Any) -> None:
+        config = trainer.model.config
+        saved = getattr(config, "_name_or_path", "")
+        config._name_or_path = name
+        try:
+            draft(*args, **kwargs)
+        finally:
+            config._name_or_path = saved
+
+    trainer.create_model_card = create_model_card
+
+
+def planned_video_mode(plan: TrainPlan) -> str:
+    """The video path the run will take, as far as it is known before the model loads: the
+    recipe's ``trl.video``, else from a tiny model's family or a local model's config (a Hub
+    model's is read when it loads)."""
+    model_type = None
+    if plan.model.kind == "tiny":
+        model_type = FAMILY_MODEL_TYPES.get(plan.model.name)
+    elif plan.model.kind == "local":
+        try:
+            config = json.loads((Path(plan.model.name) / "config.json").read_text("utf-8"))
+            model_type = config.get("model_type")
+        except (OSError, ValueError):
+            model_type = None
+    return video_mode(plan.recipe.trl.video, model_type)
+
+
+def _write_config(
+    plan: TrainPlan, trainer: str, kwargs: dict[str, Any], video: str
+) -> dict[str, Any]:
     path = plan.output_dir / CONFIG_FILE
-    payload = {"trainer": trainer_class(trainer).__name__, "config": kwargs}
+    payload = {"trainer": trainer_class(trainer).__name__, "video": video, "config": kwargs}
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
     return {**payload, "config_file": str(path)}

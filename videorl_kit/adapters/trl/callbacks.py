@@ -70,10 +70,12 @@ class MetricsCallback(TrainerCallback):
 
 
 class RichProgressCallback(TrainerCallback):
-    """A Rich progress bar: step, mean reward, KL and time left."""
+    """A Rich progress bar: the trainer's name (``GRPO``, ``RLOO``), step, mean reward, KL and
+    time left."""
 
-    def __init__(self, console: Console | None = None):
+    def __init__(self, console: Console | None = None, label: str = "GRPO"):
         self.console = console or Console(stderr=True, markup=False)
+        self.label = label
         self.progress: Progress | None = None
         self.task: Any = None
         self.latest: dict[str, str] = {"reward": "-", "kl": "-"}
@@ -82,7 +84,7 @@ class RichProgressCallback(TrainerCallback):
         if not state.is_world_process_zero:
             return
         self.progress = Progress(
-            TextColumn("[bold]GRPO[/bold] step {task.completed}/{task.total}"),
+            TextColumn(f"[bold]{self.label}[/bold] step {{task.completed}}/{{task.total}}"),
             BarColumn(),
             TextColumn("reward {task.fields[reward]}  kl {task.fields[kl]}"),
             TimeElapsedColumn(),

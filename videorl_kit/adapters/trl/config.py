@@ -42,7 +42,12 @@ def config_class(trainer: str) -> type:
 
 @functools.cache
 def trainer_class(trainer: str) -> type:
-    """TRL's trainer class for ``trainer`` (``grpo`` | ``rloo``), resuming weights correctly.
+    """TRL's trainer class for ``trainer`` (``grpo`` | ``rloo``): native video, and resuming
+    weights correctly.
+
+    The subclass carries videos as videos when the dataset's rows hold cached media
+    (:class:`~videorl_kit.adapters.trl.native_video.NativeVideoMixin`); for rows of frames as
+    images it is TRL's trainer.
 
     transformers 5 saves Qwen-VL checkpoints in the released key layout (``visual.*``,
     ``model.layers.*``) but ``Trainer`` resumes by loading that state dict raw into the
@@ -58,6 +63,8 @@ def trainer_class(trainer: str) -> type:
     """
     import trl
 
+    from videorl_kit.adapters.trl.native_video import NativeVideoMixin
+
     base = getattr(trl, TRAINERS[trainer][1])
 
     def _load_from_checkpoint(self: Any, resume_from_checkpoint: str, model: Any = None) -> None:
@@ -72,8 +79,9 @@ def trainer_class(trainer: str) -> type:
         name = None if model_name is None else markdown_text(model_name)
         base.create_model_card(self, model_name=name, **more)
 
-    methods = {"_load_from_checkpoint": _load_from_checkpoint}
-    return type(base.__name__, (base,), {**methods, "create_model_card": create_model_card})
+    methods = {"_load_from_checkpoint": _load_from_checkpoint, "create_model_card": create_model_card}
+    bases = (NativeVideoMixin, base)  # native video (trl.video: native), else TRL's own paths
+    return type(base.__name__, bases, methods)
 
 
 def _has_cuda() -> bool:

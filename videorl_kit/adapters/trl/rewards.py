@@ -24,7 +24,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from videorl_kit.rewards.trl_functions import TaskRewardFunction, trl_reward_functions
+from videorl_kit.rewards.trl_functions import (
+    ResultsObserver,
+    TaskRewardFunction,
+    trl_reward_functions,
+)
 from videorl_kit.train.plan import TrainPlan
 
 
@@ -57,9 +61,11 @@ class OverlongShaped:
         ]
 
 
-def task_rewards(plan: TrainPlan) -> list[Any]:
-    """One reward function per task of ``plan``, shaped when the algorithm asks for it."""
-    functions: list[Any] = trl_reward_functions([entry.spec for entry in plan.loaded.tasks])
+def task_rewards(plan: TrainPlan, on_results: ResultsObserver | None = None) -> list[Any]:
+    """One reward function per task of ``plan``, shaped when the algorithm asks for it;
+    ``on_results`` sees every call's verdicts (the run's completion log)."""
+    specs = [entry.spec for entry in plan.loaded.tasks]
+    functions: list[Any] = trl_reward_functions(specs, on_results)
     shaping = plan.loaded.options.get("overlong_reward")
     if not shaping:
         return functions

@@ -4,9 +4,11 @@ The model is an ``AutoModelForImageTextToText`` with its ``AutoProcessor``, load
 local folder. Cached frames go to the processor as videos together with their
 ``VideoMetadata`` (source fps, selected frame indices) and with ``do_sample_frames=False``
 and ``do_resize=False``: the cache already sampled and resized them, under the spec's
-budget (:func:`~videorl_kit.media.processor_inputs.processor_outputs`, as for training). A
+budget (:func:`~videorl_kit.media.processor_inputs.chat_inputs`, as for training). A
 processor without a video processor gets every frame as an image after its timestamp, as in
 training (:mod:`videorl_kit.media.chat`). Prompts are left-padded and generated together.
+A Qwen2.5-VL places its tokens by Qwen's own M-RoPE rule, as vLLM and training do
+(:mod:`videorl_kit.media.mrope`).
 
 Sampling parameters come from the spec alone (temperature 0 is greedy): the model folder's
 ``generation_config.json`` may ship its own (Qwen2.5-VL's says ``top_k=1``, which would make
@@ -35,7 +37,8 @@ from typing import Any
 from videorl_kit.core.errors import UserError
 from videorl_kit.eval.backends.base import LocalModelBackend
 from videorl_kit.eval.requests import GenerationRequest
-from videorl_kit.media.processor_inputs import processor_outputs
+from videorl_kit.media.mrope import use_qwen_positions
+from videorl_kit.media.processor_inputs import chat_inputs
 from videorl_kit.spec.eval_section import GenerationParams
 
 
@@ -122,6 +125,7 @@ class TransformersBackend(LocalModelBackend):
         tokenizer = getattr(processor, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.padding_side = "left"
+        use_qwen_positions(model)  # Qwen2.5-VL: Qwen's and vLLM's M-RoPE rule, as in training
         self._model = model.to(device).eval()
         self._processor = processor
         self.device = device
@@ -145,17 +149,15 @@ class TransformersBackend(LocalModelBackend):
         """The processor's batch for ``requests`` (left-padded, media as cached)."""
         processor = self.processor
         as_video = self.video_capable
-        texts, videos, metadata, pictures = [], [], [], []
+        conversations, videos, metadata, pictures = [], [], [], []
         for request in requests:
             messages, shown = request.chat(frames_as_images=not as_video)
-            texts.append(
-                processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            )
+            conversations.append(messages)
             pictures += shown
             if as_video:
                 videos += [video.frames for video in request.videos]
                 metadata += [video.metadata for video in request.videos]
-        return processor_outputs(processor, texts, videos, metadata, pictures)
+        return chat_inputs(processor, conversations, videos, metadata, pictures)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Generate all requests (one task: the same sampling parameters) in one batch;
