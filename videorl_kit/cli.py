@@ -26,6 +26,7 @@ from videorl_kit.spec.commands import register as register_spec
 from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
 from videorl_kit.train.commands import register as register_train
+from videorl_kit.train.offline.commands import register as register_trajectories
 from videorl_kit.train.recipe import is_recipe_document, validate_recipe
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def _register_commands(root: typer.Typer) -> None:
     register_store(root)
     register_eval(root)
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
+    register_trajectories(root)
 
 
 _register_commands(app)
