@@ -27,7 +27,8 @@ from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
 from videorl_kit.train.commands import register as register_train
 from videorl_kit.train.offline.commands import register as register_trajectories
-from videorl_kit.train.recipe import is_recipe_document, validate_recipe
+from videorl_kit.train.offline.commands import validate_recipe_document
+from videorl_kit.train.recipe import is_recipe_document
 
 if TYPE_CHECKING:
     from videorl_kit.train.run import TrainBackend
@@ -70,7 +71,7 @@ def _openrlhf_backend() -> TrainBackend:
 
 
 def _register_commands(root: typer.Typer) -> None:
-    register_spec(root, other_kinds=[(is_recipe_document, validate_recipe)])
+    register_spec(root, other_kinds=[(is_recipe_document, validate_recipe_document)])
     register_rewards(root)
     register_hub(root)
     register_synth(root)

@@ -54,6 +54,7 @@ from videorl_kit.train.algorithms import (
     resolve_params,
     unknown_algorithm_message,
 )
+from videorl_kit.train.offline.section import OfflineSection, offline_problems
 from videorl_kit.train.openrlhf_limits import openrlhf_problems
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
@@ -176,6 +177,9 @@ class Recipe(StrictModel):
     trl: TrlSection = Field(default_factory=TrlSection)
     openrlhf: OpenRLHFSection = Field(default_factory=OpenRLHFSection)
     output_dir: str = Field(..., min_length=1, description="Run folder (checkpoints, metrics).")
+    offline: OfflineSection | None = Field(
+        None, description="Mix stored trajectories into GRPO groups (videorl_kit.train.offline)."
+    )
     seed: int = Field(0, ge=0, description="Seed of sampling, shuffling and tiny weights.")
     logging: LoggingSpec = Field(default_factory=LoggingSpec)
 
@@ -400,6 +404,10 @@ def load_recipe(path: str | Path, *, backend: str | None = None) -> LoadedRecipe
     tasks, task_issues = _task_issues(doc, recipe, folder)
     backend_issues = [
         _at(doc, tuple(path.split(".", 2)), message) for path, message in openrlhf_problems(recipe)
+    ]
+    backend_issues += [  # the offline section across fields and backends (no store needed)
+        _at(doc, tuple(path.split(".", 1)), message)
+        for path, message in offline_problems(recipe, options)
     ]
     issues = [*algorithm_issues, *task_issues, *backend_issues]
     if issues:

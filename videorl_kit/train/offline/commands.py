@@ -26,6 +26,37 @@ trajectories_app = typer.Typer(
 )
 
 
+def validate_recipe_document(path: str | Path) -> str | tuple[str, list[str]]:
+    """``validate``'s loader of recipes: the recipe's own checks, then, for a recipe with an
+    ``offline:`` section, the section against the recipe's store. Returns the id, or ``(id,
+    notes)`` with the trajectories found per task; raises ``SpecError`` listing every problem.
+
+    Example:
+        >>> validate_recipe_document("recipes/tiny-grpo.yaml")
+        'tiny-grpo'
+    """
+    from videorl_kit.spec.loader import SpecError
+    from videorl_kit.spec.yaml_source import SpecIssue, load_yaml_with_includes
+    from videorl_kit.train.recipe import load_recipe
+
+    loaded = load_recipe(path)
+    if loaded.recipe.offline is None:
+        return loaded.recipe.id
+    from videorl_kit.train.offline.select import store_problems  # Lance, only when needed
+
+    task_ids = [entry.spec.id for entry in loaded.tasks]
+    store = loaded.resolve(loaded.recipe.store)
+    problems, notes = store_problems(store, loaded.recipe.offline, task_ids)
+    if problems:
+        doc = load_yaml_with_includes(path)
+        issues = []
+        for where, message in problems:
+            file, line = doc.origin(tuple(where.split(".", 1)))
+            issues.append(SpecIssue(file, line, where, message))
+        raise SpecError(issues)
+    return loaded.recipe.id, notes
+
+
 def _print_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
 

@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from videorl_kit.core.errors import VideoRLKitError
+
 FORMATS = (".jsonl", ".json", ".parquet")
 """File suffixes :func:`read_rows` reads."""
 
 
-class RowError(ValueError):
+class RowError(VideoRLKitError, ValueError):
     """A row that cannot be read or used; the message starts with ``file:line:``."""
 
 
