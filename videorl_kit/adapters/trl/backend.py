@@ -28,6 +28,7 @@ from typing import Any
 
 from videorl_kit.adapters.trl.config import config_class, config_kwargs, trainer_class
 from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
+from videorl_kit.adapters.trl.offline import OfflineRun, check_offline_tokens, offline_trainer_class
 from videorl_kit.adapters.trl.rewards import task_rewards
 from videorl_kit.core.errors import UserError
 from videorl_kit.store.torch_dataset import processor_factor
@@ -84,6 +85,8 @@ class TrlBackend:
         if plan.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
             raise UserError(f"{plan.loaded.path}: trl.use_vllm is on but vllm is not installed")
         config_kwargs(plan, _world_size())  # batch split and trl.options
+        if plan.recipe.offline is not None:
+            check_offline_tokens(plan)
         if plan.resume and last_checkpoint(plan.output_dir) is None:
             raise UserError(
                 f"--resume: {plan.output_dir} has no checkpoint yet (checkpoints are saved every "
@@ -124,7 +127,10 @@ class TrlBackend:
         checkpoint = last_checkpoint(plan.output_dir) if plan.resume else None
         if checkpoint is not None:
             log.truncate_after(int(checkpoint.name.split("-")[1]))
-        trainer = trainer_class(trainer_name)(
+        cls = trainer_class(trainer_name)
+        if plan.recipe.offline is not None:  # mixed offline/online groups (adapters/trl/offline)
+            cls = offline_trainer_class(cls)
+        trainer = cls(
             model=model,
             reward_funcs=task_rewards(plan),
             args=config_class(trainer_name)(**kwargs),
@@ -133,6 +139,8 @@ class TrlBackend:
             callbacks=[MetricsCallback(log), RichProgressCallback(), *self.callbacks],
         )
         trainer.remove_callback(PrinterCallback)  # the progress bar replaces printed dicts
+        if plan.recipe.offline is not None:
+            trainer.use_offline(OfflineRun.from_plan(plan))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(plan.output_dir / FINAL_MODEL_DIR))
         processor.save_pretrained(str(plan.output_dir / FINAL_MODEL_DIR))
