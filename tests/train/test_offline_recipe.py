@@ -81,7 +81,7 @@ def test_trl_refuses_mixing_into_rloo_naming_the_backend(recipe):
 
 def test_openrlhf_refusals_name_the_backend(recipe):
     text = recipe.read_text().replace("algorithm: {name: grpo}", "algorithm: {name: gspo}")
-    recipe.write_text(text + "openrlhf: {nodes: 1, gpus_per_node: 1, vllm_engines: 1, "
+    recipe.write_text(text + "openrlhf: {nodes: 1, gpus_per_node: 1, vllm_engines: 1, video: native, "
                       "extra_args: {--eval.dataset: x.jsonl}}\n")  # fmt: skip
     with_offline(recipe, "{source: curated, correction: truncated_is}")
     with pytest.raises(SpecError) as caught:

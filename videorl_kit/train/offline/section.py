@@ -193,6 +193,15 @@ def _openrlhf_problems(
                 "log-probs as its ratio's base instead",
             )
         )
+    if recipe.openrlhf.video != "native":
+        problems.append(
+            (
+                "openrlhf.video",
+                f"backend openrlhf: offline members are returned by the bundle's agent, which "
+                f"only the native video path has (openrlhf.video is {recipe.openrlhf.video}); "
+                "set openrlhf.video: native",
+            )
+        )
     evals = sorted(flag for flag in extra if str(flag).startswith("--eval."))
     if evals:
         problems.append(
