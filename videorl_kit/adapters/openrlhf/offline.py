@@ -156,17 +156,26 @@ class OfflineMembers:
         if stored is not None and self.settings["when"] == "always":
             return self._stored(reward, prompt, label, sampling_params, max_length, processor,
                                 train_inputs(), stored, online_accuracy)  # fmt: skip
-        result = await online()
-        if self.settings["when"] == "below_accuracy":
+        if self.settings["when"] != "below_accuracy":
+            result = await online()
+        else:
             key = (f"{row.task_id}\t{row.sample_id}", group)
             state = self.groups.setdefault(key, _Group(self.n))
+            try:
+                result = await online()
+            except BaseException:  # the group's other members must not wait for this one
+                state.add(math.nan)
+                state.left -= 1
+                if state.left == 0:
+                    self.groups.pop(key, None)
+                raise
             query = processor.decode(result["observation_tokens"], skip_special_tokens=False)
             scored = reward.score(query, prompt, label)
             state.add(scored.accuracy if scored.error is None else math.nan)
             await state.complete.wait()
             state.left -= 1
             if state.left == 0:
-                del self.groups[key]
+                self.groups.pop(key, None)
             online_accuracy = state.mean
             threshold = float(self.settings["accuracy_threshold"])
             if stored is not None and online_accuracy < threshold:
