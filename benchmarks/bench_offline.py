@@ -19,7 +19,7 @@ steps, the share of groups whose rewards have zero variance (TRL's ``frac_reward
 and seconds per step; the curves go to ``benchmarks/offline_mixing_curve.png``.
 
 Usage:
-    python benchmarks/bench_offline.py --steps 24 --warmup-steps 40 --json out.json
+    python benchmarks/bench_offline.py --steps 48 --warmup-steps 40 --json out.json
 """
 
 from __future__ import annotations
