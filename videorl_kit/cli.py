@@ -28,6 +28,7 @@ from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
 from videorl_kit.testing.commands import register as register_testing
 from videorl_kit.train.commands import register as register_train
+from videorl_kit.train.offline.commands import register as register_trajectories
 from videorl_kit.train.recipe import is_recipe_document
 
 if TYPE_CHECKING:
@@ -70,15 +71,20 @@ def _openrlhf_backend() -> TrainBackend:
     return OpenRLHFBackend()
 
 
-def _recipe_warnings(path: str | Path) -> tuple[str, list[str]]:
-    """``validate`` of a recipe: its id and its data warnings (the plan loads Lance: lazily)."""
+def _validate_recipe(path: str | Path) -> tuple[str, list[str]]:
+    """``validate`` of a recipe: its id, then what it found: the offline section's trajectories
+    and the data warnings (Lance and the plan load lazily)."""
+    from videorl_kit.train.offline.commands import validate_recipe_document
     from videorl_kit.train.plan import recipe_warnings
 
-    return recipe_warnings(path)
+    found = validate_recipe_document(path)
+    recipe_id, notes = found if isinstance(found, tuple) else (found, [])
+    _, warnings = recipe_warnings(path)
+    return recipe_id, [*notes, *(f"warning: {warning}" for warning in warnings)]
 
 
 def _register_commands(root: typer.Typer) -> None:
-    register_spec(root, other_kinds=[(is_recipe_document, _recipe_warnings)])
+    register_spec(root, other_kinds=[(is_recipe_document, _validate_recipe)])
     register_rewards(root)
     register_hub(root)
     register_synth(root)
@@ -86,6 +92,7 @@ def _register_commands(root: typer.Typer) -> None:
     register_store(root)
     register_eval(root)
     register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
+    register_trajectories(root)
 
 
 _register_commands(app)

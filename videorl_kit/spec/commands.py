@@ -32,11 +32,12 @@ def _console() -> Console:
 DocumentKind = tuple[
     Callable[[str | Path], bool], Callable[[str | Path], str | tuple[str, list[str]]]
 ]
-"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``; ``load``
-may return ``(id, warnings)`` too (printed, not failures).
+"""Another YAML document ``validate`` accepts: ``(is_kind(path), load(path) -> id)``.
 
-``load`` raises :class:`SpecError` listing every problem. The CLI passes training recipes
-(``videorl_kit.train``) this way, so this layer never imports the layers above it.
+``load`` raises :class:`SpecError` listing every problem; it may return ``(id, notes)``, notes
+being lines ``validate`` prints under the file (what it checked, counts). The CLI passes
+training recipes (``videorl_kit.train``) this way, so this layer never imports the layers
+above it.
 """
 
 
@@ -84,12 +85,10 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
             other = next((load for is_kind, load in other_kinds if is_kind(path)), None)
             try:
                 if other is not None:
-                    loaded = other(path)
-                    doc_id, warned = loaded if isinstance(loaded, tuple) else (loaded, [])
-                    results.append(
-                        {"file": str(path), "id": doc_id, "ok": True, "issues": [],
-                         "warnings": warned}
-                    )  # fmt: skip
+                    found = other(path)
+                    document_id, notes = found if isinstance(found, tuple) else (found, [])
+                    results.append({"file": str(path), "id": document_id, "ok": True,
+                                    "issues": [], "notes": notes})  # fmt: skip
                     continue
                 spec = load_spec(path, check_first_row=True)
             except SpecError as exc:
@@ -110,8 +109,8 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
             for result in results:
                 for issue in result["issues"]:
                     typer.echo(issue["text"])
-                for warning in result.get("warnings", []):
-                    typer.secho(f"{result['file']}: warning: {warning}", fg=typer.colors.YELLOW)
+                for note in result.get("notes", []):
+                    typer.echo(f"{result['file']}: {note}")
                 for line in result.get("data", {}).get("issues", []):
                     typer.echo(line)
             checked = " (with their data)" if data else ""

@@ -29,6 +29,7 @@ from videorl_kit.core.errors import UserError
 from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.store import CachedSampleDataset
 from videorl_kit.store.errors import rebuild_hint
+from videorl_kit.train.offline.select import store_problems
 from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
@@ -257,6 +258,17 @@ def _check_store(loaded: LoadedRecipe, store: Path) -> dict[str, int]:
     return counts
 
 
+def _check_offline(loaded: LoadedRecipe, store: Path) -> None:
+    """A recipe's ``offline:`` section against the store it trains on (one line a problem)."""
+    if loaded.recipe.offline is None:
+        return
+    task_ids = [entry.spec.id for entry in loaded.tasks]
+    problems, _ = store_problems(store, loaded.recipe.offline, task_ids)
+    if problems:
+        lines = [f"{loaded.path}: {path}: {message}" for path, message in problems]
+        raise UserError("\n".join(lines))
+
+
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     if not isinstance(data, dict):
         return {prefix: data}
@@ -358,6 +370,7 @@ def plan_training(
     _check_logging(loaded)
     _check_output(loaded, output_dir, resume)
     samples = _check_store(loaded, store_dir)
+    _check_offline(loaded, store_dir)
     return TrainPlan(loaded, source, store_dir, output_dir, resume, samples)
 
 

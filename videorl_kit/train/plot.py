@@ -1,4 +1,6 @@
-"""PNG curves of a run from its ``metrics.jsonl``: rewards per task, format rate, KL, length.
+"""PNG curves of a run from its ``metrics.jsonl``: rewards per task, format rate, KL, length,
+and for a run with an ``offline:`` section the groups that received an offline member, the
+online accuracy before mixing, and the offline members' reward and advantage, per task.
 
 matplotlib is imported when plotting (Agg backend, no display needed).
 
@@ -55,7 +57,16 @@ FIGURES: tuple[tuple[str, str, str, MetricKey], ...] = (
     ("format_rate.png", "Format rate per task", "share in format", format_key),
     ("kl.png", "KL to the reference model", "KL", "kl"),
     ("response_length.png", "Mean response length", "tokens", "completions/mean_length"),
-)
+    # mixed offline/online groups (a recipe's offline: section; see videorl_kit.train.offline)
+    ("offline_mixed.png", "Groups that received an offline member", "groups per step",
+     lambda task: f"offline/{task}/mixed"),
+    ("offline_online_accuracy.png", "Online group accuracy before mixing", "accuracy",
+     lambda task: f"offline/{task}/online_accuracy"),
+    ("offline_reward.png", "Reward of the offline members", "reward",
+     lambda task: f"offline/{task}/reward"),
+    ("offline_advantage.png", "Advantage of the offline members", "advantage",
+     lambda task: f"offline/{task}/advantage"),
+)  # fmt: skip
 
 
 def _lines(

@@ -54,6 +54,7 @@ from videorl_kit.train.algorithms import (
     resolve_params,
     unknown_algorithm_message,
 )
+from videorl_kit.train.offline.section import OfflineSection, offline_problems
 from videorl_kit.train.openrlhf_limits import openrlhf_problems
 from videorl_kit.train.script_values import (
     RayAddress,
@@ -212,6 +213,9 @@ class Recipe(StrictModel):
     openrlhf: OpenRLHFSection = Field(default_factory=OpenRLHFSection)
     output_dir: ScriptText = Field(
         ..., min_length=1, description="Run folder (checkpoints, metrics)."
+    )
+    offline: OfflineSection | None = Field(
+        None, description="Mix stored trajectories into GRPO groups (videorl_kit.train.offline)."
     )
     seed: int = Field(0, ge=0, description="Seed of sampling, shuffling and tiny weights.")
     logging: LoggingSpec = Field(default_factory=LoggingSpec)
@@ -449,6 +453,10 @@ def load_recipe(
     )
     if bundle_problem:
         backend_issues.append(_at(doc, ("output_dir",), bundle_problem))
+    backend_issues += [  # the offline section across fields and backends (no store needed)
+        _at(doc, tuple(path.split(".", 1)), message)
+        for path, message in offline_problems(recipe, options)
+    ]
     issues = [*algorithm_issues, *task_issues, *backend_issues]
     if issues:
         raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))

@@ -13,6 +13,8 @@
                                   ``specs.json`` and ``versions.json``)
 ``reward_func.py``                ``reward_func(queries, prompts, labels)`` (:mod:`.reward`)
 ``agent_func.py``                 native video only: the rollout agent (:mod:`.video_agent`)
+``offline.json``                  with an ``offline:`` section: the selected trajectories
+                                  (:mod:`.offline`)
 ``base-model/``                   a ``tiny:`` model (the run folder's)
 ``kit/videorl_kit/``              the kit that wrote the bundle, shipped to every node
 ================================  ==========================================================
@@ -49,6 +51,7 @@ from videorl_kit.adapters.openrlhf.launch import (
     snapshot_kit,
     write_launch_files,
 )
+from videorl_kit.adapters.openrlhf.offline import write_offline_file
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
 from videorl_kit.adapters.openrlhf.prompts import export_task_prompts
 from videorl_kit.adapters.openrlhf.reward import write_tasks_file
@@ -89,7 +92,10 @@ from videorl_kit.adapters.openrlhf.video_agent import native_video_executor
 RECIPE = {recipe_id!r}
 TASKS_FILE = {tasks_file!r}
 
-AgentExecutor = native_video_executor(TASKS_FILE, max_videos_per_prompt={max_videos})
+OFFLINE_FILE = {offline_file!r}
+
+AgentExecutor = native_video_executor(TASKS_FILE, max_videos_per_prompt={max_videos},
+                                      offline_file=OFFLINE_FILE)
 '''
 
 
@@ -107,11 +113,15 @@ def reward_module_text(recipe_id: str, tasks_file: Path) -> str:
     )  # fmt: skip
 
 
-def agent_module_text(recipe_id: str, tasks_file: Path, max_videos: int) -> str:
-    """The source of a native-video bundle's ``agent_func.py``."""
+def agent_module_text(
+    recipe_id: str, tasks_file: Path, max_videos: int, offline_file: Path | None = None
+) -> str:
+    """The source of a native-video bundle's ``agent_func.py`` (``offline_file``: the
+    bundle's ``offline.json`` of a recipe with an ``offline:`` section)."""
+    offline = None if offline_file is None else str(offline_file)
     return _AGENT_MODULE.format(recipe_id=recipe_id, version=__version__,
                                 openrlhf=SUPPORTED_OPENRLHF, tasks_file=str(tasks_file),
-                                max_videos=max_videos)  # fmt: skip
+                                max_videos=max_videos, offline_file=offline)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -185,10 +195,18 @@ def write_bundle(plan: Any) -> Bundle:
         max_videos=max(export.max_videos for export in exports),
         max_prompt_tokens=max(export.max_prompt_tokens for export in exports),
     )
-    agent_file = None
+    agent_file = offline_file = None
+    if recipe.offline is not None:  # the selected trajectories travel with the bundle
+        if video != "native":
+            raise UserError(
+                f"{plan.loaded.path}: offline: backend openrlhf mixes stored responses in "
+                "through the bundle's agent, which only the native video path has; set "
+                "openrlhf.video: native"
+            )
+        offline_file, _ = write_offline_file(plan, root)
     if video == "native":
         agent_file = root / "agent_func.py"
-        text = agent_module_text(recipe.id, tasks_file, max(1, stats.max_videos))
+        text = agent_module_text(recipe.id, tasks_file, max(1, stats.max_videos), offline_file)
         agent_file.write_text(text, encoding="utf-8")
     flags = openrlhf_flags(
         recipe, plan.loaded.options, model=model, prompts=stats, output_dir=root,

@@ -145,18 +145,25 @@ async def run_native_video(
     }
 
 
-def native_video_executor(tasks_file: str | Path, max_videos_per_prompt: int) -> type:
+def native_video_executor(
+    tasks_file: str | Path, max_videos_per_prompt: int, offline_file: str | Path | None = None
+) -> type:
     """The ``AgentExecutor`` class of a bundle (OpenRLHF builds it with no arguments).
 
-    Building it reads the bundle's ``tasks.resolved.json`` and, inside a vLLM rollout actor
-    (where ``vllm`` is importable), raises vLLM's per-prompt video limit
-    (:func:`~.patches.raise_vllm_video_limit`) before the actor builds its engine.
+    Building it reads the bundle's ``tasks.resolved.json`` (and, for a recipe with an
+    ``offline:`` section, its ``offline.json``: the group members that are offline get the
+    stored response, :mod:`.offline`) and, inside a vLLM rollout actor (where ``vllm`` is
+    importable), raises vLLM's per-prompt video limit (:func:`~.patches.raise_vllm_video_limit`)
+    before the actor builds its engine.
     """
     from openrlhf.utils.agent import AgentExecutorBase
+
+    from videorl_kit.adapters.openrlhf.offline import OfflineMembers
 
     if importlib.util.find_spec("vllm") is not None:
         raise_vllm_video_limit(max_videos_per_prompt)
     reward = BundleReward.from_file(tasks_file)
+    offline = None if offline_file is None else OfflineMembers.from_file(offline_file)
 
     class AgentExecutor(AgentExecutorBase):
         """Rolls out one prompt with native video and scores it with the bundle reward."""
@@ -171,8 +178,15 @@ def native_video_executor(tasks_file: str | Path, max_videos_per_prompt: int) ->
             llm_engine: Any,
             images: Any = None,
         ) -> dict[str, Any]:
-            return await run_native_video(
-                reward, prompt, label, sampling_params, max_length, hf_tokenizer, llm_engine, images
-            )
+            def online() -> Any:
+                return run_native_video(reward, prompt, label, sampling_params, max_length,
+                                        hf_tokenizer, llm_engine, images)  # fmt: skip
+
+            if offline is None:
+                return await online()
+            return await offline.execute(
+                reward, prompt, label, sampling_params, max_length, hf_tokenizer, online,
+                lambda: {**prompt_inputs(hf_tokenizer, prompt, images), "refs": images},
+            )  # fmt: skip
 
     return AgentExecutor

@@ -29,6 +29,7 @@ from typing import Any
 from videorl_kit.adapters.trl.config import config_class, config_kwargs, trainer_class
 from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
 from videorl_kit.adapters.trl.native_video import FAMILY_MODEL_TYPES, video_mode
+from videorl_kit.adapters.trl.offline import OfflineRun, check_offline_tokens, offline_trainer_class
 from videorl_kit.adapters.trl.rewards import task_rewards
 from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
@@ -94,6 +95,8 @@ class TrlBackend:
                 "frames_as_images to generate with vLLM"
             )
         config_kwargs(plan, _world_size())  # batch split and trl.options
+        if plan.recipe.offline is not None:
+            check_offline_tokens(plan)
         if plan.resume and last_checkpoint(plan.output_dir) is None:
             raise UserError(
                 f"--resume: {plan.output_dir} has no checkpoint yet (checkpoints are saved every "
@@ -148,7 +151,10 @@ class TrlBackend:
         if checkpoint is not None:
             log.truncate_after(int(checkpoint.name.split("-")[1]))
             completions.truncate_after(int(checkpoint.name.split("-")[1]))
-        trainer = trainer_class(trainer_name)(
+        cls = trainer_class(trainer_name)
+        if plan.recipe.offline is not None:  # mixed offline/online groups (adapters/trl/offline)
+            cls = offline_trainer_class(cls)
+        trainer = cls(
             model=model,
             reward_funcs=task_rewards(plan, completions),
             args=config_class(trainer_name)(**kwargs),
@@ -167,6 +173,8 @@ class TrlBackend:
         trainer.vision_balance = balance_vision(model) if trainer.balance_vision else None
         trainer.remove_callback(PrinterCallback)  # the progress bar replaces printed dicts
         name_base_model(trainer, base_model_name(plan))
+        if plan.recipe.offline is not None:
+            trainer.use_offline(OfflineRun.from_plan(plan))
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         trainer.save_model(str(plan.output_dir / FINAL_MODEL_DIR))
         processor.save_pretrained(str(plan.output_dir / FINAL_MODEL_DIR))

@@ -79,7 +79,10 @@ def trainer_class(trainer: str) -> type:
         name = None if model_name is None else markdown_text(model_name)
         base.create_model_card(self, model_name=name, **more)
 
-    methods = {"_load_from_checkpoint": _load_from_checkpoint, "create_model_card": create_model_card}
+    methods = {
+        "_load_from_checkpoint": _load_from_checkpoint,
+        "create_model_card": create_model_card,
+    }
     bases = (NativeVideoMixin, base)  # native video (trl.video: native), else TRL's own paths
     return type(base.__name__, bases, methods)
 

@@ -1,0 +1,177 @@
+"""Offline members through the bundle's agent, OpenRLHF 0.11.2's executor contract, on CPU.
+
+A prompt's ``n`` samples are rolled out as OpenRLHF's ``LLMRayActor.generate_responses`` does
+(``n`` ``execute`` coroutines of the bundle's ``AgentExecutor`` gathered in order; that module
+needs vLLM, so its three lines are repeated here) with a fake vLLM engine, and each response
+goes through OpenRLHF's own ``SamplesGenerator._process_response_into_experience``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+import types
+from types import SimpleNamespace
+
+import pytest
+
+from tests.adapters.openrlhf.conftest import require_openrlhf
+from tests.adapters.openrlhf.test_native_video import load_agent_executor, prompt_dataset
+from tests.adapters.openrlhf.test_reward import FakeEngine
+from videorl_kit.adapters.openrlhf.bundle import agent_module_text
+from videorl_kit.adapters.openrlhf.chat import chat_markers
+from videorl_kit.adapters.openrlhf.labels import decode_label
+from videorl_kit.adapters.openrlhf.offline import offline_payload
+from videorl_kit.adapters.openrlhf.prompts import export_task_prompts
+from videorl_kit.adapters.openrlhf.reward import write_tasks_file
+from videorl_kit.spec.loader import load_spec
+from videorl_kit.train.offline.section import OfflineSection
+from videorl_kit.train.offline.select import Candidate, OfflinePool
+
+WRONG = "<think>I count them.</think><answer>7</answer><|im_end|>"  # the fake engine's answer
+N = 4
+
+
+def process_into_experience(response: dict, max_len: int):
+    """OpenRLHF's own conversion of a rollout into an ``Experience``. Its module imports
+    ``vllm.SamplingParams`` and OpenRLHF's vLLM engine module (both need vLLM, absent here);
+    stand-ins for those names, unused by the conversion, let it import."""
+    stand_ins = {}
+    if "openrlhf.trainer.ppo_utils.samples_generator" not in sys.modules and (
+        importlib.util.find_spec("vllm") is None
+    ):
+        engine = types.ModuleType("openrlhf.trainer.ray.vllm_engine")
+        engine.batch_vllm_engine_call = engine.create_vllm_engines = None
+        stand_ins = {"vllm": types.SimpleNamespace(SamplingParams=object),
+                     "openrlhf.trainer.ray.vllm_engine": engine}  # fmt: skip
+    sys.modules.update(stand_ins)
+    try:
+        from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+    finally:  # nothing else may take vLLM for installed
+        for name in stand_ins:
+            sys.modules.pop(name, None)
+
+    return SamplesGenerator._process_response_into_experience(None, response, max_len=max_len)
+
+
+@pytest.fixture(scope="module")
+def bundle(workspace, tiny_models, tmp_path_factory):
+    """A native-video bundle's prompts and tasks file, and a stored correct response for the
+    first prompt's sample only."""
+    require_openrlhf()
+    from transformers import AutoProcessor
+
+    root = tmp_path_factory.mktemp("offline-bundle")
+    store = workspace / "store"
+    processor = AutoProcessor.from_pretrained(tiny_models["qwen2.5-vl"])
+    spec = load_spec(workspace / "task_specs" / "tiny" / "tiny-count.yaml")
+    export = export_task_prompts(spec, store, root, "native", processor)
+    tasks_file = root / "tasks.resolved.json"
+    write_tasks_file(tasks_file, [spec], chat_markers(processor))
+    dataset = prompt_dataset([export.file], processor)
+    rows = [dataset[i] for i in range(len(dataset))]
+    with_candidate = decode_label(rows[0][2])
+    without = next(r for r in rows if decode_label(r[2]).sample_id != with_candidate.sample_id)
+    stored = f"<think>one two three</think><answer>{with_candidate.answer}</answer>"
+    # what load_pool reads from the store's trajectories table (polars: the main venv's tests)
+    candidate = Candidate("t1", spec.id, with_candidate.sample_id, "curated", stored, 1.0, 1.0)
+    return SimpleNamespace(root=root, store=store, processor=processor, spec=spec,
+                           tasks_file=tasks_file, rows=rows, stored=stored, candidate=candidate,
+                           with_candidate=rows[0], without=without)  # fmt: skip
+
+
+def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32, groups=1):
+    """``groups`` groups of ``N`` samples of one prompt row, as OpenRLHF's rollout actor runs
+    them, through the bundle's agent module; returns the responses and the fake engine."""
+    key = (bundle.spec.id, bundle.candidate.sample_id)
+    pool = OfflinePool(section, {key: [bundle.candidate]}, {bundle.spec.id: len(bundle.rows)})
+    payload = offline_payload(pool, section, n=N, seed=0, tokenizer_ids=frozenset())
+    offline_file = tmp_path / "offline.json"
+    offline_file.write_text(json.dumps(payload))
+    agent_file = tmp_path / "agent_func.py"
+    agent_file.write_text(agent_module_text("t", bundle.tasks_file, 1, offline_file))
+    executor = load_agent_executor(agent_file)
+    engine = FakeEngine(bundle.processor.tokenizer, WRONG)
+    _, prompt, label, refs = row
+    params = SimpleNamespace(max_tokens=max_tokens, logprobs=None)
+
+    async def generate_responses():  # LLMRayActor.generate_responses, OpenRLHF 0.11.2
+        tasks = [executor.execute(prompt=prompt, label=label, sampling_params=params,
+                                  max_length=4096, hf_tokenizer=bundle.processor,
+                                  llm_engine=engine, images=refs) for _ in range(N)]  # fmt: skip
+        return await asyncio.gather(*tasks)
+
+    responses = []
+    for _ in range(groups):
+        responses += asyncio.run(generate_responses())
+    return responses, engine
+
+
+def response_text(bundle, response) -> str:
+    start, end = response["action_ranges"][0]
+    return bundle.processor.decode(response["observation_tokens"][start:end])
+
+
+def test_always_returns_the_stored_response_for_the_last_member_and_generates_the_rest(
+    bundle, tmp_path
+):
+    section = OfflineSection(source="curated", correction="none")
+    responses, engine = rollout(bundle, tmp_path, section, bundle.with_candidate, groups=2)
+    assert len(engine.calls) == 2 * (N - 1)  # n - k generated per group, not n
+    offline = [r["extra_logs"]["offline"] for r in responses]
+    assert offline == [0.0, 0.0, 0.0, 1.0] * 2
+    eot = bundle.processor.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    for response in responses:
+        experience = process_into_experience(response, max_len=4096)
+        if response["extra_logs"]["offline"]:
+            assert response_text(bundle, response) == bundle.stored + "<|im_end|>"
+            assert response["observation_tokens"][-1] == eot
+            assert experience.rewards.item() == pytest.approx(1.0)  # scored: correct
+            assert not experience.truncated.item()
+        else:
+            assert response_text(bundle, response) == WRONG
+            assert experience.rewards.item() < 1.0
+        assert experience.action_mask.sum().item() == (
+            response["action_ranges"][0][1] - response["action_ranges"][0][0]
+        )
+    # the offline member's prompt and video inputs are those of the online members
+    first, last = responses[0], responses[N - 1]
+    start = first["action_ranges"][0][0]
+    assert last["observation_tokens"][:start] == first["observation_tokens"][:start]
+    for key, value in first["mm_train_inputs"].items():
+        assert (last["mm_train_inputs"][key] == value).all()
+    assert {tuple(sorted(r["extra_logs"])) for r in responses} == {
+        tuple(sorted(responses[0]["extra_logs"]))
+    }  # the same keys for every member (OpenRLHF stacks them)
+
+
+def test_a_group_without_candidate_is_all_online(bundle, tmp_path):
+    section = OfflineSection(source="curated", correction="none")
+    responses, engine = rollout(bundle, tmp_path, section, bundle.without)
+    assert len(engine.calls) == N
+    assert all(r["extra_logs"]["offline"] == 0.0 for r in responses)
+
+
+def test_the_stored_response_is_cut_to_the_budget_and_the_cut_recorded(bundle, tmp_path):
+    section = OfflineSection(source="curated", correction="none")
+    responses, _ = rollout(bundle, tmp_path, section, bundle.with_candidate, max_tokens=5)
+    member = responses[-1]
+    start, end = member["action_ranges"][0]
+    assert end - start == 5 and member["truncated"]
+    assert member["extra_logs"]["offline_truncated"] == 1.0
+    assert process_into_experience(member, max_len=4096).truncated.item()
+
+
+@pytest.mark.parametrize(("threshold", "mixed"), [(0.5, True), (0.0, False)])
+def test_below_accuracy_generates_the_group_first_and_replaces_only_below(
+    bundle, tmp_path, threshold, mixed
+):
+    section = OfflineSection(source="curated", when="below_accuracy",
+                             accuracy_threshold=threshold, correction="recompute")  # fmt: skip
+    responses, engine = rollout(bundle, tmp_path, section, bundle.with_candidate)
+    assert len(engine.calls) == N  # every member generated and scored first: the cost
+    offline = [r["extra_logs"]["offline"] for r in responses]
+    assert offline == ([0.0, 0.0, 0.0, 1.0] if mixed else [0.0] * N)
+    assert all(r["extra_logs"]["offline_online_accuracy"] == 0.0 for r in responses)
