@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.adapters.openrlhf.labels import decode_label
+from videorl_kit.train.offline.select import load_pool
 from videorl_kit.train.offline.tokens import rollout_tokens
 
 OFFLINE_FILE = "offline.json"
@@ -83,7 +84,6 @@ def offline_payload(
 def write_offline_file(plan: Any, root: Path) -> tuple[Path, int]:
     """Write a plan's ``offline.json`` into the bundle ``root``; returns it and how many
     samples have trajectories."""
-    from videorl_kit.train.offline.select import load_pool
 
     section = plan.recipe.offline
     pool = load_pool(plan.store, section, [entry.spec.id for entry in plan.loaded.tasks])

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.adapters.openrlhf.media import VIDEO_SUFFIX, read_png, read_video
+from videorl_kit.adapters.openrlhf.offline import OfflineMembers
 from videorl_kit.adapters.openrlhf.patches import raise_vllm_video_limit
 from videorl_kit.adapters.openrlhf.reward import BundleReward
 from videorl_kit.media.processor_inputs import processor_outputs
@@ -157,8 +158,6 @@ def native_video_executor(
     before the actor builds its engine.
     """
     from openrlhf.utils.agent import AgentExecutorBase
-
-    from videorl_kit.adapters.openrlhf.offline import OfflineMembers
 
     if importlib.util.find_spec("vllm") is not None:
         raise_vllm_video_limit(max_videos_per_prompt)

@@ -23,6 +23,7 @@ import difflib
 import functools
 from typing import Any
 
+from videorl_kit.adapters.trl.native_video import NativeVideoMixin
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.safe_text import markdown_text
 from videorl_kit.train.plan import TrainPlan
@@ -62,8 +63,6 @@ def trainer_class(trainer: str) -> type:
     :func:`~videorl_kit.core.safe_text.markdown_text`, so a folder name is never Markdown or HTML.
     """
     import trl
-
-    from videorl_kit.adapters.trl.native_video import NativeVideoMixin
 
     base = getattr(trl, TRAINERS[trainer][1])
 

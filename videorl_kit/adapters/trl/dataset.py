@@ -45,6 +45,7 @@ import numpy as np
 from videorl_kit.adapters.trl.native_video import NativeVideoPrompts
 from videorl_kit.core.problem_types import FROM_ROW
 from videorl_kit.media.chat import frame_messages
+from videorl_kit.spec import load_spec
 from videorl_kit.store import CachedFrames, CachedSampleDataset, FrameStore
 from videorl_kit.train.plan import TrainPlan
 
@@ -216,7 +217,6 @@ def grpo_dataset(
         >>> row["task_id"], len(row["images"]), row["prompt"][-1]["content"][0]
         ('demo', 4, {'type': 'text', 'text': '<0.0 seconds>'})
     """
-    from videorl_kit.spec import load_spec
 
     loaded = [load_spec(s) if isinstance(s, str | Path) else s for s in specs]
     given = list(weights) if weights is not None else [1.0] * len(loaded)

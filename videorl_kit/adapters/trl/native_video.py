@@ -62,6 +62,7 @@ import numpy as np
 from videorl_kit.adapters.vision_balance import VisionBalance
 from videorl_kit.media.chat import video_messages
 from videorl_kit.media.processor_inputs import chat_inputs, video_metadata_dict
+from videorl_kit.store import FrameStore
 
 MEDIA_COLUMN = "media"
 """The dataset column holding a row's :class:`SampleMedia` (native video runs only)."""
@@ -309,8 +310,6 @@ class NativeVideoPrompts:
 
     def _frames(self, keys: Sequence[str]) -> list[Any]:
         if self._source is None:
-            from videorl_kit.store import FrameStore
-
             self._source = FrameStore.open(self.store_dir).get_many
         return self._source(list(keys)) if keys else []
 
