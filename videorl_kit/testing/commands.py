@@ -119,10 +119,10 @@ def check(
 
 def _print_report(report: Any) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(soft_wrap=True, highlight=False)
+    console = Console(soft_wrap=True, highlight=False, markup=False)
     title = f"reward check {report.verifier} ({report.problem_type}), seed {report.seed}"
     table = Table(title=title)
     table.add_column("property")
@@ -135,19 +135,19 @@ def _print_report(report: Any) -> None:
         result = "BROKEN" if prop.broken else prop.status
         table.add_row(
             prop.name,
-            f"[{style[prop.status]}]{result}[/]",
+            Text(result, style=style[prop.status]),
             str(prop.examples),
-            escape(note),
+            note,
         )
     console.print(table)
     for prop in report.broken():
-        console.print(f"\n[bold red]{prop.name}[/]: {escape(prop.message)}")
+        console.print(Text.assemble("\n", (prop.name, "bold red"), f": {prop.message}"))
         if prop.example and "expression" in prop.example:
-            console.print(f"  input: {escape(prop.example['expression'])}", markup=True)
+            console.print(f"  input: {prop.example['expression']}")
         if prop.case_line:
             console.print("  case line (paste into the case file):")
-            console.print(prop.case_line, markup=False)
-        console.print(f"  reproduce: {escape(report.reproduce(prop.name))}")
+            console.print(prop.case_line)
+        console.print(f"  reproduce: {report.reproduce(prop.name)}")
     held = sum(p.status == "held" for p in report.properties)
     skipped = sum(p.status == "skipped" for p in report.properties)
     console.print(

@@ -29,7 +29,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from videorl_kit.core.errors import UserError
-from videorl_kit.core.problem_types import DEFAULT_VERIFIERS, ProblemType, canonical_problem_type
+from videorl_kit.core.problem_types import (
+    ProblemType,
+    canonical_problem_type,
+    problem_type_info,
+)
 from videorl_kit.core.verifiers import VerifierInfo, get_verifier
 from videorl_kit.rewards.router import RewardFunction, reward_function_for
 
@@ -169,7 +173,7 @@ def _problem_type(info: VerifierInfo, problem_type: str | ProblemType | None) ->
         return ptype
     if len(handled) == 1:
         return handled[0]
-    defaults = [t for t in handled if DEFAULT_VERIFIERS.get(t) == info.name]
+    defaults = [t for t in handled if problem_type_info(t).default_verifier == info.name]
     if len(defaults) == 1:
         return defaults[0]
     raise VerifierNotFoundError(

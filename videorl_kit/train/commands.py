@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.completions import COMPLETIONS_FILE, latest_completions
@@ -136,13 +137,13 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
         factory = backends.get(plan.backend)
         if factory is None:
             raise UserError(f"backend {plan.backend!r} is not available in this installation")
-        warn = Console(stderr=True, soft_wrap=True)
+        warn = Console(stderr=True, soft_wrap=True, markup=False)
         for line in plan.warnings:
-            warn.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+            warn.print(Text.assemble(("warning:", "yellow"), f" {line}"), highlight=False)
         report = run_training(plan, factory(), dry_run=dry_run)
         _print_report(report, dry_run)
         if dry_run:
-            Console(soft_wrap=True).print(_data_line(plan), highlight=False)
+            Console(soft_wrap=True, markup=False).print(_data_line(plan), highlight=False)
 
     return train
 
@@ -240,7 +241,7 @@ def inspect(
             _clip(r.get("gold"), 40),
             _number(r.get("reward")) if r.get("status") == "ok" else str(r.get("status")),
         )  # fmt: skip
-    Console(soft_wrap=True).print(table)
+    Console(soft_wrap=True, markup=False).print(table)
 
 
 def register(app: typer.Typer, backends: Mapping[str, BackendFactory] | None = None) -> None:

@@ -93,7 +93,7 @@ def import_command(
     """
     from videorl_kit.train.offline.importer import import_trajectories
 
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False)
     report = import_trajectories(
         files,
         store,
@@ -104,7 +104,7 @@ def import_command(
     if as_json:
         _print_json(report.as_dict())
     else:
-        Console(soft_wrap=True).print(report.summary(), markup=False)
+        Console(soft_wrap=True, markup=False).print(report.summary())
 
 
 @trajectories_app.command("stats")
@@ -140,9 +140,9 @@ def stats_command(
     if as_json:
         _print_json({"store": str(store), "rows": rows, "plot": str(written) if written else None})
         return
-    console = Console()
+    console = Console(markup=False)
     if not console.is_terminal:  # piped: no terminal width to fit, keep each row on one line
-        console = Console(width=200)
+        console = Console(width=200, markup=False)
     if not rows:
         console.print(f"{store}: no trajectories match", markup=False)
         return
