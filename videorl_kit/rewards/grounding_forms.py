@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from videorl_kit.core.errors import VideoRLKitError
+
 _NUMBER = r"[-+]?\d{1,9}(?:\.\d{1,9})?"
 #: The coordinate names a box may be written with, each mapped to its slot (x1, y1, x2, y2).
 _SLOT_OF = {
@@ -43,7 +45,7 @@ _NAMED_RE = re.compile(
 MAX_FORM_CHARS = 4096
 
 
-class FormHedge(ValueError):
+class FormHedge(VideoRLKitError, ValueError):
     """A written form that gives one coordinate or time two different values."""
 
 
