@@ -29,12 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.hf.client import hub_cache_dir
 from videorl_kit.spec.budget import estimate_video
+from videorl_kit.spec.data import read_rows, row_is_kept
 from videorl_kit.train.plan import (
     BASE_MODEL_DIR,
     PLAN_FILE,
     ModelSource,
     apply_overrides,
+    check_task_store,
     dry_run_only,
     local_patch_factor,
     plan_only,
@@ -146,7 +149,9 @@ def hub_cached_folder(repo: str, revision: str | None) -> Path | None:
     ``config.json`` is there (no network)."""
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(repo, "config.json", revision=revision or "main")
+    found = try_to_load_from_cache(
+        repo, "config.json", cache_dir=hub_cache_dir(), revision=revision or "main"
+    )
     return Path(found).parent if isinstance(found, str) else None
 
 
@@ -359,12 +364,8 @@ def _spec_files(loaded: LoadedRecipe, ids: list[str] | None = None) -> str:
 def _count_rows(spec: Any) -> int | None:
     """Rows of a spec's data file that pass ``data.where`` (``data.limit`` applied), when the
     file is already on this machine; None otherwise (nothing is downloaded)."""
-    from videorl_kit.spec.data import read_rows, row_is_kept
-
     if spec.data.hub is not None:
         from huggingface_hub import try_to_load_from_cache
-
-        from videorl_kit.hf.client import hub_cache_dir
 
         hub = spec.data.hub
         found = try_to_load_from_cache(
@@ -398,8 +399,6 @@ def _count_rows(spec: Any) -> int | None:
 
 def _store_samples(draft: PlanDraft) -> None:
     """Ready samples per task from a built store; what is not built goes to ``missing``."""
-    from videorl_kit.train.plan import check_task_store
-
     loaded, store = draft.loaded, draft.store
     if not store.is_dir():
         draft.missing.append(

@@ -184,7 +184,7 @@ def _plan(backends: Mapping[str, BackendFactory], recipe: Path, *, as_json: bool
     if as_json:
         typer.echo(json.dumps(record, indent=2))
         return
-    console = Console(soft_wrap=True)
+    console = Console(soft_wrap=True, markup=False)
     for table in plan_tables(record):
         console.print(table)
     console.print(f"plan written to {path}", highlight=False, markup=False)

@@ -19,6 +19,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.bundle import write_bundle
 from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
+from videorl_kit.adapters.openrlhf.planning import plan_bundle
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.script_values import bundle_path_problem
 
@@ -90,9 +91,7 @@ class OpenRLHFBackend:
     def plan(self, draft: Any) -> Any:
         """The bundle's argv, the cluster's sizing and the memory inputs of ``train --plan``
         (:mod:`.planning`), computed without the store or the model's files."""
-        from videorl_kit.adapters.openrlhf.planning import plan_bundle
-
-        return plan_bundle(draft)
+        return plan_bundle(draft, ray_address(draft.recipe))
 
     def prepare(self, plan: Any) -> dict[str, Any]:
         """Write the run bundle into the run folder; return what ``--dry-run`` prints."""

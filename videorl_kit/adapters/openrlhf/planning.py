@@ -33,7 +33,7 @@ from videorl_kit.adapters.openrlhf.argv import (
     openrlhf_flags,
     to_argv,
 )
-from videorl_kit.adapters.openrlhf.backend import ray_address
+from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.cluster_plan import GIB, BackendPlan, Missing, PlanDraft
 from videorl_kit.train.plan import BASE_MODEL_DIR
@@ -59,8 +59,9 @@ def _flag(flags: dict[str, Any], name: str) -> bool:
     return bool(flags.get(name))
 
 
-def plan_bundle(draft: PlanDraft) -> BackendPlan:
-    """The OpenRLHF part of a plan (see the module docstring)."""
+def plan_bundle(draft: PlanDraft, ray_address: str | None = None) -> BackendPlan:
+    """The OpenRLHF part of a plan (see the module docstring); ``ray_address``: where the
+    job would go (default: the recipe's ``openrlhf.ray_address``, else this machine)."""
     recipe, loaded = draft.recipe, draft.loaded
     cluster, optim, rollout = recipe.openrlhf, recipe.optim, recipe.rollout
     native = cluster.video == "native"
@@ -183,7 +184,7 @@ def plan_bundle(draft: PlanDraft) -> BackendPlan:
     launch = {
         "entry": "python -m openrlhf.cli.train_ppo_ray",
         "argv": argv,
-        "ray_address": ray_address(recipe),
+        "ray_address": ray_address or cluster.ray_address or DEFAULT_RAY_ADDRESS,
         "bundle": str(root),
         "write_bundle": f"videorl-kit train {loaded.path} --dry-run --output {root}",
         "submit": f"bash {root / 'launch.sh'}",
