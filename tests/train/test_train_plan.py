@@ -213,3 +213,31 @@ def test_memory_shrinks_with_each_zero_stage_and_with_adam_offload() -> None:
     assert totals[0] == round(16 * PARAMS_7B / GIB, 1)
     offloaded = memory_per_gpu(PARAMS_7B, shards=8, zero_stage=3, adam_offload=True)
     assert offloaded.optimizer == 0 and offloaded.total < totals[3]
+
+
+def test_a_task_the_store_lacks_is_missing_and_the_data_rows_give_the_epochs(
+    offline: None, train_world: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "synth").symlink_to(train_world / "synth")
+    for task, frames in (("count", 2), ("count-b", 4)):  # count-b: a budget the store lacks
+        spec = world.spec_text(task, "numerical", "synth/count.jsonl", 28)
+        (folder / f"{task}.yaml").write_text(
+            spec.replace("max_frames: 2,", f"max_frames: {frames},")
+        )
+    recipe = folder / "recipe.yaml"
+    text = world.recipe_text("qwen2.5-vl", train_world / "store-qwen2.5-vl", tmp_path / "run")
+    recipe.write_text(text.replace("specs-qwen2.5-vl/*.yaml", "count*.yaml"))
+    plan = plan_json([str(recipe)])
+    store = train_world / "store-qwen2.5-vl"
+    assert plan["missing"] == [{
+        "what": f"store {store}: tasks not cached: count-b",
+        "command": f"videorl-kit build-cache {folder / 'count-b.yaml'} --store {store}",
+    }]  # fmt: skip
+    rows = len((train_world / "synth" / "count.jsonl").read_text().splitlines())
+    steps = plan["steps"]
+    assert steps["samples_per_task"] == {"count": rows, "count-b": rows}
+    assert steps["samples_from"].startswith("rows of the data files")
+    assert steps["epochs"] == round(3 * 2 / (2 * rows), 2)
+    assert plan["budget"]["max_frames_per_sample"] == 4
