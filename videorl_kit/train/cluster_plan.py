@@ -37,6 +37,7 @@ from videorl_kit.train.plan import (
     PLAN_FILE,
     ModelSource,
     apply_overrides,
+    check_patch_factor,
     check_task_store,
     dry_run_only,
     local_patch_factor,
@@ -476,6 +477,10 @@ def _model_info(draft: PlanDraft) -> None:
             )
         else:
             draft.model_folder = folder
+            try:  # the run refuses specs cached for another resize factor
+                check_patch_factor(draft.loaded, model, local_patch_factor(folder))
+            except UserError as exc:
+                draft.missing.append(Missing(str(exc), "set the specs' patch, then build-cache"))
             if local_patch_factor(folder) is None:
                 draft.missing.append(
                     Missing(
