@@ -109,6 +109,17 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
         dry_run: Annotated[
             bool, typer.Option("--dry-run", help="Check, write the run's inputs, do not train.")
         ] = False,
+        plan_only: Annotated[
+            bool,
+            typer.Option(
+                "--plan",
+                help="Without store or model files: print and write (plan.json in the run "
+                "folder) the argv, sizing, budgets, memory estimate and what is missing.",
+            ),
+        ] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="With --plan: print the plan as JSON.")
+        ] = False,
     ) -> None:
         """Train a model with a recipe: checks everything first, then runs the backend.
 
@@ -126,7 +137,17 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
           videorl-kit train recipes/tiny-grpo.yaml --output runs/try --resume --max-steps 4
 
           videorl-kit train recipes/qwen2.5-vl-7b-grpo.yaml --backend openrlhf --dry-run
+
+          videorl-kit train recipes/qwen2.5-vl-7b-grpo.yaml --plan   # no store, no download
         """
+        if as_json and not plan_only:
+            raise UserError("--json goes with --plan")
+        if plan_only:
+            if dry_run or resume:
+                raise UserError("--plan writes only plan.json: leave out --dry-run and --resume")
+            _plan(backends, recipe, backend=backend, model=model, store=store,
+                  max_steps=max_steps, output=output, as_json=as_json)  # fmt: skip
+            return
         from videorl_kit.train.plan import plan_training
         from videorl_kit.train.run import run_training
 
@@ -146,6 +167,101 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
             Console(soft_wrap=True, markup=False).print(_data_line(plan), highlight=False)
 
     return train
+
+
+def _plan(backends: Mapping[str, BackendFactory], recipe: Path, *, as_json: bool,
+          **overrides: Any) -> None:  # fmt: skip
+    from videorl_kit.train.cluster_plan import assemble_plan, draft_plan, write_plan
+
+    draft = draft_plan(recipe, **overrides)
+    factory = backends.get(draft.backend)
+    if factory is None:
+        raise UserError(f"backend {draft.backend!r} is not available in this installation")
+    backend = factory()
+    if not hasattr(backend, "plan"):
+        raise UserError(f"backend {draft.backend!r} cannot plan a run (no plan step)")
+    record = assemble_plan(draft, backend.plan(draft))
+    path = write_plan(record, draft.output_dir)
+    if as_json:
+        typer.echo(json.dumps(record, indent=2))
+        return
+    console = Console(soft_wrap=True, markup=False)
+    for table in plan_tables(record):
+        console.print(table)
+    console.print(f"plan written to {path}", highlight=False, markup=False)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def plan_tables(record: dict[str, Any]) -> list[Table]:
+    """Rich tables of a ``train --plan`` record (``videorl_kit.train.cluster_plan``).
+
+    Example:
+        >>> from videorl_kit.adapters.openrlhf.planning import plan_bundle
+        >>> from videorl_kit.train.cluster_plan import assemble_plan, draft_plan
+        >>> draft = draft_plan("recipes/qwen2.5-vl-7b-grpo.yaml", store="no-store")
+        >>> [t.title for t in plan_tables(assemble_plan(draft, plan_bundle(draft)))]
+        ['plan: qwen2-5-vl-7b-grpo (openrlhf)', 'launch', 'missing for a full run']
+    """
+    main = Table(title=f"plan: {record['recipe_id']} ({record['backend']})", show_header=False)
+    main.add_column("what", style="bold", no_wrap=True)
+    main.add_column("value", overflow="fold")
+    main.add_row("model", record["model"])
+    main.add_row("store", record["store"])
+    main.add_row("run folder", record["output_dir"])
+    for key, value in record["sizing"].items():
+        main.add_row(f"sizing: {key}", _value(value))
+    steps = record["steps"]
+    main.add_row("steps", f"{steps['steps']} × {steps['prompts_per_step']} prompts = "
+                 f"{steps['prompts_consumed']} prompts")  # fmt: skip
+    samples = (
+        "unknown" if steps["samples"] is None else f"{steps['samples']} ({steps['samples_from']})"
+    )
+    main.add_row("samples", samples)
+    main.add_row("epochs", _value(steps["epochs"]))
+    budget = record["budget"]
+    for key in ("completions_per_step", "max_frames_per_sample", "max_visual_tokens_per_sample",
+                "max_prompt_tokens", "max_completion_tokens", "max_tokens_per_step",
+                "max_frames_per_step"):  # fmt: skip
+        main.add_row(f"budget: {key.replace('_', ' ')}", f"{budget[key]:,}")
+    main.add_row("budget assumes", budget["assumes"])
+    memory = record["memory"]
+    if memory.get("per_gpu_gib"):
+        parts = memory["per_gpu_gib"]
+        model = memory["model"]
+        main.add_row("model size", f"{model['params_b']} B parameters ({model['from']})")
+        main.add_row("memory per GPU (estimate)", f"{parts['total']} GiB: " + ", ".join(
+            f"{k} {v}" for k, v in parts.items() if k != "total"))  # fmt: skip
+        main.add_row("memory formula", memory["formula"])
+    else:
+        main.add_row("memory per GPU (estimate)", "unknown (model size unknown)")
+    for note in record["notes"]:
+        main.add_row("note", note)
+    launch = Table(title="launch", show_header=False)
+    launch.add_column("what", style="bold", no_wrap=True)
+    launch.add_column("value", overflow="fold")
+    for key, value in record["launch"].items():
+        text = " ".join(value) if key == "argv" else _value(value)
+        launch.add_row(key, text)
+    for name, entry in record["placeholders"].items():
+        estimate = "" if entry["estimate"] is None else f"; estimate {entry['estimate']}"
+        launch.add_row(
+            name, f"{entry['flag']}: {entry['means']} (needs {entry['needs']}{estimate})"
+        )
+    missing = Table(title="missing for a full run")
+    missing.add_column("what", overflow="fold")
+    missing.add_column("command", overflow="fold")
+    for item in record["missing"]:
+        missing.add_row(item["what"], item["command"])
+    if not record["missing"]:
+        missing.add_row("nothing", "-")
+    return [main, launch, missing]
 
 
 def _data_line(plan: TrainPlan) -> str:

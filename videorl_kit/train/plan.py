@@ -37,6 +37,8 @@ RESOLVED_RECIPE = "recipe.resolved.yaml"
 """The resolved recipe in a run folder (written first; marks the folder as a run)."""
 
 BASE_MODEL_DIR = "base-model"
+PLAN_FILE = "plan.json"
+"""Written by ``train --plan`` (its record); a folder holding only it is no conflict."""
 DRY_RUN_FILE = "dry_run.json"
 """Left in a run folder by ``train --dry-run`` (the model it was planned with): such a folder,
 while nothing has trained in it, is no conflict for the run that follows."""
@@ -239,23 +241,23 @@ def _check_model(loaded: LoadedRecipe, model: ModelSource) -> None:
     check_patch_factor(loaded, model, local_patch_factor(folder))
 
 
+def check_task_store(spec: Any, store: Path) -> int:
+    """Ready samples of one task in ``store``, checked against the spec's budgets and the
+    cached frames; raises :class:`UserError` (the store, or the task, is not built)."""
+    dataset = CachedSampleDataset(store, spec=spec)
+    for row in dataset.rows:
+        missing = [k for k in (*row["video_keys"], *row["image_keys"]) if k not in dataset.frames]
+        if missing:
+            raise UserError(
+                f"{store}: sample {row['task_id']}/{row['sample_id']} has no cached frames "
+                f"({missing[0]}); {rebuild_hint(str(store))}"
+            )
+    return len(dataset)
+
+
 def _check_store(loaded: LoadedRecipe, store: Path) -> dict[str, int]:
     """Ready samples per task, each checked against its spec's budgets and the cached frames."""
-
-    counts = {}
-    for entry in loaded.tasks:
-        dataset = CachedSampleDataset(store, spec=entry.spec)
-        for row in dataset.rows:
-            missing = [
-                k for k in (*row["video_keys"], *row["image_keys"]) if k not in dataset.frames
-            ]
-            if missing:
-                raise UserError(
-                    f"{store}: sample {row['task_id']}/{row['sample_id']} has no cached frames "
-                    f"({missing[0]}); {rebuild_hint(str(store))}"
-                )
-        counts[entry.spec.id] = len(dataset)
-    return counts
+    return {entry.spec.id: check_task_store(entry.spec, store) for entry in loaded.tasks}
 
 
 def _check_offline(loaded: LoadedRecipe, store: Path) -> None:
@@ -278,6 +280,19 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def plan_only(output_dir: Path) -> bool:
+    """Whether ``output_dir`` holds only what ``train --plan`` wrote (its ``plan.json``).
+
+    Example:
+        >>> plan_only(Path("no-such-run"))
+        False
+    """
+    if not output_dir.is_dir():
+        return False
+    names = {p.name for p in output_dir.iterdir()}
+    return names == {PLAN_FILE}
+
+
 def dry_run_only(output_dir: Path) -> bool:
     """Whether ``output_dir`` holds only what ``train --dry-run`` wrote (nothing trained)."""
     if not (output_dir / DRY_RUN_FILE).is_file():
@@ -289,13 +304,19 @@ def dry_run_only(output_dir: Path) -> bool:
 
 def _check_output(loaded: LoadedRecipe, output_dir: Path, resume: bool) -> None:
     saved = output_dir / RESOLVED_RECIPE
+    if resume and plan_only(output_dir):
+        raise UserError(
+            f"--resume: {output_dir} holds a plan only ({PLAN_FILE}), nothing trained yet; run "
+            "it again without --resume"
+        )
     if resume and dry_run_only(output_dir):
         raise UserError(
             f"--resume: {output_dir} holds a dry run only, nothing trained yet; run it again "
             "without --resume"
         )
     if not resume:
-        if output_dir.exists() and any(output_dir.iterdir()) and not dry_run_only(output_dir):
+        used = output_dir.exists() and any(output_dir.iterdir())
+        if used and not (dry_run_only(output_dir) or plan_only(output_dir)):
             raise UserError(
                 f"output folder {output_dir} is not empty; pass --resume to continue the run "
                 "in it, or choose another --output"
@@ -350,6 +371,34 @@ def plan_training(
         ...
         videorl_kit.core.errors.UserError: model .../no/such/model: does not exist (recipe ...)
     """
+    loaded, source, store_dir, output_dir = apply_overrides(
+        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output
+    )
+    _check_model(loaded, source)
+    _check_logging(loaded)
+    _check_output(loaded, output_dir, resume)
+    samples = _check_store(loaded, store_dir)
+    _check_offline(loaded, store_dir)
+    return TrainPlan(loaded, source, store_dir, output_dir, resume, samples)
+
+
+def apply_overrides(
+    recipe: str | Path,
+    *,
+    backend: str | None = None,
+    model: str | None = None,
+    store: str | Path | None = None,
+    max_steps: int | None = None,
+    output: str | Path | None = None,
+) -> tuple[LoadedRecipe, ModelSource, Path, Path]:
+    """Load ``recipe`` with the command line's overrides: the recipe, its model, its store and
+    its output folder (normalised paths). Checks the recipe itself only.
+
+    Example:
+        >>> _, model, store, out = apply_overrides("recipes/tiny-grpo.yaml", max_steps=2)
+        >>> model.describe(), store.name, out.parts[-2:]
+        ('tiny:qwen2.5-vl', 'store', ('runs', 'tiny-grpo'))
+    """
     loaded = load_recipe(recipe, backend=backend, output_dir=output is None)
     if max_steps is not None:
         if max_steps < 1:
@@ -366,12 +415,7 @@ def plan_training(
         loaded = _with_recipe(loaded, store=str(store_dir))
     if output is not None:
         loaded = _with_recipe(loaded, output_dir=str(output_dir))
-    _check_model(loaded, source)
-    _check_logging(loaded)
-    _check_output(loaded, output_dir, resume)
-    samples = _check_store(loaded, store_dir)
-    _check_offline(loaded, store_dir)
-    return TrainPlan(loaded, source, store_dir, output_dir, resume, samples)
+    return loaded, source, store_dir, output_dir
 
 
 def _with_recipe(loaded: LoadedRecipe, **update: Any) -> LoadedRecipe:

@@ -45,6 +45,7 @@ from typing import Any, Protocol
 import yaml
 
 from videorl_kit import __version__
+from videorl_kit.train.cluster_plan import BackendPlan, PlanDraft
 from videorl_kit.train.metrics import METRICS_FILE, TaskSummary, read_metrics, task_summaries
 from videorl_kit.train.plan import (
     BASE_MODEL_DIR,
@@ -69,6 +70,12 @@ class TrainBackend(Protocol):
 
     def check(self, plan: TrainPlan) -> None:
         """Raise ``UserError`` for input this backend cannot run; write nothing."""
+        ...
+
+    def plan(self, draft: PlanDraft) -> BackendPlan:
+        """``train --plan``: how the backend would launch ``draft`` (argv or config), on how
+        many GPUs or processes, with which memory inputs; needs no store or model files and
+        writes nothing (see :mod:`videorl_kit.train.cluster_plan`)."""
         ...
 
     def prepare(self, plan: TrainPlan) -> dict[str, Any]:

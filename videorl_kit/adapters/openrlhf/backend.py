@@ -19,6 +19,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.bundle import write_bundle
 from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
+from videorl_kit.adapters.openrlhf.planning import plan_bundle
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.script_values import bundle_path_problem
 
@@ -35,26 +36,62 @@ def ray_address(recipe: Any) -> str:
     return os.environ.get("RAY_ADDRESS") or recipe.openrlhf.ray_address or DEFAULT_RAY_ADDRESS
 
 
+def hub_model_problem(model: Any) -> str | None:
+    """Why OpenRLHF cannot train a ``hf://`` model as given (None: not a Hub model).
+
+    OpenRLHF loads ``--actor.model_name_or_path`` by name on every node, without a
+    revision: a Hub name would train whatever the repo holds that day, and every node (and
+    the bundle's processor) would fetch it. The kit therefore trains only a downloaded
+    folder; an unpinned name is told to pin a revision first.
+
+    Example:
+        >>> from videorl_kit.train.plan import ModelSource
+        >>> print(hub_model_problem(ModelSource("hub", "Qwen/Qwen2.5-VL-7B-Instruct")))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        model hf://Qwen/Qwen2.5-VL-7B-Instruct: not pinned; OpenRLHF runs need a pinned,
+        downloaded model: pin a revision (hf://ORG/NAME@REV), download it (hf download
+        Qwen/Qwen2.5-VL-7B-Instruct --revision REV --local-dir DIR) and set model: DIR
+        (or --model DIR)
+        >>> hub_model_problem(ModelSource("local", "/models/qwen")) is None
+        True
+    """
+    if model.kind != "hub":
+        return None
+    if not model.revision:
+        return (
+            f"model {model.describe()}: not pinned; OpenRLHF runs need a pinned, downloaded "
+            f"model: pin a revision (hf://ORG/NAME@REV), download it (hf download {model.name} "
+            "--revision REV --local-dir DIR) and set model: DIR (or --model DIR)"
+        )
+    return (
+        f"model {model.describe()}: OpenRLHF {SUPPORTED_OPENRLHF} loads models by name "
+        "without a revision; download that revision to shared storage "
+        f"(hf download {model.name} --revision {model.revision} --local-dir DIR) and "
+        "set model: DIR"
+    )
+
+
 class OpenRLHFBackend:
     """Trains through OpenRLHF 0.11.2's Ray PPO engine (``videorl_kit.train.run`` calls it)."""
 
     name = "openrlhf"
 
     def check(self, plan: Any) -> None:
-        """Refuse what OpenRLHF cannot load, before anything is written: a model at a pinned
-        Hub revision, a bundle folder OpenRLHF would misread (``train --output``; the recipe's
-        own ``output_dir`` is checked when it is validated)."""
+        """Refuse what OpenRLHF cannot load, before anything is written or the Hub is asked:
+        a model on the Hub (:func:`hub_model_problem`), a bundle folder OpenRLHF would
+        misread (``train --output``; the recipe's own ``output_dir`` is checked when it is
+        validated)."""
         problem = bundle_path_problem(Path(plan.output_dir).resolve())
         if problem:
             raise UserError(problem)
-        model = plan.model
-        if model.kind == "hub" and model.revision:
-            raise UserError(
-                f"model {model.describe()}: OpenRLHF {SUPPORTED_OPENRLHF} loads models by name "
-                "without a revision; download that revision to shared storage "
-                f"(hf download {model.name} --revision {model.revision} --local-dir DIR) and "
-                "set model: DIR"
-            )
+        problem = hub_model_problem(plan.model)
+        if problem:
+            raise UserError(problem)
+
+    def plan(self, draft: Any) -> Any:
+        """The bundle's argv, the cluster's sizing and the memory inputs of ``train --plan``
+        (:mod:`.planning`), computed without the store or the model's files."""
+        return plan_bundle(draft, ray_address(draft.recipe))
 
     def prepare(self, plan: Any) -> dict[str, Any]:
         """Write the run bundle into the run folder; return what ``--dry-run`` prints."""

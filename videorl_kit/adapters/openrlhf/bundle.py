@@ -144,15 +144,16 @@ class Bundle:
 
 
 def _model(plan: Any) -> tuple[str, Any]:
-    """What OpenRLHF loads (``--actor.model_name_or_path``: a hub name, else an absolute
-    folder; a ``tiny:`` model is in the run folder) and the model's processor."""
+    """What OpenRLHF loads (``--actor.model_name_or_path``: an absolute folder; a ``tiny:``
+    model is in the run folder) and the model's processor, read from local files only (the
+    backend's check refuses Hub models, so nothing here waits on the network)."""
     from transformers import AutoProcessor
 
     name = plan.model_name_or_path
     if plan.model.kind != "hub":
         name = str(Path(name).resolve())
     try:
-        processor = AutoProcessor.from_pretrained(name)
+        processor = AutoProcessor.from_pretrained(name, local_files_only=True)
     except Exception as exc:
         raise UserError(f"model {name}: cannot load its processor: {exc}") from None
     return name, processor

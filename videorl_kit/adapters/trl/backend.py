@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from videorl_kit.adapters.trl.config import config_class, config_kwargs, trainer_class
+from videorl_kit.adapters.trl.config import TRAINERS, config_class, config_kwargs, trainer_class
 from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
 from videorl_kit.adapters.trl.native_video import FAMILY_MODEL_TYPES, video_mode
 from videorl_kit.adapters.trl.offline import OfflineRun, check_offline_tokens, offline_trainer_class
@@ -35,6 +35,7 @@ from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
 from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.store.torch_dataset import processor_factor
+from videorl_kit.train.cluster_plan import BackendPlan, Missing, PlanDraft
 from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
@@ -102,6 +103,47 @@ class TrlBackend:
                 f"--resume: {plan.output_dir} has no checkpoint yet (checkpoints are saved every "
                 f"{plan.recipe.trl.save_steps} steps); run it again without --resume"
             )
+
+    def plan(self, draft: PlanDraft) -> BackendPlan:
+        """The TRL part of ``train --plan``: the launch command, TRL's config, processes and
+        the memory inputs (one full replica per process: plain data parallelism), computed
+        without the store or the model's files."""
+        processes = _world_size()
+        plan = TrainPlan(draft.loaded, draft.model, draft.store, draft.output_dir, False,
+                         dict(draft.samples or {}))  # fmt: skip
+        trainer, kwargs = config_kwargs(plan, processes)
+        video = planned_video_mode(plan)
+        draft.use_video_path(video)
+        missing = []
+        needed = ("trl", "accelerate", "datasets")
+        absent = [name for name in needed if importlib.util.find_spec(name) is None]
+        if absent:
+            missing.append(Missing(f"packages: {', '.join(absent)}",
+                                   "pip install 'videorl-kit[train,data]'"))  # fmt: skip
+        if draft.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
+            missing.append(Missing("package: vllm (trl.use_vllm)", "pip install vllm"))
+        path = draft.loaded.path
+        command = f"videorl-kit train {path}"
+        if processes > 1:
+            command = f"accelerate launch --num_processes {processes} -m videorl_kit train {path}"
+        completions = draft.recipe.optim.prompts_per_step * draft.recipe.rollout.group_size
+        sizing = {
+            "processes": processes,
+            "processes_from": "WORLD_SIZE" if "WORLD_SIZE" in os.environ else "default (1)",
+            "per_device_batch": kwargs["per_device_train_batch_size"],
+            "gradient_accumulation_steps": kwargs["gradient_accumulation_steps"],
+            "completions_per_step": completions,
+            "generation": f"vLLM ({kwargs['vllm_mode']})" if kwargs["use_vllm"] else "transformers",
+        }
+        notes = ["memory assumes plain data parallelism (each process a full replica); an "
+                 "accelerate DeepSpeed/FSDP config shards it"]  # fmt: skip
+        return BackendPlan(
+            launch={"command": command, "trainer": TRAINERS[trainer][1], "video": video,
+                    "config": kwargs},
+            sizing=sizing, shards=processes, zero_stage=0,
+            micro_batch=draft.recipe.optim.micro_batch_size,
+            checkpointing=draft.recipe.trl.gradient_checkpointing, missing=missing, notes=notes,
+        )  # fmt: skip
 
     def prepare(self, plan: TrainPlan) -> dict[str, Any]:
         """Write ``trl_config.json``; return the trainer and its config for ``--dry-run``."""
