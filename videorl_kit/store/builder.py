@@ -434,6 +434,11 @@ def summarize(
         truncated=counts.truncated,
         skipped_by_rule=dict(skipped_by_rule),
         failed_by_class=dict(Counter(o.rule or "Error" for o in outcomes if o.status == "failed")),
+        failed_files={
+            item.source_uri: outcome.detail or outcome.rule or "Error"
+            for item, outcome in build.outcomes.items()
+            if outcome.status == "failed"
+        },
         samples=samples,
         store=str(build.tables.root),
         engine=build.config.engine,

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.skip_rules import RULE_DUPLICATE_ID
-from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.data import duplicate_id_reason, iter_samples
 from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash
 
@@ -135,13 +135,7 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
         for sample in iter_samples(pinned):
             rule, reason = sample.skip_rule, sample.skip_reason
             if rule is None and sample.sample_id in first_row_of:
-                rule, reason = (
-                    RULE_DUPLICATE_ID,
-                    (
-                        f"row {sample.row_index}: duplicate sample id {sample.sample_id!r} "
-                        f"(first used by row {first_row_of[sample.sample_id]})"
-                    ),
-                )
+                rule, reason = RULE_DUPLICATE_ID, duplicate_id_reason(sample, first_row_of)
             if rule is not None:
                 rows.append(RowRef(pinned, sample, (), (), rule, reason, source))
                 continue
