@@ -5,7 +5,8 @@ explicitly (``data.fields``) appears in some row; every kept row (after ``data.w
 usable (each skip rule of :func:`~videorl_kit.spec.data.iter_samples`: unreadable JSON,
 missing fields, an unknown or missing problem type, a ``data_type`` contradicting the row's
 media, ...); every media file of the usable rows exists under ``media_root`` (the missing
-ones are counted, the first few named).
+ones are counted, the first few named); a video may be a folder of numbered frames when
+the spec declares ``data.frames_fps``.
 
 A row problem is reported as ``data-file:line: rule: message`` (JSONL) or
 ``data-file:row N: rule: message`` (JSON, Parquet), rows counted from 1 in both and named
@@ -175,6 +176,20 @@ def _column_issues(
     return issues, {i for rows in caused.values() for i in rows}
 
 
+def _relative(media: Path, media_root: Path) -> Path:
+    try:
+        return media.relative_to(media_root)
+    except ValueError:
+        return media
+
+
+def _folder(media: Path, media_root: Path) -> str:
+    return (
+        f"{_relative(media, media_root)} is a folder; a video stored as numbered frame images "
+        "needs data.frames_fps in the spec"
+    )
+
+
 def check_data(spec: TaskSpec) -> DataReport:
     """Open ``spec``'s data and collect every problem (see the module docstring).
 
@@ -213,11 +228,13 @@ def check_data(spec: TaskSpec) -> DataReport:
             report.n_media += 1
             if os.path.isfile(media):
                 continue
+            if media in sample.videos and os.path.isdir(media):  # a video stored as frames
+                if spec.data.frames_fps is None:
+                    message = _folder(media, media_root)
+                    rows.append(DataIssue(sample.location(shown), "media", message))
+                continue
             report.n_missing_media += 1
-            try:
-                relative = media.relative_to(media_root)
-            except ValueError:
-                relative = media
+            relative = _relative(media, media_root)
             message = f"{relative} not found under media_root {_shown(media_root)}"
             missing.append(DataIssue(sample.location(shown), "media", message))
             if len(missing) <= NAMED_MISSING_MEDIA:
