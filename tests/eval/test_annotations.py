@@ -91,7 +91,7 @@ def test_type_labels_map_to_problem_types_and_a_bad_row_is_a_named_skip(tmp_path
     })  # fmt: skip
     samples = list(iter_samples(spec))
     assert [s.problem_type.value for s in samples[:2]] == ["numerical", "boolean"]
-    assert samples[2].skip_reason == "row 2: unknown problem type 'XYZ'"
+    assert samples[2].skip_reason.startswith("row 3: unknown problem type 'XYZ' (valid: ")
     assert samples[0].raw["problem_type"] == "REC"  # categories and hashes see the raw row
 
 
@@ -104,7 +104,7 @@ def test_an_unreadable_answer_is_a_named_skip(tmp_path):
         "prompt": {"template": "{{ question }}"}, "eval": {"annotations": {"answer": "time_span"}},
     })  # fmt: skip
     (sample,) = iter_samples(spec)
-    assert sample.skip_reason == "row 0: column 'answer': 'soon' is not a 'start-end' time span"
+    assert sample.skip_reason == "row 1: column 'answer': 'soon' is not a 'start-end' time span"
     assert sample.skip_rule == "malformed_row"
 
 

@@ -42,7 +42,7 @@ def test_lines_with_only_id_and_response(tmp_path: Path) -> None:
         "line 7: unknown sample id 'nope': not in the data of task mixed"
     )
     assert out[7]["status"] == "unverifiable"
-    assert "sample is skipped: row 5: no problem type" in out[7]["details"]["reason"]
+    assert "sample is skipped: row 6 (id '999'): no problem type" in out[7]["details"]["reason"]
     assert out[8]["overall"] == 1.0  # a full line still works with --spec
     assert out[9]["details"]["error"] == "line 10: blank line"
 

@@ -75,7 +75,7 @@ def spec_dir(tmp_path: Path) -> Path:
 def test_show_and_build_cache_skip_rows_without_a_utf8_form(spec_dir):
     shown = kit("show", "t.yaml", "--sample", "0", cwd=spec_dir)
     assert shown.returncode == 1 and shown.stderr.splitlines() == [
-        "error: t.yaml: row 0: field 'problem' is not valid Unicode text (a lone surrogate)"
+        "error: t.yaml: row 1: field 'problem' is not valid Unicode text (a lone surrogate)"
     ]
     proc = kit("build-cache", "t.yaml", "--store", "store", "--json", cwd=spec_dir)
     assert proc.returncode == 3, proc.stderr  # 3: no media input ended ok (none are usable)
@@ -83,8 +83,8 @@ def test_show_and_build_cache_skip_rows_without_a_utf8_form(spec_dir):
     assert (summary["n_input"], summary["n_skipped_rows"], summary["n_skipped"]) == (2, 2, 2)
     assert (summary["samples"]["n_ready"], summary["samples"]["n_skipped"]) == (1, 2)
     assert summary["samples"]["skips"]["malformed_row"]["examples"] == [
-        "demo-count row 0: field 'problem' is not valid Unicode text (a lone surrogate)",
-        "demo-count row 1: field 'videos' is not valid Unicode text (a lone surrogate)",
+        "demo-count row 1: field 'problem' is not valid Unicode text (a lone surrogate)",
+        "demo-count row 2: field 'videos' is not valid Unicode text (a lone surrogate)",
     ]
     text = kit("build-cache", "t.yaml", "--store", "store", cwd=spec_dir)
     assert text.returncode == 3 and "Traceback" not in text.stderr

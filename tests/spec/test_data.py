@@ -40,10 +40,10 @@ def test_malformed_rows_are_kept_with_a_reason(write, tmp_path):
     samples = list(iter_samples(load_spec(write("t.yaml", MINIMAL))))
     assert [s.skip_reason for s in samples] == [
         None,
-        "row 1: line 2: invalid JSON (Expecting property name enclosed in double quotes)",
-        "row 2: missing field 'problem'",
-        "row 3: field 'videos' must be a list of paths",
-        "row 4: " + samples[4].skip_reason.split(": ", 1)[1],
+        "row 2: invalid JSON (Expecting property name enclosed in double quotes)",
+        "row 3: missing field 'problem'",
+        "row 4: field 'videos' must be a list of paths",
+        "row 5: " + samples[4].skip_reason.split(": ", 1)[1],
     ]
     assert "unknown problem type 'weird'" in samples[4].skip_reason
 

@@ -59,7 +59,7 @@ def test_where_never_hides_an_unreadable_row(tmp_path: Path) -> None:
     (tmp_path / "mixed.yaml").write_text(spec)
     samples = list(iter_samples(load_spec(tmp_path / "mixed.yaml")))
     assert [s.skip_rule for s in samples] == [None, None, None, "malformed_row"]
-    assert samples[-1].skip_reason.startswith("row 5: line 6: invalid JSON")
+    assert samples[-1].skip_reason.startswith("row 6: invalid JSON")
 
 
 def bad(row_update: dict, drop: tuple[str, ...] = ()) -> dict:
@@ -82,18 +82,25 @@ def test_unusable_rows_are_named_skips(tmp_path: Path) -> None:
         bad({"path": ["a.mp4", 3]}),
     ]
     found = [(s.skip_rule, s.skip_reason) for s in samples_of(tmp_path, rows)]
+    valid = ", ".join(t.value for t in ProblemType)
+
+    def row(number: int) -> str:  # every row is a copy of problem 101: the same id
+        return f"row {number} (id '101')"
+
     assert found == [
-        ("missing_problem_type", "row 0: no problem type in column 'problem_type' (the spec "
-         "says problem_type: from_row)"),
-        ("unknown_problem_type", "row 1: unknown problem type 'weird'"),
-        ("data_type_mismatch", "row 2: data_type is 'image' but column 'videos' lists videos"),
-        ("data_type_mismatch", "row 3: data_type is 'text' but the row lists media"),
-        ("data_type_mismatch", "row 4: column 'path' holds media but the row has no "
+        ("missing_problem_type", f"{row(1)}: no problem type in column 'problem_type' (the "
+         "spec says problem_type: from_row)"),
+        ("unknown_problem_type", f"{row(2)}: unknown problem type 'weird' (valid: {valid})"),
+        ("data_type_mismatch", f"{row(3)}: data_type is 'image' but column 'videos' lists "
+         "videos"),
+        ("data_type_mismatch", f"{row(4)}: data_type is 'text' but the row lists media"),
+        ("data_type_mismatch", f"{row(5)}: column 'path' holds media but the row has no "
          "'data_type' (video or image) to say which budget decodes it"),
-        ("data_type_mismatch", "row 5: unknown data_type 'audio' (valid: video, image, text)"),
-        ("data_type_mismatch", "row 6: data_type is 'image' but the row has no image"),
-        ("malformed_row", "row 7: gold answer holds 2 <answer> blocks; which one is meant?"),
-        ("malformed_row", "row 8: field 'path' must be a list of paths"),
+        ("data_type_mismatch", f"{row(6)}: unknown data_type 'audio' (valid: video, image, "
+         "text)"),
+        ("data_type_mismatch", f"{row(7)}: data_type is 'image' but the row has no image"),
+        ("malformed_row", f"{row(8)}: gold answer holds 2 <answer> blocks; which one is meant?"),
+        ("malformed_row", f"{row(9)}: field 'path' must be a list of paths"),
     ]  # fmt: skip
 
 
@@ -105,8 +112,9 @@ def test_a_fixed_type_spec_skips_rows_of_other_types(tmp_path: Path) -> None:
     samples = samples_of(tmp_path, spec_text=spec)
     assert [s.skip_rule for s in samples] == [None] + ["problem_type_mismatch"] * 4
     assert samples[1].skip_reason == (
-        "row 1: problem type 'numerical' is not the spec's multiple_choice; say problem_type: "
-        "from_row to score each row by its own type, or keep only this type with data.where"
+        "row 2 (id '102'): problem type 'numerical' is not the spec's multiple_choice; say "
+        "problem_type: from_row to score each row by its own type, or keep only this type with "
+        "data.where"
     )
     untyped = [{k: v for k, v in MIXED_ROWS[0].items() if k != "problem_type"}]
     (sample,) = samples_of(tmp_path, untyped, spec)
@@ -128,4 +136,4 @@ def test_structured_gold_and_json_rows(tmp_path: Path) -> None:
     assert json.loads(first.answer) == {"time": [1.0, 2.5]} and first.line is None
     assert json.loads(second.answer) == {"boxes": [1, 2, 3, 4]}
     assert second.images == [tmp_path / "i.png"]
-    assert second.location("mixed.json") == "mixed.json:row 1"
+    assert second.location("mixed.json") == "mixed.json:row 2"

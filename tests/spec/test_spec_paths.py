@@ -143,13 +143,19 @@ def test_media_paths_in_rows_stay_inside_the_media_root(write, tmp_path):
     samples = list(iter_samples(load_spec(write("t.yaml", MINIMAL))))
     reasons = [s.skip_reason for s in samples]
     assert reasons[0] is None and samples[0].videos == [media / "ok.mp4"]
-    assert reasons[1] == f"row 1: field 'videos': '../../../etc/passwd' leaves its root ({media})"
+    assert reasons[1] == (
+        f"row 2 (id 'r1'): field 'videos': '../../../etc/passwd' leaves its root ({media})"
+    )
     assert reasons[2].startswith(
-        f"row 2: field 'videos': '/etc/passwd' is outside its root ({media})"
+        f"row 3 (id 'r2'): field 'videos': '/etc/passwd' is outside its root ({media})"
     )
     assert reasons[2].endswith("set data.allow_absolute_paths: true to read it")
-    assert reasons[3].startswith("row 3: field 'videos': 'link.mp4' is a link that points outside")
-    assert reasons[4] == "row 4: field 'videos': 'pipe.mp4' is not a regular file (a FIFO)"
+    assert reasons[3].startswith(
+        "row 4 (id 'r3'): field 'videos': 'link.mp4' is a link that points outside"
+    )
+    assert reasons[4] == (
+        "row 5 (id 'r4'): field 'videos': 'pipe.mp4' is not a regular file (a FIFO)"
+    )
     assert reasons[5] is None  # climbs out and back in: still inside
 
 

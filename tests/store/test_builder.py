@@ -130,7 +130,9 @@ def test_malformed_rows_are_skipped_inputs(spec_dir: Path, tmp_path: Path) -> No
     assert summary.samples.n_samples == 4 and summary.samples.n_skipped == 3
     assert summary.samples.skipped_by_rule == {"malformed_row": 2, "duplicate_id": 1}
     (duplicate,) = summary.samples.skips["duplicate_id"]["examples"]
-    assert duplicate.startswith("messy row 3: duplicate sample id 'row-0'")
+    assert duplicate.startswith(
+        "messy row 4 (id 'row-0'): duplicate sample id 'row-0' (first used by row 1)"
+    )
 
 
 def test_token_limits_skip_by_rule(spec_dir: Path, tmp_path: Path) -> None:

@@ -197,3 +197,27 @@ def test_cache_verify_checks_a_reproducible_random_subset(
     assert code == 1 and report["counts"] == {"ok": 1, "corrupt": 1}
     assert {r["cache_key"]: r["status"] for r in report["rows"]}[damaged] == "corrupt"
     assert {r["cache_key"] for r in report["rows"]} == chosen[inside]
+
+
+def test_build_cache_names_the_failed_files(
+    spec_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summary says which files failed and why: in --json and in the printed summary."""
+    monkeypatch.chdir(spec_dir)
+    spec = write_spec(spec_dir, "cli-failed", video_rows(["a.mp4", "zero.mp4", "text.mp4"]))
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["build-cache", spec.name, "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.output
+    failed = json.loads(result.stdout)["failed_files"]
+    assert sorted(failed) == [str(spec_dir / "text.mp4"), str(spec_dir / "zero.mp4")]
+    assert all(reason.split(": ", 1)[0].endswith("Error") for reason in failed.values())
+
+    human = runner.invoke(
+        app, ["build-cache", spec.name, "--store", str(store)], terminal_width=300
+    )
+    lines = human.stdout.splitlines()
+    start = lines.index("failed files (2):")
+    for line, name in zip(lines[start + 1 : start + 3], ["text.mp4", "zero.mp4"], strict=True):
+        reason = failed[str(spec_dir / name)]
+        shown = reason if len(reason) <= 200 else reason[:199] + "…"  # long reasons are cut
+        assert line == f"  {name}: {shown}"

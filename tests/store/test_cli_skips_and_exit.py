@@ -58,9 +58,9 @@ def test_skips_are_listed_by_rule_with_example_rows(spec_dir: Path, tmp_path: Pa
     for expected in [
         "skipped samples",
         "malformed_row",
-        "skippy row 2: line 3: invalid JSON",
+        "skippy row 3: invalid JSON",
         "problem_type_mismatch",
-        "skippy row 3: problem type 'boolean' is not the spec's numerical",
+        "skippy row 4: problem type 'boolean' is not the spec's numerical",
         "data_type_mismatch",
         "declared a video, but the file is a PNG image",
     ]:
@@ -71,7 +71,7 @@ def test_skips_are_listed_by_rule_with_example_rows(spec_dir: Path, tmp_path: Pa
     assert {rule: entry["count"] for rule, entry in skips.items()} == {
         "data_type_mismatch": 1, "malformed_row": 1, "problem_type_mismatch": 1,
     }  # fmt: skip
-    assert skips["data_type_mismatch"]["examples"][0].startswith("skippy row 4: ")
+    assert skips["data_type_mismatch"]["examples"][0].startswith("skippy row 5 (id 'still'): ")
     human = runner.invoke(app, ["cache", "status", "--store", str(store)], terminal_width=200)
     assert "skipped samples by rule" in human.output
-    assert "skippy row 3: problem type 'boolean'" in human.output
+    assert "skippy row 4: problem type 'boolean'" in human.output

@@ -69,7 +69,9 @@ def test_media_contradicting_their_data_type_are_named_skips(mixed_store) -> Non
     # the same files under their true modality are cached
     assert rows["103"]["status"] == rows["102"]["status"] == "ready"
     assert summary.samples.skipped_by_rule == {"data_type_mismatch": 2}
-    assert summary.samples.skips["data_type_mismatch"]["examples"][0].startswith("mixed row 5: ")
+    assert summary.samples.skips["data_type_mismatch"]["examples"][0].startswith(
+        "mixed row 6 (id '201'): "
+    )
 
 
 def test_samples_keep_the_raw_row_for_per_source_metrics(mixed_store) -> None:

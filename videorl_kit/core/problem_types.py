@@ -35,6 +35,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from videorl_kit.core.safe_text import quoted
+from videorl_kit.core.suggest import close_matches, did_you_mean
+
 ENTRY_POINT_GROUP = "videorl_kit.problem_types"
 """Entry-point group of registration modules: each entry's value is a module that registers
 problem types (and where their verifiers live) when imported."""
@@ -336,6 +339,28 @@ def problem_type_aliases() -> dict[str, ProblemType]:
     if not _scanned:
         load_registrations()
     return dict(_aliases)
+
+
+def unknown_problem_type_message(given: object, *, from_row: bool = False) -> str:
+    """The message for an unknown problem type: what was given, the close names and every
+    accepted canonical name (``from_row`` too where a spec's ``problem_type`` may say it).
+
+    Aliases are suggested as well as canonical names; the list names the canonical ones.
+
+    Example:
+        >>> print(unknown_problem_type_message("multple choice"))  # doctest: +ELLIPSIS
+        unknown problem type 'multple choice'; did you mean 'multiple choice'? (valid: ...)
+    """
+    names = [t.value for t in problem_types()]
+    spellings = {**{name: name for name in names}, **problem_type_aliases()}
+    if from_row:
+        spellings[FROM_ROW] = FROM_ROW
+    kept: dict[str, str] = {}  # one spelling per type, the closest first
+    for spelling in close_matches(str(given), spellings, n=len(spellings)):
+        kept.setdefault(str(spellings[spelling]), spelling)
+    hint = did_you_mean(str(given), list(kept.values())[:3])
+    valid = ", ".join(names) + (f", or {FROM_ROW}" if from_row else "")
+    return f"unknown problem type {quoted(given)}{hint} (valid: {valid})"
 
 
 def registration_errors() -> dict[str, str]:

@@ -22,7 +22,7 @@ from videorl_kit.core.errors import UserError
 from videorl_kit.eval.results import DataSource, SkippedSample
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.spec import load_specs
-from videorl_kit.spec.data import Sample, data_file, iter_samples
+from videorl_kit.spec.data import Sample, data_file, duplicate_id_reason, iter_samples
 from videorl_kit.spec.eval_section import EvalSection, Variant
 from videorl_kit.spec.loader import discover_spec_paths
 from videorl_kit.spec.models import TaskSpec
@@ -145,10 +145,7 @@ def _read(spec: TaskSpec) -> tuple[list[Sample], list[SkippedSample], int]:
         n_rows += 1
         reason = sample.skip_reason
         if reason is None and sample.sample_id in first_row:
-            reason = (
-                f"row {sample.row_index}: duplicate sample id {sample.sample_id!r} "
-                f"(first used by row {first_row[sample.sample_id]})"
-            )
+            reason = duplicate_id_reason(sample, first_row)
         if reason is not None:
             sample_id = sample.sample_id
             if sample.skip_reason is None:  # a duplicate: name it as the store does

@@ -2,7 +2,9 @@
 
 It holds the first N well-formed rows as the kit reads them, so the Hub's dataset viewer
 and ``datasets.load_dataset`` show what the task looks like. It carries no media bytes,
-only media paths relative to the spec's media root.
+only media paths relative to the spec's media root (whichever column holds them: ``videos``,
+``images`` or the public sets' ``media`` column, whose modality is the row's ``data_type``),
+and the gold as the verifier sees it (a public set's ``<answer>B</answer>`` is ``B``).
 
 Example:
     >>> import pathlib, tempfile
@@ -17,15 +19,15 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
+import os
 from pathlib import Path, PurePath
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.data import data_file, gold_text, iter_samples, media_root_of
 from videorl_kit.spec.models import TaskSpec
 
 #: Columns of the sample manifest; ``answer`` is JSON text (``json.loads`` gives the value).
@@ -64,22 +66,37 @@ def answer_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _media_paths(raw_value: Any, resolved: list[Path], media_root: Path | None) -> list[str]:
-    """Media paths as written in the row (relative to the media root when possible)."""
-    if isinstance(raw_value, str):
-        written = [raw_value]
-    elif isinstance(raw_value, list):
-        written = [str(v) for v in raw_value]
-    else:
-        written = [p.as_posix() for p in resolved]
+def media_paths(resolved: list[Path], media_root: Path) -> list[str]:
+    """Each media path relative to ``media_root``, normalised (``./a/../b.mp4`` is ``b.mp4``),
+    in POSIX form; a path outside the root (a spec that allows absolute paths) stays absolute.
+
+    Links are not followed: the path is the one the row names, not its target.
+
+    Example:
+        >>> media_paths([Path("mydata/../data/videos/a.mp4")], Path("mydata/../data"))
+        ['videos/a.mp4']
+        >>> media_paths([Path("/elsewhere/b.mp4")], Path("data"))
+        ['/elsewhere/b.mp4']
+    """
+    root = os.path.abspath(media_root)
     out = []
-    for item in written:
-        path = PurePath(item)
-        if path.is_absolute() and media_root is not None:
-            with contextlib.suppress(ValueError):
-                item = Path(item).resolve().relative_to(media_root.resolve()).as_posix()
-        out.append(item)
+    for path in resolved:
+        full = os.path.abspath(path)
+        relative = os.path.relpath(full, root)
+        inside = relative != os.pardir and not relative.startswith(os.pardir + os.sep)
+        out.append(PurePath(relative).as_posix() if inside else PurePath(full).as_posix())
     return out
+
+
+def gold_value(value: Any) -> Any:
+    """The gold as the manifest stores it: unwrapped from one ``<answer>…</answer>`` block (the
+    public sets' ``solution``), structured values kept as they are.
+
+    Example:
+        >>> gold_value("<answer>D</answer>"), gold_value(3), gold_value({"time": [1, 2]})
+        ('D', 3, {'time': [1, 2]})
+    """
+    return gold_text(value) if isinstance(value, str) else value
 
 
 def sample_rows(spec: TaskSpec, limit: int) -> list[dict[str, Any]]:
@@ -96,7 +113,7 @@ def sample_rows(spec: TaskSpec, limit: int) -> list[dict[str, Any]]:
     if limit <= 0:
         return []
     fields = spec.data.fields
-    media_root = spec.resolve(spec.data.media_root) if spec.data.media_root else None
+    media_root = media_root_of(spec, data_file(spec))
     rows: list[dict[str, Any]] = []
     for sample in iter_samples(spec):
         if sample.skip_reason:
@@ -107,10 +124,10 @@ def sample_rows(spec: TaskSpec, limit: int) -> list[dict[str, Any]]:
                 "sample_id": str(sample.sample_id),
                 "row_index": int(sample.row_index),
                 "question": sample.question,
-                "answer": answer_json(raw.get(fields.answer, sample.answer)),
+                "answer": answer_json(gold_value(raw.get(fields.answer, sample.answer))),
                 "options": list(sample.options) if sample.options is not None else None,
-                "videos": _media_paths(raw.get(fields.videos), list(sample.videos), media_root),
-                "images": _media_paths(raw.get(fields.images), list(sample.images), media_root),
+                "videos": media_paths(list(sample.videos), media_root),
+                "images": media_paths(list(sample.images), media_root),
                 "problem_type": str(sample.problem_type),
             }
         )

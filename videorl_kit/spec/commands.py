@@ -185,7 +185,7 @@ def _verifier_label(spec: TaskSpec) -> str:
 def show(
     spec_path: Annotated[str, typer.Argument(metavar="SPEC", help="Spec file or hf:// URI.")],
     sample: Annotated[
-        int, typer.Option("--sample", "-n", help="Row index whose prompt to render.")
+        int, typer.Option("--sample", "-n", help="Row index (from 0) whose prompt to render.")
     ] = 0,
     as_json: JsonOption = False,
 ) -> None:

@@ -52,8 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError, VideoRLKitError
-from videorl_kit.core.problem_types import ProblemType, canonical_problem_type
-from videorl_kit.core.safe_text import lone_surrogate_field
+from videorl_kit.core.problem_types import (
+    ProblemType,
+    canonical_problem_type,
+    unknown_problem_type_message,
+)
+from videorl_kit.core.safe_text import lone_surrogate_field, quoted
 from videorl_kit.core.skip_rules import (
     RULE_DATA_TYPE_MISMATCH,
     RULE_MALFORMED_ROW,
@@ -74,7 +78,12 @@ class Sample:
     ``problem_type`` is the row's own type (None only on a skipped row of a ``from_row``
     spec that has none); ``data_type`` is the row's declared ``video``/``image``/``text``
     (None if the row declares none). ``line`` is the row's line in a JSONL file (None for
-    JSON and Parquet files, where :attr:`row_index` locates it).
+    JSON and Parquet files, where :attr:`row_index` locates it). ``row_index`` counts from 0
+    (sample ids and lmms-eval's ``doc_id`` use it); messages name a row from 1
+    (:attr:`row_label`), the same way in every file format. ``row_id`` is the id the row
+    gives itself (None when it gives none and ``sample_id`` is made up). ``skip_columns``
+    names the columns whose absence from the row explains its skip (a column absent from
+    every row is one root cause: ``validate --data`` reports it once, not once per row).
     """
 
     sample_id: str
@@ -91,21 +100,66 @@ class Sample:
     skip_rule: str | None = None
     data_type: str | None = None
     line: int | None = None
+    row_id: str | None = None
+    skip_columns: tuple[str, ...] = ()
 
-    def location(self, data_path: Path | str) -> str:
-        """Where the row is: ``file:line`` for JSONL, ``file:row N`` otherwise.
+    @property
+    def row_label(self) -> str:
+        """The row as messages name it: ``row N`` (from 1), with its id when it has one.
 
         Example:
-            >>> Sample("s", "t", 4, "", "", None, [], [], None, line=7).location("d.jsonl")
-            'd.jsonl:7'
-            >>> Sample("s", "t", 4, "", "", None, [], [], None).location("d.parquet")
-            'd.parquet:row 4'
+            >>> Sample("s", "t", 4, "", "", None, [], [], None).row_label
+            'row 5'
+            >>> Sample("106", "t", 5, "", "", None, [], [], None, row_id="106").row_label
+            "row 6 (id '106')"
         """
-        return (
-            f"{data_path}:{self.line}"
-            if self.line is not None
-            else f"{data_path}:row {self.row_index}"
-        )
+        return row_label(self.row_index, self.row_id)
+
+    def location(self, data_path: Path | str) -> str:
+        """Where the row is: ``file:line`` for JSONL, ``file:row N`` (from 1) otherwise, with
+        the row's id when it has one. A JSONL file without blank lines numbers each row as
+        the same file in JSON would.
+
+        Example:
+            >>> Sample("s", "t", 4, "", "", None, [], [], None, line=5).location("d.jsonl")
+            'd.jsonl:5'
+            >>> Sample("7", "t", 4, "", "", None, [], [], None, row_id="7").location("d.json")
+            "d.json:row 5 (id '7')"
+        """
+        where = f"{self.line}" if self.line is not None else f"row {self.row_index + 1}"
+        return f"{data_path}:{where}{_id_suffix(self.row_id)}"
+
+
+def _id_suffix(row_id: str | None) -> str:
+    return f" (id {quoted(row_id)})" if row_id is not None else ""
+
+
+def row_label(row_index: int, row_id: str | None = None) -> str:
+    """How messages name the row at ``row_index`` (counted from 0): ``row N`` from 1, and the
+    row's own id when it has one.
+
+    Example:
+        >>> row_label(0), row_label(2, "q-17")
+        ('row 1', "row 3 (id 'q-17')")
+    """
+    return f"row {row_index + 1}{_id_suffix(row_id)}"
+
+
+ROW_LABEL = re.compile(r"row \d+(?: \(id (?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\))?: ")
+"""The :func:`row_label` prefix (and its ``": "``) that starts a skip reason."""
+
+
+def duplicate_id_reason(sample: Sample, first_row_of: dict[str, int]) -> str:
+    """Why ``sample`` is skipped when an earlier row (``first_row_of``: sample id -> row
+    index) already used its id; rows named as :func:`row_label` names them.
+
+    Example:
+        >>> dup = Sample("q1", "t", 3, "", "", None, [], [], None, row_id="q1")
+        >>> duplicate_id_reason(dup, {"q1": 0})
+        "row 4 (id 'q1'): duplicate sample id 'q1' (first used by row 1)"
+    """
+    first = row_label(first_row_of[sample.sample_id])
+    return f"{sample.row_label}: duplicate sample id {sample.sample_id!r} (first used by {first})"
 
 
 def data_file(spec: TaskSpec) -> Path:
@@ -120,7 +174,8 @@ def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
     """Yield ``(line, row)`` for each row of a JSONL, JSON (list) or Parquet file.
 
     ``line`` is the 1-based line of a JSONL row (None for JSON and Parquet). A line that is
-    not valid JSON yields its error as a string, so one bad line never stops a reader.
+    not valid JSON yields its error as a string (the line is given), so one bad line never
+    stops a reader.
     Raises :class:`UserError` if the file is missing or unreadable as a whole.
 
     Example:
@@ -128,8 +183,8 @@ def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.jsonl"
         >>> _ = p.write_text('{"a": 1}\\n\\n{oops\\n')
         >>> rows = list(read_rows(p))
-        >>> rows[0], rows[1][0], rows[1][1][:22]
-        ((1, {'a': 1}), 3, 'line 3: invalid JSON (')
+        >>> rows[0], rows[1]
+        ((1, {'a': 1}), (3, 'invalid JSON (Expecting property name enclosed in double quotes)'))
     """
     if not path.exists():
         raise UserError(f"{path}: data file not found")
@@ -152,7 +207,7 @@ def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
                     try:
                         yield number, json.loads(line)
                     except json.JSONDecodeError as exc:
-                        yield number, f"line {number}: invalid JSON ({exc.msg})"
+                        yield number, f"invalid JSON ({exc.msg})"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         if isinstance(exc, UserError):
             raise
@@ -268,9 +323,10 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
 
 
 class _RowSkip(VideoRLKitError):
-    def __init__(self, rule: str, reason: str) -> None:
+    def __init__(self, rule: str, reason: str, columns: tuple[str, ...] = ()) -> None:
         super().__init__(reason)
         self.rule = rule
+        self.columns = columns
 
 
 def _problem_type(spec: TaskSpec, row: dict[str, Any]) -> ProblemType:
@@ -281,12 +337,13 @@ def _problem_type(spec: TaskSpec, row: dict[str, Any]) -> ProblemType:
             raise _RowSkip(
                 RULE_MISSING_PROBLEM_TYPE,
                 f"no problem type in column {column!r} (the spec says problem_type: from_row)",
+                (column,),
             )
         assert isinstance(spec.problem_type, ProblemType)
         return spec.problem_type
     found = _row_type(declared)
     if found is None:
-        raise _RowSkip(RULE_UNKNOWN_PROBLEM_TYPE, f"unknown problem type {declared!r}")
+        raise _RowSkip(RULE_UNKNOWN_PROBLEM_TYPE, unknown_problem_type_message(declared))
     if not spec.routes_per_row and found != spec.problem_type:
         raise _RowSkip(
             RULE_PROBLEM_TYPE_MISMATCH,
@@ -311,6 +368,7 @@ def _media(
                 RULE_DATA_TYPE_MISMATCH,
                 f"column {fields.media!r} holds media but the row has no {fields.data_type!r} "
                 "(video or image) to say which budget decodes it",
+                (fields.data_type,),
             )
         return videos, images, None
     data_type = str(declared).strip().lower()
@@ -324,31 +382,42 @@ def _media(
     elif data_type == "image":
         images = [*images, *shared]
     listed = {"video": videos, "image": images}
-    contradiction = None
+    contradiction, columns = None, ()
     if data_type == "image" and videos:
         contradiction = f"data_type is 'image' but column {fields.videos!r} lists videos"
     elif data_type == "text" and (videos or images or shared):
         contradiction = "data_type is 'text' but the row lists media"
     elif data_type in listed and not listed[data_type]:
         contradiction = f"data_type is {data_type!r} but the row has no {data_type}"
+        own = fields.videos if data_type == "video" else fields.images
+        columns = (*([fields.media] if fields.media else []), own)
     if contradiction:
-        raise _RowSkip(RULE_DATA_TYPE_MISMATCH, contradiction)
+        raise _RowSkip(RULE_DATA_TYPE_MISMATCH, contradiction, columns)
     return videos, images, data_type
 
 
 def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathRoots) -> Sample:
     fields = spec.data.fields
 
-    def sample_id(raw: dict[str, Any]) -> str:
+    def row_id(raw: dict[str, Any]) -> str | None:
         given = raw.get(fields.id)
-        return str(given) if given is not None and given != "" else f"{spec.id}-{index}"
+        return str(given) if given is not None and given != "" else None
 
-    def skipped(rule: str, reason: str, raw: dict[str, Any], ptype: Any = None) -> Sample:
+    def sample_id(raw: dict[str, Any]) -> str:
+        given = row_id(raw)
+        return given if given is not None else f"{spec.id}-{index}"
+
+    def skipped(
+        rule: str, reason: str, raw: dict[str, Any], ptype: Any = None,
+        columns: tuple[str, ...] = (),
+    ) -> Sample:  # fmt: skip
+        given = row_id(raw)
         return Sample(
             sample_id=sample_id(raw), task_id=spec.id, row_index=index, question="",
             answer="", options=None, videos=[], images=[],
             problem_type=ptype if isinstance(ptype, ProblemType) else None,
-            skip_reason=f"row {index}: {reason}", raw=raw, skip_rule=rule, line=line,
+            skip_reason=f"{row_label(index, given)}: {reason}", raw=raw, skip_rule=rule,
+            line=line, row_id=given, skip_columns=columns,
         )  # fmt: skip
 
     if isinstance(row, str):
@@ -361,7 +430,9 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathR
         return skipped(RULE_MALFORMED_ROW, reason, {})
     missing = [name for name in (fields.question, fields.answer) if row.get(name) is None]
     if missing:
-        return skipped(RULE_MALFORMED_ROW, f"missing field {missing[0]!r}", row)
+        return skipped(
+            RULE_MALFORMED_ROW, f"missing field {missing[0]!r}", row, None, tuple(missing)
+        )
     problem_type = None
     try:
         answer = gold_text(row[fields.answer])
@@ -375,7 +446,7 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathR
     except ValueError as exc:
         return skipped(RULE_MALFORMED_ROW, str(exc), row, problem_type)
     except _RowSkip as skip:
-        return skipped(skip.rule, str(skip), row, problem_type)
+        return skipped(skip.rule, str(skip), row, problem_type, skip.columns)
     return Sample(
         sample_id=sample_id(row),
         task_id=spec.id,
@@ -389,4 +460,5 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathR
         raw=row,
         data_type=data_type,
         line=line,
+        row_id=row_id(row),
     )

@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -27,12 +26,12 @@ from pydantic import BaseModel, ValidationError
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.problem_types import (
-    FROM_ROW,
     ProblemType,
     canonical_problem_type,
-    problem_type_aliases,
+    unknown_problem_type_message,
 )
 from videorl_kit.core.safe_text import quoted
+from videorl_kit.core.suggest import did_you_mean
 from videorl_kit.core.verifiers import (
     UnknownVerifierError,
     available_verifiers,
@@ -207,8 +206,7 @@ def _dedupe(issues: list[SpecIssue]) -> list[SpecIssue]:
 
 
 def _suggest(word: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), candidates, n=3, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return did_you_mean(str(word), candidates)
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -270,13 +268,9 @@ def _issue_from_error(doc: YamlDocument, err: dict[str, Any], root: type[BaseMod
     elif kind == "missing":
         message = "missing required field"
     elif message.startswith("unknown problem type") and isinstance(err.get("input"), str):
-        given = err["input"]
-        names = [t.value for t in ProblemType] + list(problem_type_aliases())
-        valid = ", ".join(t.value for t in ProblemType)
-        if loc == ("problem_type",):
-            names, valid = [*names, FROM_ROW], f"{valid}, or {FROM_ROW}"
-        shown = f" {quoted(given)}" + _suggest(given, names) if quote else ""
-        message = f"unknown problem type{shown} (valid: {valid})"
+        message = unknown_problem_type_message(err["input"], from_row=loc == ("problem_type",))
+        if not quote:  # text of an included file is not quoted
+            message = "unknown problem type (" + message.rpartition(" (")[2]
     else:
         owner = _model_at(root, loc)
         field, sep, rest = message.partition(": ")

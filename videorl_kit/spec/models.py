@@ -103,6 +103,14 @@ class DataSpec(StrictModel):
         "problem types compare canonically (aliases match).",
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N (kept) rows.")
+    frames_fps: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Frames per second of the videos stored as folders of numbered frame "
+        "images (GoT-10k, LaSOT): a row's video path may then name such a folder, decoded "
+        "and cached like a video file with timestamps i / frames_fps.",
+    )
     allow_absolute_paths: bool = Field(
         False,
         description="Let data.path, media_root and the rows' media paths be absolute (or links) "

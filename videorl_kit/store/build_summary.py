@@ -41,7 +41,9 @@ class BuildSummary:
     """What a build did. ``n_input == n_ok + n_failed + n_skipped`` always holds.
 
     ``n_already_cached`` counts the ok inputs that were already in the store before this
-    build (a subset of ``n_ok``); ``n_decoded`` the distinct items decoded now. With
+    build (a subset of ``n_ok``); ``n_decoded`` the distinct items decoded now.
+    ``failed_files`` names each file an input failed on, with why (the error class and
+    message its ``failures`` row holds). With
     ``engine="ray"``, ``engine_fallback`` says why the local engine finished the build
     (None when Ray did all of it) and ``engine_stats`` what Ray did.
 
@@ -68,6 +70,8 @@ class BuildSummary:
     truncated: dict[str, str] = field(default_factory=dict)
     skipped_by_rule: dict[str, int] = field(default_factory=dict)
     failed_by_class: dict[str, int] = field(default_factory=dict)
+    # source -> why it failed ("ErrorClass: message"), every failed input's file once
+    failed_files: dict[str, str] = field(default_factory=dict)
     samples: SampleLedger = field(default_factory=SampleLedger)
     store: str = ""
     engine: str = "local"
@@ -124,6 +128,7 @@ class BuildSummary:
             "truncated": self.truncated,
             "skipped_by_rule": dict(sorted(self.skipped_by_rule.items())),
             "failed_by_class": dict(sorted(self.failed_by_class.items())),
+            "failed_files": dict(sorted(self.failed_files.items())),
             "samples": self.samples.as_dict(),
             "store": self.store,
             "engine": self.engine,

@@ -52,9 +52,11 @@ from videorl_kit.store.errors import BuildInvariantError
 from videorl_kit.store.identify import (
     CommittedState,
     FileIdentity,
+    SourceKey,
     decoder_identity,
     failure_row,
-    identify_files,
+    identify_sources,
+    item_decoder,
 )
 from videorl_kit.store.inputs import BuildInputs, MediaItem, collect_inputs
 from videorl_kit.store.samples import (
@@ -288,11 +290,16 @@ class Build:
         )
 
 
+def source_of(item: MediaItem) -> SourceKey:
+    """The source ``item`` decodes: its path, and its fps when it is a folder of frames."""
+    return item.source_uri, item.frames_fps
+
+
 @dataclass
 class Plan:
     """What the decode phase has to do: one task per cache key, the items that share it."""
 
-    files: dict[str, FileIdentity]
+    files: dict[SourceKey, FileIdentity]
     tasks: dict[str, DecodeTask] = field(default_factory=dict)
     items: dict[str, list[MediaItem]] = field(default_factory=dict)
 
@@ -321,11 +328,11 @@ def identify(build: Build, decoders: dict[str, tuple[str, str]]) -> Plan:
     """Phase 2: hash the files, key the items, settle those that need no decoding."""
     build.report("hashing", force=True)
     config = build.config
-    uris = list(dict.fromkeys(item.source_uri for item in build.inputs.items))
+    sources = list(dict.fromkeys(source_of(item) for item in build.inputs.items))
     memo = {} if config.rehash else build.committed.hash_memo
-    plan = Plan(files=identify_files(uris, memo, threads=config.n_workers))
+    plan = Plan(files=identify_sources(sources, memo, threads=config.n_workers))
     for item in build.inputs.items:
-        file, decoder = plan.files[item.source_uri], decoders[item.modality]
+        file, decoder = plan.files[source_of(item)], item_decoder(item, decoders)
         if file.content_hash is None:
             assert file.error is not None
             if not build.known_failure(item, None):
@@ -350,6 +357,7 @@ def identify(build: Build, decoders: dict[str, tuple[str, str]]) -> Plan:
             budget_hash=item.budget_hash, content_hash=file.content_hash, cache_key=key,
             decoder=decoder[0], decoder_version=decoder[1], size=file.size,
             mtime_ns=file.mtime_ns, max_visual_tokens=config.max_visual_tokens,
+            frames_fps=item.frames_fps,
         ))  # fmt: skip
     return plan
 
@@ -386,7 +394,7 @@ def settle(build: Build, plan: Plan, result: DecodeResult) -> None:
         else:
             error = result.error or ErrorInfo("Error", "unknown error", "")
             decoder = (task.decoder, task.decoder_version)
-            build.fail(item, task.cache_key, plan.files[item.source_uri], error, decoder)
+            build.fail(item, task.cache_key, plan.files[source_of(item)], error, decoder)
     if result.status == "ok":
         build.counts.n_decoded += 1
         if result.row and result.row.get("decode_warnings"):
@@ -434,6 +442,11 @@ def summarize(
         truncated=counts.truncated,
         skipped_by_rule=dict(skipped_by_rule),
         failed_by_class=dict(Counter(o.rule or "Error" for o in outcomes if o.status == "failed")),
+        failed_files={
+            item.source_uri: outcome.detail or outcome.rule or "Error"
+            for item, outcome in build.outcomes.items()
+            if outcome.status == "failed"
+        },
         samples=samples,
         store=str(build.tables.root),
         engine=build.config.engine,

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import one_line
 from videorl_kit.spec.loader import discover_spec_paths
 from videorl_kit.store.build_config import BuildConfig
 from videorl_kit.store.defaults import (
@@ -254,6 +255,7 @@ def _print_summary(summary: Any) -> None:
     table.add_row("seconds", f"{summary.seconds:.2f}")
     console.print(table)
     _print_skips(console, data["samples"]["skips"], "skipped samples")
+    _print_failed_files(console, summary.failed_files, summary.store)
     mark = "holds" if summary.invariant_holds else "VIOLATED"
     console.print(
         f"n_input {summary.n_input} == n_ok {summary.n_ok} + n_failed {summary.n_failed} "
@@ -286,6 +288,39 @@ def _print_summary(summary: Any) -> None:
 
 MAX_TRUNCATED_LINES = 20
 """``build-cache`` names at most this many cut-short sources, one warning line each."""
+
+MAX_FAILED_LINES = 20
+"""``build-cache`` names at most this many failed files, one line each (``--json``: all)."""
+
+MAX_REASON_CHARS = 200
+"""A failed file's reason is cut to this many characters on its line."""
+
+
+def _shown_path(source: str) -> str:
+    """``source`` relative to the working folder when it is inside it, on one line."""
+    try:
+        shown = str(Path(source).relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        shown = source
+    return one_line(shown)
+
+
+def _print_failed_files(console: Console, failed: dict[str, str], store: str) -> None:
+    """The files that failed to decode, one line each: the file, then why."""
+    if not failed:
+        return
+    console.print(f"failed files ({len(failed)}):", markup=False)
+    for source, reason in sorted(failed.items())[:MAX_FAILED_LINES]:
+        why = " ".join(reason.split())
+        if len(why) > MAX_REASON_CHARS:
+            why = why[: MAX_REASON_CHARS - 1] + "…"
+        console.print(f"  {_shown_path(source)}: {one_line(why)}", markup=False, highlight=False)
+    if len(failed) > MAX_FAILED_LINES:
+        console.print(
+            f"  and {len(failed) - MAX_FAILED_LINES} more; see videorl-kit cache status "
+            f"--store {store}",
+            markup=False,
+        )
 
 
 def _print_truncated(truncated: dict[str, str], store: str) -> None:

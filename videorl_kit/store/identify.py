@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ from videorl_kit.core.errors import UserError
 from videorl_kit.media.decode import IMAGE_DECODER, decoder_version
 from videorl_kit.media.decoders import DEFAULT_DECODER
 from videorl_kit.media.errors import DecoderUnavailableError, MissingFileError
+from videorl_kit.media.frame_folder import (
+    FRAME_FOLDER_DECODER,
+    frame_folder_decoder_version,
+    frame_folder_hash,
+)
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.inputs import MediaItem
 from videorl_kit.store.schema import (
@@ -51,7 +57,14 @@ __all__ = [
     "decoder_identity",
     "failure_row",
     "identify_files",
+    "identify_sources",
+    "item_decoder",
 ]
+
+FOLDER_WITHOUT_FPS = (
+    "is a folder; a video stored as numbered frame images needs data.frames_fps in its spec"
+)
+"""Why a folder in a row's videos cannot be read when the spec declares no frame rate."""
 
 HashMemo = dict[tuple[str, int, int], str]
 """(path, size, mtime_ns) -> content hash, from the committed tables."""
@@ -76,6 +89,8 @@ def _identify(path: str, memo: HashMemo) -> FileIdentity:
             before = os.stat(path)
         except FileNotFoundError:
             raise MissingFileError(path, "file does not exist") from None
+        if stat.S_ISDIR(before.st_mode):
+            raise MissingFileError(path, FOLDER_WITHOUT_FPS)
         known = memo.get((path, before.st_size, before.st_mtime_ns))
         if known is not None:
             return FileIdentity(known, before.st_size, before.st_mtime_ns)
@@ -88,12 +103,59 @@ def _identify(path: str, memo: HashMemo) -> FileIdentity:
         return FileIdentity(None, -1, -1, ErrorInfo.from_exception(exc))
 
 
+def _identify_folder(path: str, fps: float) -> FileIdentity:
+    """Content hash of a folder of frames played at ``fps`` (every frame is hashed: a
+    folder's size and mtime do not say whether a frame changed, so no memo)."""
+    try:
+        return FileIdentity(frame_folder_hash(path, fps), -1, -1)
+    except Exception as exc:  # missing, no frames, unreadable, ...
+        return FileIdentity(None, -1, -1, ErrorInfo.from_exception(exc))
+
+
 def identify_files(
     paths: Sequence[str], memo: HashMemo, threads: int = 2
 ) -> dict[str, FileIdentity]:
     """The identity of every path (hashed on up to ``threads`` threads, at most 8)."""
     with ThreadPoolExecutor(max_workers=min(8, max(2, threads))) as pool:
         return dict(zip(paths, pool.map(lambda path: _identify(path, memo), paths), strict=True))
+
+
+SourceKey = tuple[str, float | None]
+"""A source as a build identifies it: its path and, for a folder of frames, its fps."""
+
+
+def identify_sources(
+    sources: Sequence[SourceKey], memo: HashMemo, threads: int = 2
+) -> dict[SourceKey, FileIdentity]:
+    """:func:`identify_files` for files and frame folders: ``(path, None)`` is a media file,
+    ``(path, fps)`` a folder of numbered frames played at ``fps``.
+
+    Example:
+        >>> found = identify_sources([("/no/such.mp4", None), ("/no/frames", 30.0)], {})
+        >>> [found[s].error.error_class for s in found]
+        ['MissingFileError', 'MissingFileError']
+    """
+
+    def one(source: SourceKey) -> FileIdentity:
+        path, fps = source
+        return _identify(path, memo) if fps is None else _identify_folder(path, fps)
+
+    with ThreadPoolExecutor(max_workers=min(8, max(2, threads))) as pool:
+        return dict(zip(sources, pool.map(one, sources), strict=True))
+
+
+def item_decoder(item: MediaItem, decoders: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """(decoder, version) of ``item``: its modality's, or the frame-folder reader's.
+
+    Example:
+        >>> from videorl_kit.spec.models import VideoBudget
+        >>> item = MediaItem.video("/data/frames", VideoBudget(), frames_fps=10.0)
+        >>> item_decoder(item, {"video": ("pyav", "av 1")})[0]
+        'frames'
+    """
+    if item.frames_fps is not None:
+        return FRAME_FOLDER_DECODER, frame_folder_decoder_version()
+    return decoders[item.modality]
 
 
 def decoder_identity(modality: str, video_decoder: str = DEFAULT_DECODER) -> tuple[str, str]:

@@ -3,8 +3,10 @@
 **Definition of an input** (the unit of ``n_input == n_ok + n_failed + n_skipped``):
 
 1. a *media item*: one distinct pair (media file, budget) referenced by a well-formed row
-   of any of the specs. The file is identified by its absolute path; the budget is the
-   spec's video budget for entries of the row's ``videos`` list and its image budget for
+   of any of the specs (a video may be a folder of numbered frames, with the spec's
+   ``data.frames_fps``: the same folder at another fps is another item). The file is
+   identified by its absolute path; the budget is the spec's video budget for entries of
+   the row's ``videos`` list and its image budget for
    ``images`` (the modality is part of the budget). The same file used by many rows or
    specs under the same budget is *one* input; under two budgets it is two inputs. Each
    media item ends ``ok`` (a ``frames`` row holds it), ``failed`` (a ``failures`` row
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.skip_rules import RULE_DUPLICATE_ID
-from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.data import duplicate_id_reason, iter_samples
 from videorl_kit.store.provenance import SpecSource, pin_hub_data
 from videorl_kit.store.schema import budget_hash
 
@@ -55,12 +57,16 @@ class MediaItem:
     modality: Modality
     budget: dict[str, Any] = field(hash=False, compare=False)
     budget_hash: str
+    frames_fps: float | None = None  # a folder of numbered frames played at this fps
 
     @classmethod
-    def video(cls, path: str | Path, budget: VideoBudget) -> MediaItem:
-        """The media item of a video file under a video budget."""
+    def video(
+        cls, path: str | Path, budget: VideoBudget, frames_fps: float | None = None
+    ) -> MediaItem:
+        """The media item of a video file (or, with ``frames_fps``, a folder of numbered
+        frames) under a video budget."""
         data = budget.model_dump(mode="json")
-        return cls(_absolute(path), "video", data, budget_hash("video", data))
+        return cls(_absolute(path), "video", data, budget_hash("video", data), frames_fps)
 
     @classmethod
     def image(cls, path: str | Path, budget: ImageBudget) -> MediaItem:
@@ -104,6 +110,11 @@ def _absolute(path: str | Path) -> str:
     return os.path.abspath(os.fspath(path))
 
 
+def _frames_fps(spec: TaskSpec, path: Path) -> float | None:
+    """The spec's ``data.frames_fps`` when ``path`` is a folder (a video stored as frames)."""
+    return spec.data.frames_fps if os.path.isdir(path) else None
+
+
 def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
     """Read every spec's rows and collect the distinct media items, in first-seen order.
 
@@ -135,20 +146,17 @@ def collect_inputs(specs: Iterable[TaskSpec]) -> BuildInputs:
         for sample in iter_samples(pinned):
             rule, reason = sample.skip_rule, sample.skip_reason
             if rule is None and sample.sample_id in first_row_of:
-                rule, reason = (
-                    RULE_DUPLICATE_ID,
-                    (
-                        f"row {sample.row_index}: duplicate sample id {sample.sample_id!r} "
-                        f"(first used by row {first_row_of[sample.sample_id]})"
-                    ),
-                )
+                rule, reason = RULE_DUPLICATE_ID, duplicate_id_reason(sample, first_row_of)
             if rule is not None:
                 rows.append(RowRef(pinned, sample, (), (), rule, reason, source))
                 continue
             first_row_of[sample.sample_id] = sample.row_index
             videos = tuple(
                 items.setdefault(m, m)
-                for m in (MediaItem.video(p, spec.budget.video) for p in sample.videos)
+                for m in (
+                    MediaItem.video(p, spec.budget.video, _frames_fps(spec, p))
+                    for p in sample.videos
+                )
             )
             images = tuple(
                 items.setdefault(m, m)

@@ -6,10 +6,10 @@ rendered prompt, the cache keys of its media and a prompt-token estimate, plus a
 ``ready``          every media item is cached (or the row has no media)
 ``media_failed``   at least one media item failed to decode (see ``failures``)
 ``skipped``        not usable: ``skip_rule`` names the rule and ``skip_reason`` says why. A
-                   row rule of :mod:`videorl_kit.spec.data` (``malformed_row``: ``row 7:
-                   missing field 'problem'``, ``problem_type_mismatch``,
-                   ``data_type_mismatch``, ``duplicate_id``, ...), ``prompt_error`` (the
-                   prompt does not render), a media item's skip rule
+                   row rule of :mod:`videorl_kit.spec.data` (``malformed_row``: ``row 7
+                   (id 'q-7'): missing field 'problem'``, rows counted from 1,
+                   ``problem_type_mismatch``, ``data_type_mismatch``, ``duplicate_id``,
+                   ...), ``prompt_error`` (the prompt does not render), a media item's skip rule
                    (``over_token_budget``, ``data_type_mismatch``), or
                    ``over_token_budget`` for a prompt over ``max_prompt_tokens``
 
@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.skip_rules import RULE_OVER_TOKEN_BUDGET, RULE_PROMPT_ERROR
+from videorl_kit.spec.data import ROW_LABEL, row_label
 from videorl_kit.spec.prompt import render_prompt
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
@@ -125,27 +126,35 @@ def estimate_text_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TEXT_TOKEN)
 
 
-def skip_example(task_id: str, row_index: int, reason: str | None) -> str:
-    """How one skipped row is named in the skip listings: task, row number and reason.
+def skip_example(
+    task_id: str, row_index: int, reason: str | None, sample_id: str | None = None
+) -> str:
+    """How one skipped row is named in the skip listings: task, row (from 1, with the row's
+    own id when it has one: ``sample_id`` is not the made-up ``<task>-<row_index>``) and
+    reason, as ``validate --data`` names it.
 
     Example:
-        >>> skip_example("mixed", 7, "row 7: data_type is 'image' but the row has no image")
+        >>> skip_example("mixed", 6, "row 7: data_type is 'image' but the row has no image")
         "mixed row 7: data_type is 'image' but the row has no image"
+        >>> skip_example("mixed", 6, "over_token_budget: video a.mp4: 9000 tokens", "q-17")
+        "mixed row 7 (id 'q-17'): over_token_budget: video a.mp4: 9000 tokens"
     """
-    detail = (reason or "").removeprefix(f"row {row_index}: ")
-    return f"{task_id} row {row_index}: {detail}"
+    given = (sample_id or "").removesuffix(f"#row{row_index}")  # a duplicate id's store key
+    row_id = given if given and given != f"{task_id}-{row_index}" else None
+    detail = ROW_LABEL.sub("", reason or "", count=1)
+    return f"{task_id} {row_label(row_index, row_id)}: {detail}"
 
 
 def group_skips(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Skipped ``samples`` rows grouped by rule: ``{rule: {"count", "examples"}}``, by rule.
 
-    ``examples`` names the first :data:`SKIP_EXAMPLES` rows (task, row number, reason) in
-    task and row order.
+    ``examples`` names the first :data:`SKIP_EXAMPLES` rows (:func:`skip_example`) in task
+    and row order.
 
     Example:
         >>> group_skips([{"task_id": "t", "row_index": 4, "skip_rule": "malformed_row",
-        ...               "skip_reason": "row 4: missing field 'problem'"}])
-        {'malformed_row': {'count': 1, 'examples': ["t row 4: missing field 'problem'"]}}
+        ...               "skip_reason": "row 5: missing field 'problem'"}])
+        {'malformed_row': {'count': 1, 'examples': ["t row 5: missing field 'problem'"]}}
     """
     groups: dict[str, dict[str, Any]] = {}
     for row in sorted(rows, key=lambda r: (r["task_id"], r["row_index"])):
@@ -153,7 +162,9 @@ def group_skips(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         entry["count"] += 1
         if len(entry["examples"]) < SKIP_EXAMPLES:
             entry["examples"].append(
-                skip_example(row["task_id"], row["row_index"], row["skip_reason"])
+                skip_example(
+                    row["task_id"], row["row_index"], row["skip_reason"], row.get("sample_id")
+                )
             )
     return dict(sorted(groups.items()))
 
@@ -167,7 +178,7 @@ def skip_summary(tables: StoreTables) -> dict[str, dict[str, Any]]:
         {}
     """
     table = tables.table(SAMPLES_TABLE).to_table(
-        columns=["task_id", "row_index", "skip_rule", "skip_reason"],
+        columns=["task_id", "row_index", "sample_id", "skip_rule", "skip_reason"],
         filter=f"status = {sql_quote(STATUS_SKIPPED)}",
     )
     return group_skips(table.to_pylist())

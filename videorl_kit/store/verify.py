@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, frame_folder_hash
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
@@ -218,6 +219,13 @@ class VerifyReport:
         }
 
 
+def _source_hash(cached: CachedFrames) -> str:
+    """The content hash of a cached row's source now (a frame folder's at its cached fps)."""
+    if cached.decoder == FRAME_FOLDER_DECODER:
+        return frame_folder_hash(cached.source_uri, cached.source_fps)
+    return file_content_hash(cached.source_uri)
+
+
 def _redecode(cached: CachedFrames) -> Any:
     task = DecodeTask(
         source_uri=cached.source_uri,
@@ -228,6 +236,7 @@ def _redecode(cached: CachedFrames) -> Any:
         cache_key=cached.cache_key,
         decoder=cached.decoder,
         decoder_version=cached.decoder_version,
+        frames_fps=cached.source_fps if cached.decoder == FRAME_FOLDER_DECODER else None,
     )
     return decode_media(task)
 
@@ -255,7 +264,7 @@ def check_row(
     if not os.path.exists(cached.source_uri):
         return result("source_missing", "the source file is gone; cannot re-decode")
     try:
-        if file_content_hash(cached.source_uri) != cached.source_content_hash:
+        if _source_hash(cached) != cached.source_content_hash:
             return result("source_changed", "the source's content hash differs from the cached one")
         fresh = redecode(cached)
     except Exception as exc:

@@ -37,6 +37,7 @@ from videorl_kit.media.decode import decode_image, decode_video
 from videorl_kit.media.decoded import SAMPLER_VERSION
 from videorl_kit.media.decoders import DEFAULT_DECODER, get_decoder
 from videorl_kit.media.errors import MediaError
+from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, decode_frame_folder
 from videorl_kit.store.frame_codec import encode_frames
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, canonical_json
 
@@ -70,6 +71,7 @@ class DecodeTask:
     size: int = -1
     mtime_ns: int = -1
     max_visual_tokens: int | None = None
+    frames_fps: float | None = None  # a folder of numbered frames played at this fps
 
 
 @dataclass(frozen=True)
@@ -220,8 +222,12 @@ process commits), like PyAV's default decoder settings do."""
 def decode_media(task: DecodeTask) -> Any:
     """Decode ``task``'s file with the decoder its cache key names (``task.decoder``).
 
-    Videos decode with PyAV (slice threads), decord or torchcodec; images with Pillow.
+    Videos decode with PyAV (slice threads), decord or torchcodec; images with Pillow; a
+    folder of numbered frames (decoder ``frames``) at its declared fps.
     """
+    if task.decoder == FRAME_FOLDER_DECODER:
+        assert task.frames_fps is not None, "a frame folder's task carries its fps"
+        return decode_frame_folder(task.source_uri, task.budget, fps=task.frames_fps)
     if task.modality == "video":
         return decode_video(
             task.source_uri, task.budget, decoder=task.decoder, threads=DECODER_THREADS,
