@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from huggingface_hub import constants as hub_constants
 from typer.testing import CliRunner
 
 from tests.train import world
@@ -36,6 +37,9 @@ def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No network and an empty Hub cache: nothing can be found or fetched."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # huggingface_hub reads the variable once, when first imported (here, at collection): the
+    # constant is set too, and restored, so later tests of this process may use the Hub
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
 
 
