@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from videorl_kit.adapters.trl.native_video import INPUTS_KEY
 from videorl_kit.core.errors import UserError
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.rewards.trl_functions import completion_text
@@ -67,10 +68,11 @@ from videorl_kit.train.plan import TrainPlan
 NOT_FORWARD_INPUTS = frozenset({
     "prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages",
     "num_items_in_batch", "old_per_token_logps", "importance_sampling_ratio",
-    "sampling_per_token_logps", "ref_per_token_logps", "tool_mask",
+    "sampling_per_token_logps", "ref_per_token_logps", "tool_mask", INPUTS_KEY,
 })  # fmt: skip
 """Keys of a TRL batch that are not forward inputs of the log-prob pass (every other key,
-images and video tensors included, is passed to ``_get_per_token_logps_and_entropies``)."""
+images and video tensors included, is passed to ``_get_per_token_logps_and_entropies``; native
+video's per-row inputs reach it through :meth:`OfflineMixing._native_forward_inputs`)."""
 
 
 def run_tokenizer_ids(plan: TrainPlan) -> frozenset[str]:
@@ -261,6 +263,19 @@ class OfflineMixing:
 
     # -- helpers -----------------------------------------------------------------------------
     @contextlib.contextmanager
+    def _native_forward_inputs(self, samples: list[Any] | None) -> Iterator[None]:
+        """With native video, the batch's per-row inputs for a log-prob forward run here."""
+        if samples is None:
+            yield
+            return
+        saved = getattr(self, "_native_forward", None)
+        self._native_forward = samples
+        try:
+            yield
+        finally:
+            self._native_forward = saved
+
+    @contextlib.contextmanager
     def _native_rows(self, rows: list[int]) -> Iterator[None]:
         """With native video (:class:`~videorl_kit.adapters.trl.native_video.NativeVideoMixin`),
         its per-row generation inputs narrowed to ``rows`` while TRL sees only those prompts."""
@@ -343,7 +358,7 @@ class OfflineMixing:
             input_ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)
             mask = torch.cat([output["prompt_mask"], output["completion_mask"]], dim=1)
             forward = {k: v for k, v in output.items() if k not in NOT_FORWARD_INPUTS}
-            with torch.no_grad():
+            with torch.no_grad(), self._native_forward_inputs(output.get(INPUTS_KEY)):
                 old, _, _ = self._get_per_token_logps_and_entropies(
                     self.model, input_ids, mask, output["completion_ids"].size(1),
                     batch_size=self.args.per_device_train_batch_size, **forward,
