@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import json
 import keyword
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,7 @@ from videorl_kit.rewards.code_tests import (
     CodeTestPlan,
     CodeTestVerdict,
     PlanError,
+    bound_names,
     judge_call_tests,
     plan_tests,
 )
@@ -127,12 +128,22 @@ class GoldError(VideoRLKitError, ValueError):
     """The code ground truth cannot be read (the message says why)."""
 
 
-def parse_code_gold(gold: Any) -> tuple[str, list[str]]:
-    """Read a code ground truth into ``(entry_point, tests)``; raises :class:`GoldError`.
+class CodeGold(NamedTuple):
+    """A code ground truth: the entry point, its tests, and whether the entry point is a class
+    the tests construct (``"entry_point_kind": "class"``; a function by default, whose calls
+    must return plain data)."""
+
+    entry_point: str
+    tests: list[str]
+    is_class: bool = False
+
+
+def parse_code_gold(gold: Any) -> CodeGold:
+    """Read a code ground truth (:class:`CodeGold`); raises :class:`GoldError`.
 
     Example:
         >>> parse_code_gold('{"entry_point": "f", "tests": ["assert f(1) == 1"]}')
-        ('f', ['assert f(1) == 1'])
+        CodeGold(entry_point='f', tests=['assert f(1) == 1'], is_class=False)
         >>> parse_code_gold('{"entry_point": "f"}')
         Traceback (most recent call last):
         ...
@@ -156,6 +167,9 @@ def parse_code_gold(gold: Any) -> tuple[str, list[str]]:
         raise GoldError('ground truth "entry_point" is not a Python identifier')
     if keyword.iskeyword(entry_point):
         raise GoldError(f'ground truth "entry_point" is a keyword: {entry_point!r}')
+    kind = data.get("entry_point_kind", "function")
+    if kind not in ("function", "class"):
+        raise GoldError('ground truth "entry_point_kind" is neither "function" nor "class"')
     tests = data.get("tests")
     if not isinstance(tests, list) or not tests:
         raise GoldError('ground truth has no "tests" list')
@@ -168,7 +182,7 @@ def parse_code_gold(gold: Any) -> tuple[str, list[str]]:
             compile(test, f"<test {index}>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             raise GoldError(f"ground truth test {index} does not compile: {exc}") from None
-    return entry_point, list(tests)
+    return CodeGold(entry_point, list(tests), kind == "class")
 
 
 def extract_code(text: str) -> str:
@@ -244,7 +258,7 @@ class CodeExecVerifier:
             (1.0, 1)
         """
         try:
-            entry_point, tests = parse_code_gold(gold)
+            entry_point, tests, is_class = parse_code_gold(gold)
             plan = plan_tests(entry_point, tests)
         except (GoldError, PlanError) as exc:
             return VerifyOutcome.unverifiable(str(exc))
@@ -264,10 +278,11 @@ class CodeExecVerifier:
             return VerifyOutcome.wrong(
                 f"code longer than {MAX_CODE_CHARS} characters", code_chars=len(code)
             )
-        return self._judge(code, plan)
+        return self._judge(code, plan, is_class)
 
-    def _judge(self, code: str, plan: CodeTestPlan) -> VerifyOutcome:
-        """Run the calls, and the other tests against a proxy of the code; decide on the host."""
+    def _judge(self, code: str, plan: CodeTestPlan, is_class: bool = False) -> VerifyOutcome:
+        """Run the calls, and the other tests against a proxy of the code; decide on the host.
+        ``is_class``: the entry point is a class the tests construct (its objects may cross)."""
         options = {"limits": self._limits(), "isolation": self.params.isolation}
         calls = [(call.args, call.kwargs) for call in plan.calls]
         if not plan.script_tests:
@@ -284,6 +299,8 @@ class CodeExecVerifier:
                 script.sources,
                 call_timeout_s=self.params.call_timeout_s,
                 refused_modules=sorted(REFUSED_MODULES),
+                test_names=sorted(bound_names(plan.sources, plan.entry_point)),
+                entry_point_objects=is_class,
                 **options,
             )
             if proxied.status == "ran" and proxied.verdict == "refused":

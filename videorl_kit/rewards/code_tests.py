@@ -158,6 +158,37 @@ def _plan_one(
     return CallTest(index, source, tuple(tree.body), numbers), calls
 
 
+def bound_names(sources: Sequence[str], entry_point: str) -> frozenset[str]:
+    """The names any of the tests binds (assigns, defines, imports), the entry point aside: a
+    script test never looks one of them up in the answer's module, where the answer could set
+    it (``EXPECTED = 4`` judged on the host, then ``assert f(2) == EXPECTED`` in the tests'
+    process).
+
+    Example:
+        >>> sorted(bound_names(["EXPECTED = 4", "def check(c):\\n    assert c(2) == 4"], "f"))
+        ['EXPECTED', 'c', 'check']
+    """
+    names: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                names.add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+    names.discard(entry_point)
+    return frozenset(names)
+
+
 def _check_shape(tree: ast.Module, entry_point: str) -> None:
     """Only evaluable nodes; the entry point only ever called; names the test can resolve."""
     bound = {entry_point, "math"}

@@ -693,6 +693,39 @@ AnswerValue = tuple[Fraction | int | None, bool, str | None, tuple[Fraction, ...
 _NO_VALUE: AnswerValue = (None, False, "no number found", ())
 
 
+#: A bound instead of a value: "at least 4", "no more than 3", "up to 10", "4 or more", "4+",
+#: "≥ 4" ("over"/"under" are left out: "3 over 4" is a fraction). Searched in lower case, each
+#: only where its words occur, in the first and last 4096 characters of a longer answer.
+_BOUND_BEFORE_RE = re.compile(
+    r"(?:at\s{1,3}(?:least|most)|(?:more|less|fewer|greater)\s{1,3}than|up\s{1,3}to)\s{0,3}[-+]?\d"
+)
+_BOUND_AFTER_RE = re.compile(
+    r"(?<![\d.,])\d[\d.,]{0,40}\s{0,3}(?:or\s{1,3}(?:more|less|fewer|above|below|greater|higher"
+    r"|lower)\b|and\s{1,3}(?:above|up|more|over)\b|\+(?![\s\d(]{0,40}[\d(]))"
+)
+_BOUND_SIGN_RE = re.compile(r"(?:≥|≤|>=|<=|⩾|⩽)\s{0,3}[-+]?\d")
+
+
+def _open_range(text: str) -> str | None:
+    """The open range ``text`` states, or None.
+
+    Example:
+        >>> [_open_range(t) for t in ("At least 4.", "4 or more", "2+2", "4")]
+        ['at least 4', '4 or more', None, None]
+    """
+    low = text.lower() if len(text) <= 8192 else f"{text[:4096]}\n{text[-4096:]}".lower()
+    searches = (
+        (_BOUND_BEFORE_RE, ("least", "most", "than", "up")),
+        (_BOUND_AFTER_RE, ("or", "and", "+")),
+        (_BOUND_SIGN_RE, ("≥", "≤", "=", "⩾", "⩽")),
+    )
+    for pattern, words in searches:
+        found = pattern.search(low) if any(w in low for w in words) else None
+        if found:
+            return found.group().strip()
+    return None
+
+
 def _answer_number(answer_text: str) -> AnswerValue:
     """``read_single_number(stated_answer(answer_text))``, without the scans
     for plain numbers.
@@ -723,6 +756,9 @@ def _answer_number(answer_text: str) -> AnswerValue:
     asserted = stated_answer(answer_text)
     if not asserted:
         return None, False, "the answer only rejects numbers", ()
+    open_range = _open_range(asserted)
+    if open_range:  # "at least 4", "4 or more": every value past a bound
+        return None, False, f"an open range commits to no value ({open_range})", ()
     reading = read_single_number(asserted)
     number = reading.number
     if number is None:

@@ -123,14 +123,19 @@ def run_proxied(
     call_timeout_s: float | None = None,
     isolation: Isolation = "bubblewrap",
     refused_modules: Sequence[str] = (),
+    test_names: Sequence[str] = (),
+    entry_point_objects: bool = False,
     module_name: str = "solution",
 ) -> ProxyReport:
     """Run ``code``; make the planned ``calls`` of ``entry_point``; then run ``tests`` against it.
 
     ``tests`` run in order in one namespace of the tests' process; ``refused_modules`` are
     modules the tests' process must not import for the code (a module the code imported under
-    another name). Never raises for anything the code or the tests do; a host-side failure is
-    status ``sandbox_error``.
+    another name); ``test_names`` are names the ground truth's tests bind, never looked up in
+    the code's module (:func:`~videorl_kit.rewards.code_tests.bound_names`);
+    ``entry_point_objects``: calling the entry point may return an object of the code's class
+    (a class under test), else it must return plain data. Never raises for
+    anything the code or the tests do; a host-side failure is status ``sandbox_error``.
 
     Example:
         >>> r = run_proxied("def f(x):\\n    return x\\n", "f", [], ["assert f(1) == 2"])
@@ -161,6 +166,8 @@ def run_proxied(
             "tests": [str(test) for test in tests],
             "entry_point": entry_point,
             "refused_modules": sorted(refused_modules),
+            "test_names": sorted(test_names),
+            "entry_point_objects": bool(entry_point_objects),
             "max_arg_bytes": MAX_ARG_BYTES,
             "limits": limits.rlimits(),
         },

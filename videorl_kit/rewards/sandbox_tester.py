@@ -77,6 +77,8 @@ class _Session:
         self.inbox = request["inbox_fd"]
         self.max_bytes = int(request["max_arg_bytes"])
         self.refused_modules = frozenset(request["refused_modules"])
+        self.test_names = frozenset(request.get("test_names", ()))
+        self.entry_point_objects = bool(request.get("entry_point_objects"))
         self.entry_point = request["entry_point"]
         self.calls = 0
         self.refusal: str | None = None
@@ -136,6 +138,9 @@ class _Session:
                     _write_back(args[key] if type(key) is int else kwargs[key], value)
             return first
         if kind == "handle":
+            if ref == [None, self.entry_point] and not self.entry_point_objects:
+                # the function under test returns data (a class under test is declared)
+                raise TypeError(f"{label}() returned an object of the code's class, not data")
             return _Handle(first, f"{label}()")
         raise _rebuilt(first, second)
 
@@ -308,8 +313,13 @@ class _Handle:
     def __repr__(self) -> str:
         return f"<object made by the code's {self._label}>"
 
+    def __eq__(self, other: object) -> bool:  # identity, never NotImplemented (truthy)
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
     __hash__ = object.__hash__
-    __eq__ = object.__eq__
 
 
 class _Names(dict):
@@ -318,6 +328,10 @@ class _Names(dict):
     def __missing__(self, name: str) -> object:
         if name.startswith("__") or (hasattr(builtins, name) and name != _SESSION.entry_point):
             raise KeyError(name)
+        if name in _SESSION.test_names:  # bound by another test string: never the code's
+            raise _SESSION.refuse(
+                f"a test uses {name}, which another test binds: bind it in the same test"
+            )
         implicit = name in IMPLICIT_MODULES  # a module the tests relied on the code importing
         value = __import__(name) if implicit else _SESSION.lookup(None, name, name)
         self[name] = value
