@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.adapters.openrlhf.conftest import require_openrlhf
+from tests.adapters.openrlhf.conftest import require_openrlhf, stub_flash_attn_kernels
 from tests.adapters.openrlhf.test_native_video import load_agent_executor, prompt_dataset
 from tests.adapters.openrlhf.test_reward import FakeEngine
 from videorl_kit.adapters.openrlhf.bundle import agent_module_text
@@ -34,25 +34,28 @@ WRONG = "<think>I count them.</think><answer>7</answer><|im_end|>"  # the fake e
 N = 4
 
 
-def process_into_experience(response: dict, max_len: int):
-    """OpenRLHF's own conversion of a rollout into an ``Experience``. Its module imports
-    ``vllm.SamplingParams`` and OpenRLHF's vLLM engine module (both need vLLM, absent here);
-    stand-ins for those names, unused by the conversion, let it import."""
+def import_without_vllm(module: str):
+    """Import an OpenRLHF module whose import chain reaches ``vllm.SamplingParams`` and
+    OpenRLHF's vLLM engine module (both need vLLM, absent here); stand-ins for those names,
+    unused by the code the tests call, let it import and are removed afterwards."""
     stand_ins = {}
-    if "openrlhf.trainer.ppo_utils.samples_generator" not in sys.modules and (
-        importlib.util.find_spec("vllm") is None
-    ):
+    if module not in sys.modules and importlib.util.find_spec("vllm") is None:
         engine = types.ModuleType("openrlhf.trainer.ray.vllm_engine")
         engine.batch_vllm_engine_call = engine.create_vllm_engines = None
         stand_ins = {"vllm": types.SimpleNamespace(SamplingParams=object),
                      "openrlhf.trainer.ray.vllm_engine": engine}  # fmt: skip
     sys.modules.update(stand_ins)
     try:
-        from openrlhf.trainer.ppo_utils.samples_generator import SamplesGenerator
+        return importlib.import_module(module)
     finally:  # nothing else may take vLLM for installed
         for name in stand_ins:
             sys.modules.pop(name, None)
 
+
+def process_into_experience(response: dict, max_len: int):
+    """OpenRLHF's own conversion of a rollout into an ``Experience``."""
+    generator = import_without_vllm("openrlhf.trainer.ppo_utils.samples_generator")
+    SamplesGenerator = generator.SamplesGenerator
     return SamplesGenerator._process_response_into_experience(None, response, max_len=max_len)
 
 
@@ -175,3 +178,48 @@ def test_below_accuracy_generates_the_group_first_and_replaces_only_below(
     offline = [r["extra_logs"]["offline"] for r in responses]
     assert offline == ([0.0, 0.0, 0.0, 1.0] if mixed else [0.0] * N)
     assert all(r["extra_logs"]["offline_online_accuracy"] == 0.0 for r in responses)
+
+
+def test_the_offline_member_takes_part_in_openrlhfs_group_norm_advantage(bundle, tmp_path):
+    """The group's Experiences (three online, wrong; one offline, correct) go through OpenRLHF
+    0.11.2's own ``RemoteExperienceMaker.compute_advantages_and_returns`` with the GRPO
+    estimator ``group_norm``: the offline member's advantage is the group normalisation's,
+    the same formula as the online members'. The maker is the real class; its Ray actor
+    groups are unused by this method, so none are passed; ``kl`` is zero as with
+    ``init_kl_coef`` 0."""
+    import torch
+
+    stub_flash_attn_kernels()  # openrlhf.models imports flash_attn; its kernels need CUDA
+    maker_module = import_without_vllm("openrlhf.trainer.ppo_utils.experience_maker")
+    from openrlhf.trainer.ppo_utils.kl_controller import FixedKLController
+
+    section = OfflineSection(source="curated", correction="none")
+    responses, _ = rollout(bundle, tmp_path, section, bundle.with_candidate)
+    experiences = []
+    for index, response in enumerate(responses):
+        experience = process_into_experience(response, max_len=4096)
+        experience.index = [index]
+        experience.kl = torch.zeros_like(experience.action_mask, dtype=torch.float32)
+        experiences.append(experience)
+    rewards = torch.cat([e.rewards.float() for e in experiences])
+    assert rewards[-1] == pytest.approx(1.0) and (rewards[:-1] < 1.0).all()
+
+    args = SimpleNamespace(
+        algo=SimpleNamespace(advantage=SimpleNamespace(estimator="group_norm", gamma=1.0)),
+        rollout=SimpleNamespace(n_samples_per_prompt=N),
+        reward=SimpleNamespace(clip_range=None),
+        data=SimpleNamespace(max_len=4096),
+    )
+    maker = maker_module.RemoteExperienceMaker(None, None, None, None, FixedKLController(0.0),
+                                  SimpleNamespace(args=args), bundle.processor.tokenizer)  # fmt: skip
+    maker.compute_advantages_and_returns(experiences)
+
+    expected = (rewards - rewards.mean()) / (rewards.std() + 1e-9)
+    for experience, value in zip(experiences, expected, strict=True):
+        mask = experience.action_mask.bool()
+        # REINFORCE-style returns: every response token carries the normalised reward
+        assert torch.allclose(experience.advantages[mask], value.expand(int(mask.sum())))
+        assert experience.info["group_reward_std"].item() == pytest.approx(rewards.std().item())
+    offline = experiences[-1].advantages[experiences[-1].action_mask.bool()]
+    assert (offline > 0).all()  # the correct offline member pulls the policy towards it
+    assert all((e.advantages[e.action_mask.bool()] < 0).all() for e in experiences[:-1])
