@@ -85,12 +85,14 @@ def bundle(workspace, tiny_models, tmp_path_factory):
                            with_candidate=rows[0], without=without)  # fmt: skip
 
 
-def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32, groups=1):
+def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32, groups=1,
+            candidate=None, tokenizer_ids=frozenset(), logprobs=None):  # fmt: skip
     """``groups`` groups of ``N`` samples of one prompt row, as OpenRLHF's rollout actor runs
     them, through the bundle's agent module; returns the responses and the fake engine."""
-    key = (bundle.spec.id, bundle.candidate.sample_id)
-    pool = OfflinePool(section, {key: [bundle.candidate]}, {bundle.spec.id: len(bundle.rows)})
-    payload = offline_payload(pool, section, n=N, seed=0, tokenizer_ids=frozenset())
+    candidate = candidate or bundle.candidate
+    key = (bundle.spec.id, candidate.sample_id)
+    pool = OfflinePool(section, {key: [candidate]}, {bundle.spec.id: len(bundle.rows)})
+    payload = offline_payload(pool, section, n=N, seed=0, tokenizer_ids=tokenizer_ids)
     offline_file = tmp_path / "offline.json"
     offline_file.write_text(json.dumps(payload))
     agent_file = tmp_path / "agent_func.py"
@@ -98,7 +100,7 @@ def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32
     executor = load_agent_executor(agent_file)
     engine = FakeEngine(bundle.processor.tokenizer, WRONG)
     _, prompt, label, refs = row
-    params = SimpleNamespace(max_tokens=max_tokens, logprobs=None)
+    params = SimpleNamespace(max_tokens=max_tokens, logprobs=logprobs)
 
     async def generate_responses():  # LLMRayActor.generate_responses, OpenRLHF 0.11.2
         tasks = [executor.execute(prompt=prompt, label=label, sampling_params=params,
@@ -223,3 +225,43 @@ def test_the_offline_member_takes_part_in_openrlhfs_group_norm_advantage(bundle,
     offline = experiences[-1].advantages[experiences[-1].action_mask.bool()]
     assert (offline > 0).all()  # the correct offline member pulls the policy towards it
     assert all((e.advantages[e.action_mask.bool()] < 0).all() for e in experiences[:-1])
+
+
+def test_truncated_is_gives_openrlhf_the_stored_behaviour_log_probs_and_its_tis_weights_them(
+    bundle, tmp_path
+):
+    """``truncated_is`` sets OpenRLHF's token-level clip correction (which makes OpenRLHF's
+    ``SamplesGenerator`` ask for ``logprobs=1``); the agent then returns the offline member's
+    stored behaviour log-probs as ``rollout_log_probs``, OpenRLHF's
+    ``_process_response_into_experience`` carries them, and OpenRLHF's own ``PolicyLoss``
+    (built as ``ppo_actor.py`` builds it from the flags ``openrlhf_flags`` sets, see
+    test_recipe_checks) weights the member's token losses by ``clamp(exp(old - mu), 0, cap)``."""
+    import dataclasses
+
+    import torch
+
+    stub_flash_attn_kernels()
+    from openrlhf.models.loss import PolicyLoss
+
+    tokenizer = bundle.processor.tokenizer
+    ids = tokenizer(bundle.stored, add_special_tokens=False)["input_ids"]
+    behaviour = [-0.1 * (i + 1) for i in range(len(ids))]
+    candidate = dataclasses.replace(bundle.candidate, token_ids=ids, tokenizer_id="tiny",
+                                    behaviour_logprobs=behaviour)  # fmt: skip
+    section = OfflineSection(source="curated", correction="truncated_is", is_cap=1.5)
+    responses, _ = rollout(bundle, tmp_path, section, bundle.with_candidate, candidate=candidate,
+                           tokenizer_ids=frozenset({"tiny"}), logprobs=1)  # fmt: skip
+    member = process_into_experience(responses[-1], max_len=4096)
+    mask = member.action_mask.bool()
+    carried = member.rollout_log_probs[mask].tolist()
+    assert carried[: len(ids)] == pytest.approx(behaviour)  # then the appended end token
+
+    loss_fn = PolicyLoss(is_correction_level="token", is_correction_mode="clip",
+                         is_correction_gating="ratio", is_correction_threshold=[0.0, 1.5])  # fmt: skip
+    old = torch.full_like(member.rollout_log_probs, -0.3)
+    advantages = torch.ones_like(old)
+    loss, *_ = loss_fn(old, old, advantages, action_mask=member.action_mask,
+                       rollout_log_probs=member.rollout_log_probs)  # fmt: skip
+    weights = (old - member.rollout_log_probs).exp().clamp(0.0, 1.5)[mask]
+    assert loss.item() == pytest.approx(-weights.mean().item(), rel=1e-5)
+    assert weights.min().item() < 1.0 < weights.max().item() == pytest.approx(1.5)
