@@ -86,7 +86,7 @@ def bundle(workspace, tiny_models, tmp_path_factory):
 
 
 def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32, groups=1,
-            candidate=None, tokenizer_ids=frozenset(), logprobs=None):  # fmt: skip
+            candidate=None, tokenizer_ids=frozenset(), logprobs=None, concurrent=False):  # fmt: skip
     """``groups`` groups of ``N`` samples of one prompt row, as OpenRLHF's rollout actor runs
     them, through the bundle's agent module; returns the responses and the fake engine."""
     candidate = candidate or bundle.candidate
@@ -108,6 +108,13 @@ def rollout(bundle, tmp_path, section: OfflineSection, row, max_tokens: int = 32
                                   llm_engine=engine, images=refs) for _ in range(N)]  # fmt: skip
         return await asyncio.gather(*tasks)
 
+    if concurrent:  # the same prompt sent twice at once to one actor
+
+        async def both():
+            return await asyncio.gather(generate_responses(), generate_responses())
+
+        first, second = asyncio.run(both())
+        return first + second, engine
     responses = []
     for _ in range(groups):
         responses += asyncio.run(generate_responses())
@@ -265,3 +272,12 @@ def test_truncated_is_gives_openrlhf_the_stored_behaviour_log_probs_and_its_tis_
     weights = (old - member.rollout_log_probs).exp().clamp(0.0, 1.5)[mask]
     assert loss.item() == pytest.approx(-weights.mean().item(), rel=1e-5)
     assert weights.min().item() < 1.0 < weights.max().item() == pytest.approx(1.5)
+
+
+def test_two_concurrent_calls_for_one_prompt_keep_their_groups_apart(bundle, tmp_path):
+    """OpenRLHF's ``generate_responses`` gathers its ``n`` coroutines in order; two calls for
+    the same sample running at once on one actor still get one offline member each, last."""
+    section = OfflineSection(source="curated", correction="none")
+    responses, engine = rollout(bundle, tmp_path, section, bundle.with_candidate, concurrent=True)
+    assert [r["extra_logs"]["offline"] for r in responses] == [0.0, 0.0, 0.0, 1.0] * 2
+    assert len(engine.calls) == 2 * (N - 1)
