@@ -126,3 +126,29 @@ def test_validate_refuses_first_what_openrlhf_refuses(parser, workspace, tmp_pat
     verdict = parser.check(argv_for(data))
     assert not verdict.accepted
     assert openrlhf_says in verdict.error
+
+
+def test_truncated_is_sets_openrlhfs_token_clip_correction_capped_at_is_cap(parser):
+    from videorl_kit.train.offline.section import OfflineSection
+
+    loaded = load_recipe(shipped_recipes()[0], backend="openrlhf")
+    data = loaded.recipe.model_dump(mode="json")
+    data["algorithm"] = {"name": "grpo", "params": {}}
+    recipe = _namespace(data)
+    recipe.offline = OfflineSection(source="curated", correction="truncated_is", is_cap=1.5)
+    options, _ = backend_options("grpo", resolve_params("grpo", {}, max_new_tokens=64), "openrlhf")
+    flags = openrlhf_flags(recipe, options, model="/models/m", prompts=STATS,
+                           output_dir=Path("/bundle"), reward_file=Path("/bundle/reward_func.py"),
+                           agent_file=Path("/bundle/agent_func.py"))  # fmt: skip
+    verdict = parser.check(to_argv(flags))
+    assert verdict.accepted, verdict.error
+    advantage = verdict.args["algo"]["advantage"]
+    assert advantage["is_correction_level"] == "token"
+    assert advantage["is_correction_mode"] == "clip"
+    assert advantage["is_correction_gating"] == "ratio"
+    assert advantage["is_correction_threshold"] == [0.0, 1.5]
+    recipe.offline = OfflineSection(source="curated", correction="recompute")
+    flags = openrlhf_flags(recipe, options, model="/models/m", prompts=STATS,
+                           output_dir=Path("/bundle"), reward_file=Path("/bundle/reward_func.py"),
+                           agent_file=Path("/bundle/agent_func.py"))  # fmt: skip
+    assert "--algo.advantage.is_correction_level" not in flags

@@ -142,5 +142,14 @@ def openrlhf_flags(
         flags["--logger.wandb.project"] = recipe.logging.wandb_project or recipe.id
         flags["--logger.wandb.run_name"] = recipe.id
     flags.update(algorithm_options)
+    offline = getattr(recipe, "offline", None)
+    if offline is not None and offline.correction == "truncated_is":
+        # OpenRLHF's TIS: each token's loss times clamp(pi_old / mu, 0, cap), mu the rollout's
+        # log-probs (vLLM's for online members, the stored behaviour ones for offline members,
+        # returned by the bundle's agent); the level also makes OpenRLHF ask for log-probs.
+        flags["--algo.advantage.is_correction_level"] = "token"
+        flags["--algo.advantage.is_correction_mode"] = "clip"
+        flags["--algo.advantage.is_correction_gating"] = "ratio"
+        flags["--algo.advantage.is_correction_threshold"] = [0.0, offline.cap]
     flags.update(cluster.extra_args)
     return flags

@@ -12,6 +12,16 @@ the first step of each coroutine (before any ``await``) runs in that order. So t
 call for a (task, sample) on an actor is member ``i mod n`` of that sample's group
 ``i div n`` there; the last ``per_group`` members are the offline slots, as on TRL.
 
+What this relies on in OpenRLHF 0.11.2: ``openrlhf/trainer/ppo_utils/samples_generator.py``
+lines 226-238 send each prompt once to one engine actor with ``num_samples=n_samples``, and
+``openrlhf/trainer/ray/vllm_engine.py`` lines 183-206 (``LLMRayActor.generate_responses``)
+build the ``n`` ``executor.execute`` coroutines in a list and ``asyncio.gather`` them, which
+wraps them in tasks in list order; the event loop starts ready tasks first in, first out, so
+the ``n`` first steps of one call run before those of a later call on the same actor, even
+when the same sample is sent twice at once. :meth:`OfflineMembers.execute` takes its member
+index in that first step (before its first ``await``). A change of those lines (samples of a
+prompt spread over calls or engines, or an ``await`` before the executor) breaks it.
+
 ``when: always``: an offline slot returns the stored response without asking vLLM (``n - k``
 generated). ``when: below_accuracy``: every member is generated and scored; the slots wait
 until their group's ``n`` online accuracies are in and are replaced when the mean is below the
