@@ -107,6 +107,25 @@ def test_dry_run_writes_inputs_and_trains_nothing(recipe: Path, tmp_path: Path) 
     assert not (run / "metrics.jsonl").exists() and not list(run.glob("checkpoint-*"))
 
 
+def test_a_dry_run_computes_the_trl_config_once(
+    recipe: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import videorl_kit.adapters.trl.backend as trl_backend
+
+    calls = []
+    real = trl_backend.config_kwargs
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trl_backend, "config_kwargs", counted)
+    result = runner.invoke(app, ["train", str(recipe), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "run" / "trl_config.json").exists()
+    assert len(calls) == 1  # check and prepare share one computation
+
+
 def test_console_script_prints_one_line(recipe: Path, tmp_path: Path) -> None:
     """The real console entry point (no test verifier registered there: one plain spec)."""
     text = recipe.read_text().replace("name: grpo", "name: nope")

@@ -78,6 +78,17 @@ class TrlBackend:
     def __init__(self, frame_source: FrameSource | None = None, callbacks: Sequence[Any] = ()):
         self.frame_source = frame_source
         self.callbacks = list(callbacks)
+        self._config: tuple[TrainPlan, int, str, dict[str, Any]] | None = None
+
+    def config(self, plan: TrainPlan) -> tuple[str, dict[str, Any]]:
+        """TRL's trainer and config for ``plan``, computed once per plan (check, prepare and
+        train reuse it); a copy of the keyword arguments, so callers may change it."""
+        world = _world_size()
+        cached = self._config
+        if cached is None or cached[0] is not plan or cached[1] != world:
+            trainer, kwargs = config_kwargs(plan, world)
+            cached = self._config = (plan, world, trainer, kwargs)
+        return cached[2], dict(cached[3])
 
     def check(self, plan: TrainPlan) -> None:
         """Refuse what this backend cannot run, before anything is written."""
@@ -95,7 +106,7 @@ class TrlBackend:
                 "generation sends images only); set trl.use_vllm: false, or trl.video: "
                 "frames_as_images to generate with vLLM"
             )
-        config_kwargs(plan, _world_size())  # batch split and trl.options
+        self.config(plan)  # batch split and trl.options
         if plan.recipe.offline is not None:
             check_offline_tokens(plan)
         if plan.resume and last_checkpoint(plan.output_dir) is None:
@@ -147,7 +158,7 @@ class TrlBackend:
 
     def prepare(self, plan: TrainPlan) -> dict[str, Any]:
         """Write ``trl_config.json``; return the trainer and its config for ``--dry-run``."""
-        trainer, kwargs = config_kwargs(plan, _world_size())
+        trainer, kwargs = self.config(plan)
         return _write_config(plan, trainer, kwargs, planned_video_mode(plan))
 
     def train(self, plan: TrainPlan) -> None:
@@ -157,7 +168,7 @@ class TrlBackend:
         # the callbacks subclass transformers' TrainerCallback: they load with transformers
         from videorl_kit.adapters.trl.callbacks import MetricsCallback, RichProgressCallback
 
-        trainer_name, kwargs = config_kwargs(plan, _world_size())
+        trainer_name, kwargs = self.config(plan)
         if plan.recipe.logging.wandb:
             os.environ.setdefault(
                 "WANDB_PROJECT", plan.recipe.logging.wandb_project or plan.recipe.id
