@@ -34,6 +34,7 @@ import pytest
 import torch
 
 from tests.eval.conftest import ROOT, cached_requests, count_generated
+from tests.mrope_reference import reference_positions
 from tests.procfs import live_processes
 from videorl_kit.eval.requests import apply_variant
 from videorl_kit.eval.results import EvalResults, load_results
@@ -319,22 +320,13 @@ def qwen25_reference_positions(inputs, config) -> torch.Tensor:
     after a vision block continues after the block's largest position on any axis.
     transformers 5.x continues after its height or width only, which differs once a video's
     temporal extent is the larger (a long video)."""
-    merge = config.vision_config.spatial_merge_size
-    step = config.vision_config.tokens_per_second
-    grids = iter(inputs["video_grid_thw"].tolist())
-    seconds = iter(inputs["second_per_grid_ts"].tolist())
-    ids, parts, start, i = inputs["input_ids"][0].tolist(), [], 0, 0
-    while i < len(ids):
-        if ids[i] == config.video_token_id:
-            t, h, w = next(grids)
-            block = np.indices((t, h // merge, w // merge)).reshape(3, -1)
-            block[0] = (block[0] * next(seconds) * step).astype(np.int64)
-            parts.append(block + start)
-            start, i = int(parts[-1].max()) + 1, i + block.shape[1]
-        else:
-            parts.append(np.full((3, 1), start))
-            start, i = start + 1, i + 1
-    return torch.from_numpy(np.concatenate(parts, axis=1))[:, None, :]
+    positions = reference_positions(
+        inputs["input_ids"][0].tolist(),
+        inputs["video_grid_thw"].tolist(),
+        inputs["second_per_grid_ts"].tolist(),
+        config,
+    )
+    return torch.from_numpy(positions)[:, None, :]
 
 
 def _first_token_logprobs(backend, request, ids) -> torch.Tensor:

@@ -45,6 +45,7 @@ from typing import Any, Literal
 from videorl_kit.rewards import sandbox_tester
 from videorl_kit.rewards.sandbox import (
     CallResult,
+    ChildReport,
     ChildStatus,
     Isolation,
     Pipes,
@@ -101,16 +102,7 @@ class ProxyReport:
     pids: tuple[int, ...] = ()
     leftover_killed: int = 0
 
-    def to_details(self) -> dict[str, Any]:
-        """JSON-ready summary for reward ``details`` (no returned values)."""
-        return {
-            "status": self.status,
-            "isolation": self.isolation,
-            "message": self.message,
-            "duration_s": self.duration_s,
-            "returncode": self.returncode,
-            "stderr": self.stderr,
-        }
+    to_details = ChildReport.to_details  # the same summary fields
 
 
 def run_proxied(
