@@ -79,26 +79,16 @@ def store_status(store_dir: str | Path, *, max_failures: int = 20) -> dict[str, 
     info[FRAMES_TABLE]["frame_bytes"] = int(sum(int(np.prod(s)) for s in shapes))
     info[FRAMES_TABLE]["frames"] = int(sum(s[0] for s in shapes))
     info[FRAMES_TABLE]["by_modality"] = dict(Counter(frames.column("modality").to_pylist()))
-    warned = [
-        {"source_uri": uri, "warnings": notes}
-        for uri, notes in zip(
-            frames.column("source_uri").to_pylist(),
-            frames.column("decode_warnings").to_pylist(),
-            strict=True,
-        )
-        if notes
-    ]
-    info[FRAMES_TABLE]["decode_warnings"] = sorted(warned, key=lambda w: w["source_uri"])
-    cut = [
-        {"source_uri": uri, "truncation": reason}
-        for uri, reason in zip(
-            frames.column("source_uri").to_pylist(),
-            frames.column("truncation").to_pylist(),
-            strict=True,
-        )
-        if reason
-    ]
-    info[FRAMES_TABLE]["truncated"] = sorted(cut, key=lambda c: c["source_uri"])
+    uris = frames.column("source_uri").to_pylist()
+
+    def flagged(column: str, key: str) -> list[dict[str, Any]]:
+        """``{"source_uri", key}`` for each row whose ``column`` is set, by source."""
+        values = frames.column(column).to_pylist()
+        rows = [{"source_uri": u, key: v} for u, v in zip(uris, values, strict=True) if v]
+        return sorted(rows, key=lambda row: row["source_uri"])
+
+    info[FRAMES_TABLE]["decode_warnings"] = flagged("decode_warnings", "warnings")
+    info[FRAMES_TABLE]["truncated"] = flagged("truncation", "truncation")
     per_budget = Counter(frames.column("budget_hash").to_pylist())
     info["budgets"] = {
         digest: {**value, "rows": per_budget.get(digest, 0)}
