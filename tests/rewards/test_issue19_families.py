@@ -407,3 +407,33 @@ def test_a_flood_of_boxes_is_a_hedge_read_in_linear_time() -> None:
     same = "\\boxed{4} " * 300  # one answer repeated past MAX_BOX_OPENINGS: degenerate, 0
     assert NUMERIC(same, "4").accuracy == 0.0
     assert NUMERIC("\\boxed{4} " * 20, "4").accuracy == 1.0
+
+
+DOUBT = ["maybe", "probably", "I think", "perhaps", "likely"]
+
+
+@pytest.mark.parametrize("ptype", ["multiple_choice", "numerical", "boolean", "open_ended"])
+@given(data=st.data(), doubt=st.sampled_from(DOUBT))
+def test_a_word_of_doubt_never_raises_a_score(ptype: str, data: st.DataObject, doubt: str) -> None:
+    """Policy (docs/verifiers.md): doubt on a wrong value scores 0, doubt between a right and a
+    wrong value is a hedge, and doubt alone is no answer."""
+    gold, rights, wrongs = RIGHT_AND_WRONG[ptype]
+    right, wrong = data.draw(st.sampled_from(rights)), data.draw(st.sampled_from(wrongs))
+    options = OPTIONS if ptype == "multiple_choice" else None
+    score = reward_function_for(ptype)
+    assert score(f"<answer>{doubt} {wrong}</answer>", gold, options).accuracy == 0.0
+    for between in (f"{right}, {doubt} {wrong}", f"{doubt} {right}, {doubt} {wrong}"):
+        assert score(f"<answer>{between}</answer>", gold, options).accuracy == 0.0, between
+    assert score(f"<answer>{doubt}</answer>", gold, options).accuracy == 0.0
+
+
+@pytest.mark.parametrize(
+    ("ptype", "answer"),
+    [("numerical", "probably 12"), ("numerical", "~12"), ("numerical", "12?"),
+     ("boolean", "probably yes"), ("boolean", "I think yes"),
+     ("multiple_choice", "I think B"), ("multiple_choice", "B, I think")],
+)  # fmt: skip
+def test_doubt_on_one_letter_number_or_verdict_commits_to_it(ptype: str, answer: str) -> None:
+    gold = RIGHT_AND_WRONG[ptype][0]
+    options = OPTIONS if ptype == "multiple_choice" else None
+    assert reward_function_for(ptype)(f"<answer>{answer}</answer>", gold, options).accuracy == 1.0

@@ -59,7 +59,7 @@ _DESIGNATOR_RE = re.compile(
 )
 _HEDGE_RE = re.compile(
     r"\s{0,3}(?:,\s{0,3}(?:or\b|and\b)?|/|\||&|;|\bor\b|\band\b|\band/or\b)\s{0,3}"
-    r"(?:(?:maybe|possibly|perhaps|probably|even|also)\s{1,3})?"
+    r"(?:(?:maybe|possibly|perhaps|probably|likely|even|also)\s{1,3})?"
     r"(?:(?:option|choice)\s{0,3})?[(\[]?\s{0,2}(?P<letter>[A-Za-z])\s{0,2}[)\]]?(?![\w'’])",
     re.IGNORECASE,
 )
@@ -81,10 +81,13 @@ def _other_letter(name: str) -> str:
 
 _ALTERNATIVE_RE = re.compile(
     rf"(?<![\w'’]){_other_letter('x')}[^.;\n]{{0,30}}?"
-    r"\b(?:also|too|might|could|may|possibly|perhaps|maybe|as\s{1,3}well)\b"
-    r"|\b(?:also|maybe|possibly|perhaps|or|could\s{1,3}be|might\s{1,3}be)\s{1,3}"
+    r"\b(?i:also|too|might|could|may|possibly|perhaps|maybe|as\s{1,3}well)\b"
+    r"|\b(?i:also|maybe|possibly|perhaps|probably|likely|or|could\s{1,3}be|might\s{1,3}be"
+    r"|i\s{1,3}(?:think|guess|believe))\s{1,3}"
     rf"{_other_letter('y')}"
 )
+#: After a bare "I" the hedge check found: the pronoun of a word of doubt ("B, I think").
+_PRONOUN_I_RE = re.compile(r"\s{1,3}(?:think|guess|believe|suppose|reckon)\b", re.IGNORECASE)
 _NEGATION_RE = re.compile(r"\b(?:not|never|wrong|incorrect|false)\b|n['’]t\b", re.IGNORECASE)
 _TRAILING_BRACKET_RE = re.compile(r"[(\[]\s{0,2}([A-Za-z])\s{0,2}[)\]][\s.!。]{0,4}$")
 _OPTION_LABEL_RE = re.compile(r"\s{0,4}[(\[]?([A-Za-z])\s{0,2}[.):：\]]\s{0,4}(.*)", re.DOTALL)
@@ -293,6 +296,8 @@ def parse_choice(
             hedge = _HEDGE_RE.match(text, m.end("close") if m.group("close") else m.end("letter"))
             if hedge is None and m.group("punct"):  # "A. and B"
                 hedge = _HEDGE_RE.match(text, m.end())
+            if hedge and _PRONOUN_I_RE.match(text, hedge.end()) and hedge.group("letter") == "I":
+                hedge = None  # "B, I think": the pronoun, not option I
             if hedge and hedge.group("letter").upper() != letter:
                 return None, f"hedged answer ({letter} and {hedge.group('letter').upper()})"
             tail = rest.strip(" \t.:：,;)]")
@@ -326,6 +331,9 @@ def parse_choice(
     if paraphrase:
         by_words = _option_by_words(text, options)
         if by_words is not None:
+            other = _other_option(text, by_words)  # "Blue, maybe A"
+            if other:
+                return None, f"hedged answer ({by_words}, and {other} as possible)"
             return by_words, None
     closing = _TRAILING_BRACKET_RE.search(text[-40:])
     if closing:  # "... so (C)": a bracketed letter closing the answer designates it
