@@ -69,6 +69,7 @@ from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
 from videorl_kit.spec.paths import PathRoots
+from videorl_kit.spec.source_layouts import read_layout_rows
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,17 @@ def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
         raise UserError(f"{path}: cannot read data file: {exc}") from None
 
 
+def spec_rows(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, Any]]:
+    """``(line, row)`` of ``spec``'s data file ``path``: :func:`read_rows`, or the source set's
+    own layout when the spec names one (``data.layout``, see
+    :mod:`videorl_kit.spec.source_layouts`)."""
+    if spec.data.layout is None:
+        return read_rows(path)
+    return read_layout_rows(
+        spec.data.layout, path, spec.data.fields, frames_fps=spec.data.frames_fps
+    )
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
@@ -309,7 +321,7 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
     media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
     layout = spec.eval.annotations if spec.eval is not None else None
     kept = 0
-    for index, (line, row) in enumerate(read_rows(path)):
+    for index, (line, row) in enumerate(spec_rows(spec, path)):
         if spec.data.limit is not None and kept >= spec.data.limit:
             return
         read = (
