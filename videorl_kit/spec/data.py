@@ -2,8 +2,10 @@
 
 Rows follow EasyVideoR1's layout (``problem``, ``answer``, ``videos``, ``images``,
 ``options``, ``problem_type``, ``data_type``, optional ``id``); the spec's field map
-renames columns. The public video-RL sets (Video-R1-260k, OneThinker, VideoChat-R1) read
-as they are with ``fields: {answer: solution, media: path, id: problem_id}``:
+renames columns (a source set published in another layout, such as Charades-STA or
+GoT-10k, is read by ``data.layout``: :mod:`videorl_kit.spec.source_layouts`). The public
+video-RL sets (Video-R1-260k, OneThinker) read as they are with
+``fields: {answer: solution, media: path, id: problem_id}``:
 
 * a gold answer wrapped in one ``<answer>…</answer>`` block (their ``solution``) is
   unwrapped automatically; a gold with two answer blocks is ambiguous and skipped;
