@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +20,7 @@ from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec import load_spec
 from videorl_kit.spec.data import iter_samples
 from videorl_kit.spec.models import DataSpec, TaskSpec
+from videorl_kit.spec.prompt import render_prompt
 from videorl_kit.spec.source_layouts import SOURCE_LAYOUTS, read_layout_rows
 from videorl_kit.store import FrameStore
 
@@ -61,7 +63,8 @@ def test_the_shipped_specs_validate_and_name_their_layout() -> None:
     result = runner.invoke(app, ["validate", *paths])
     assert result.exit_code == 0, result.output
     layouts = {load_spec(SPECS / f"{s}.yaml").data.layout for s in SOURCES}
-    assert layouts == set(SOURCE_LAYOUTS)
+    declared = get_args(DataSpec.model_fields["layout"].annotation)[0]  # Literal[...] | None
+    assert layouts == set(SOURCE_LAYOUTS) == set(get_args(declared))
 
 
 @pytest.mark.parametrize("spec_id", sorted(SOURCES))
@@ -106,6 +109,10 @@ def test_got10k_golds_are_boxes_per_second_with_absent_seconds_left_out(
     assert json.loads(second.answer) == {"boxes": {"0": [4, 10, 16, 20], "2": [44, 10, 56, 20]}}
     assert second.raw["absent_seconds"] == [1] and second.raw["initial_box"] == [4, 10, 16, 20]
     assert second.videos[0].is_dir() and second.videos[0].name == "GOT-10k_Train_000002"
+    assert first.raw["frame_size"] == [64, 48]  # meta_info.ini's resolution, for the prompt
+    prompt = render_prompt(load_spec(fixture_specs["videochat-r1-got10k"]), first)
+    assert "Track the red panda" in prompt and "64x48 pixels" in prompt
+    assert "[4, 10, 16, 20]" in prompt
 
 
 def test_nextgqa_golds_are_option_letters_with_the_evidence_kept(

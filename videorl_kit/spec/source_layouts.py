@@ -20,8 +20,8 @@ sits between the download and ``build-cache``:
   is empty gives no gold box: the tracking verifier scores the gold seconds only, so such a
   second neither rewards nor costs a prediction. The question is the object class from
   ``meta_info.ini`` (``object_class``); extra columns: ``sequence``, ``object_class``,
-  ``initial_box`` (the first frame's box, for the prompt), ``n_frames``,
-  ``absent_seconds``.
+  ``frame_size`` (``[width, height]`` from its ``resolution``), ``initial_box`` (the first
+  frame's box, for the prompt), ``n_frames``, ``absent_seconds``.
 * ``nextgqa``: ``data.path`` is NExT-GQA's ``val.csv`` (or ``test.csv``; columns
   ``video_id, frame_count, width, height, question, answer, qid, type, a0..a4``, the answer
   as option text); one multiple-choice row per line, options ``A.``-``E.`` from ``a0..a4``,
@@ -169,20 +169,38 @@ def _boxes(path: Path) -> list[tuple[float, float, float, float]]:
     return boxes
 
 
-def _object_class(folder: Path) -> str | None:
+_RESOLUTION = re.compile(r"^\(?\s*([0-9]+)\s*[,x]\s*([0-9]+)\s*\)?$")
+
+
+def got10k_meta(folder: Path) -> dict[str, Any]:
+    """``object_class`` and ``frame_size`` (``[width, height]``) from a sequence's
+    ``meta_info.ini`` (None for what it does not say).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> seq = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (seq / "meta_info.ini").write_text(
+        ...     "[METAINFO]\\nobject_class: red panda\\nresolution: (1280, 720)\\n")
+        >>> got10k_meta(seq)
+        {'object_class': 'red panda', 'frame_size': [1280, 720]}
+    """
+    found: dict[str, Any] = {"object_class": None, "frame_size": None}
     meta = folder / "meta_info.ini"
     if not meta.is_file():
-        return None
+        return found
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(meta.read_text(encoding="utf-8", errors="replace"))
     except configparser.Error:
-        return None
+        return found
     for section in parser.sections():
         value = parser.get(section, "object_class", fallback=None)
-        if value and value.strip():
-            return value.strip()
-    return None
+        if value and value.strip() and found["object_class"] is None:
+            found["object_class"] = value.strip()
+        size = _RESOLUTION.match(parser.get(section, "resolution", fallback="").strip())
+        if size and found["frame_size"] is None:
+            found["frame_size"] = [int(size.group(1)), int(size.group(2))]
+    return found
 
 
 def _round(value: float) -> float | int:
@@ -260,7 +278,8 @@ def _got10k(
         except (_SequenceError, UserError) as exc:
             yield number, f"sequence {name}: {exc}"
             continue
-        object_class = _object_class(folder)
+        meta = got10k_meta(folder)
+        object_class = meta["object_class"]
         yield (
             number,
             {
@@ -270,6 +289,7 @@ def _got10k(
                 fields.videos: [name],
                 "sequence": name,
                 "object_class": object_class,
+                "frame_size": meta["frame_size"],
                 "absent_seconds": gone,
                 **facts,
             },
