@@ -214,15 +214,23 @@ def test_charades_lines_that_cannot_be_read_are_skipped_by_line(tmp_path: Path) 
 
 
 def test_got10k_sequences_that_cannot_be_read_are_skipped_by_name(tmp_path: Path) -> None:
-    (tmp_path / "list.txt").write_text("GOT-10k_Train_000009\nGOT-10k_Train_000010\n../x\n")
     (tmp_path / "GOT-10k_Train_000010").mkdir()
     (tmp_path / "GOT-10k_Train_000010" / "groundtruth.txt").write_text("1,2,3,4\n5,6,7,8\n")
     (tmp_path / "GOT-10k_Train_000010" / "absence.label").write_text("0\n")
+    (tmp_path / "list.txt").write_text(
+        "GOT-10k_Train_000009\nGOT-10k_Train_000010\n../x\nGOT-10k_Train_000011\n"
+    )
+    (tmp_path / "GOT-10k_Train_000011").mkdir()  # 2 boxes but 1 frame
+    (tmp_path / "GOT-10k_Train_000011" / "groundtruth.txt").write_text("1,2,3,4\n5,6,7,8\n")
+    (tmp_path / "GOT-10k_Train_000011" / "00000001.jpg").write_bytes(b"")
     spec = _spec(tmp_path, "got10k", "list.txt", frames_fps=10.0)
-    reasons = [s.skip_reason or "" for s in iter_samples(spec)]
-    assert "GOT-10k_Train_000009" in reasons[0] and "groundtruth.txt not found" in reasons[0]
+    found = list(iter_samples(spec))
+    reasons = [s.skip_reason or "" for s in found]
+    assert reasons[0].startswith("row 1 (id 'GOT-10k_Train_000009'): sequence GOT-10k_Train_")
+    assert reasons[0].endswith("groundtruth.txt not found")
     assert "absence.label has 1 lines, groundtruth.txt 2 boxes" in reasons[1]
     assert "is not a folder name" in reasons[2]
+    assert reasons[3].endswith("1 frames, groundtruth.txt 2 boxes")
 
 
 def test_got10k_needs_frames_fps() -> None:
@@ -237,8 +245,8 @@ def test_nextgqa_rows_whose_answer_is_no_option_are_skipped(tmp_path: Path) -> N
         "1,10,64,48,what next,jump,1,TN,run,walk,sit,lie,stand\n"
     )
     found = list(iter_samples(_spec(tmp_path, "nextgqa", "val.csv")))
-    assert [(s.sample_id, s.answer, s.line) for s in found] == [("1_0", "B", 2), ("t-1", "", 3)]
-    assert "answer 'jump' is none of the options" in (found[1].skip_reason or "")
+    assert [(s.sample_id, s.answer, s.line) for s in found] == [("1_0", "B", 2), ("1_1", "", 3)]
+    assert (found[1].skip_reason or "").startswith("row 2 (id '1_1'): answer 'jump' is none")
     assert found[0].videos[0].name == "1.mp4"  # no map_vid_vidorID.json beside the CSV
 
 

@@ -434,8 +434,9 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathR
             line=line, row_id=given, skip_columns=columns,
         )  # fmt: skip
 
-    if isinstance(row, str):
-        return skipped(RULE_MALFORMED_ROW, row, {})
+    if isinstance(row, str):  # a source layout's RowError knows the row's id
+        given = getattr(row, "row_id", None)
+        return skipped(RULE_MALFORMED_ROW, str(row), {fields.id: given} if given else {})
     if not isinstance(row, dict):
         return skipped(RULE_MALFORMED_ROW, "row is not a JSON object", {})
     unencodable = lone_surrogate_field(row)

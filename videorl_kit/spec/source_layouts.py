@@ -32,8 +32,10 @@ sits between the download and ``build-cache``:
   ``evidence`` (``[[s, e], ...]`` seconds); other extra columns: ``video_id``, ``qid``,
   ``type``, ``duration``.
 
-A line or sequence that cannot be read yields its reason as a string (the data reader turns
-it into a skipped row naming the line); a missing file raises :class:`UserError`.
+A line or sequence that cannot be read yields its reason as a string (a :class:`RowError`
+carries the row's id when it has one; the data reader turns it into a skipped row naming the
+line); a missing file raises :class:`UserError`. A GoT-10k sequence whose frame count differs
+from its box count is skipped (its boxes would sit at the wrong times).
 
 Example:
     >>> import pathlib, tempfile
@@ -50,6 +52,7 @@ import configparser
 import csv
 import json
 import math
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,6 +135,23 @@ def _charades_sta(path: Path, fields: FieldMap) -> Iterator[tuple[int, dict[str,
                 "video": video,
             },
         )
+
+
+class RowError(str):
+    """Why an entry cannot be read (a ``str``), with the id of its row when it has one.
+
+    Example:
+        >>> error = RowError("answer 'x' is none of the options", "4882821564_1")
+        >>> str(error), error.row_id
+        ("answer 'x' is none of the options", '4882821564_1')
+    """
+
+    row_id: str | None
+
+    def __new__(cls, reason: str, row_id: str | None = None) -> RowError:
+        error = super().__new__(cls, reason)
+        error.row_id = row_id
+        return error
 
 
 class _SequenceError(ValueError):
@@ -276,7 +296,14 @@ def _got10k(
         try:
             gold, gone, facts = got10k_sequence(folder, frames_fps)
         except (_SequenceError, UserError) as exc:
-            yield number, f"sequence {name}: {exc}"
+            yield number, RowError(f"sequence {name}: {exc}", name)
+            continue
+        n_frames = _count_frames(folder)
+        if n_frames != facts["n_frames"]:  # the boxes would sit at the wrong times
+            reason = (
+                f"sequence {name}: {n_frames} frames, groundtruth.txt {facts['n_frames']} boxes"
+            )
+            yield number, RowError(reason, name)
             continue
         meta = got10k_meta(folder)
         object_class = meta["object_class"]
@@ -294,6 +321,21 @@ def _got10k(
                 **facts,
             },
         )
+
+
+def _count_frames(folder: Path) -> int:
+    from videorl_kit.media.frame_folder import FRAME_SUFFIXES  # numpy and PIL: load on use
+
+    try:
+        with os.scandir(folder) as entries:
+            return sum(
+                1
+                for entry in entries
+                if Path(entry.name).suffix.lower() in FRAME_SUFFIXES
+                and not entry.name.startswith(".")
+            )
+    except OSError:
+        return 0
 
 
 def _json_beside(path: Path, name: str) -> Any:
@@ -329,11 +371,12 @@ def _nextgqa(path: Path, fields: FieldMap) -> Iterator[tuple[int, dict[str, Any]
             texts = [(record.get(c) or "").strip() for c in options_columns]
             answer = (record["answer"] or "").strip()
             matches = [i for i, text in enumerate(texts) if text == answer]
+            row_id = f"{video_id}_{qid}"
             if not matches:
-                yield number, f"answer {answer!r} is none of the options {texts}"
+                yield number, RowError(f"answer {answer!r} is none of the options {texts}", row_id)
                 continue
             if len(matches) > 1:
-                yield number, f"answer {answer!r} is more than one option"
+                yield number, RowError(f"answer {answer!r} is more than one option", row_id)
                 continue
             entry = spans.get(video_id) if isinstance(spans, dict) else None
             location = entry.get("location", {}) if isinstance(entry, dict) else {}
@@ -342,7 +385,7 @@ def _nextgqa(path: Path, fields: FieldMap) -> Iterator[tuple[int, dict[str, Any]
             yield (
                 number,
                 {
-                    fields.id: f"{video_id}_{qid}",
+                    fields.id: row_id,
                     fields.question: record["question"].strip(),
                     fields.answer: _LETTERS[matches[0]],
                     fields.options: [f"{_LETTERS[i]}. {t}" for i, t in enumerate(texts)],
