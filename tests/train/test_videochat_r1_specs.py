@@ -256,3 +256,43 @@ def test_a_file_that_is_not_the_layout_is_one_clear_error(tmp_path: Path) -> Non
         list(read_layout_rows("nextgqa", tmp_path / "val.csv", DataSpec(path="x").fields))
     with pytest.raises(UserError, match="data file not found"):
         list(iter_samples(_spec(tmp_path, "charades_sta", "missing.txt")))
+
+
+TINY_MIX = """\
+id: vcr1-tiny
+model: tiny:qwen2.5-vl
+tasks:
+  - {spec: ../task_specs/datasets/videochat-r1-charades-sta-fixture.yaml, weight: 12408}
+  - {spec: ../task_specs/datasets/videochat-r1-got10k-fixture.yaml, weight: 9335}
+  - {spec: ../task_specs/datasets/videochat-r1-nextgqa-fixture.yaml, weight: 3358}
+store: ../store
+rollout: {group_size: 2, max_new_tokens: 8}
+optim: {lr: 1.0e-4, prompts_per_step: 2, micro_batch_size: 4, steps: 2}
+backend: trl
+output_dir: ../runs/vcr1-tiny
+"""
+
+
+@pytest.mark.slow
+def test_the_mix_trains_the_tiny_model_through_trl(fixture_specs: dict[str, Path]) -> None:
+    """The three source specs as one recipe's tasks: cached, sampled, rolled out and scored
+    (the tiny model's rewards mean nothing; the wiring is what is checked)."""
+    root = next(iter(fixture_specs.values())).parents[2]
+    built = runner.invoke(
+        app, ["build-cache", *map(str, fixture_specs.values()), "--store", str(root / "store")]
+    )
+    assert built.exit_code == 0, built.output
+    (root / "recipes").mkdir(exist_ok=True)
+    (root / "recipes" / "vcr1-tiny.yaml").write_text(TINY_MIX)
+    result = runner.invoke(app, ["train", str(root / "recipes" / "vcr1-tiny.yaml")])
+    assert result.exit_code == 0, result.output
+    run = root / "runs" / "vcr1-tiny"
+    steps = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in steps] == [1, 2]
+    for spec_id in SOURCES:
+        assert all(f"rewards/{spec_id}-fixture/mean" in s for s in steps)
+    golds = {spec_id: {s.answer for s in samples(fixture_specs, spec_id)} for spec_id in SOURCES}
+    logged = [json.loads(line) for line in (run / "completions.jsonl").read_text().splitlines()]
+    assert logged
+    for row in logged:
+        assert row["gold"] in golds[row["task"].removesuffix("-fixture")]
