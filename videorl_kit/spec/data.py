@@ -2,8 +2,10 @@
 
 Rows follow EasyVideoR1's layout (``problem``, ``answer``, ``videos``, ``images``,
 ``options``, ``problem_type``, ``data_type``, optional ``id``); the spec's field map
-renames columns. The public video-RL sets (Video-R1-260k, OneThinker, VideoChat-R1) read
-as they are with ``fields: {answer: solution, media: path, id: problem_id}``:
+renames columns (a source set published in another layout, such as Charades-STA or
+GoT-10k, is read by ``data.layout``: :mod:`videorl_kit.spec.source_layouts`). The public
+video-RL sets (Video-R1-260k, OneThinker) read as they are with
+``fields: {answer: solution, media: path, id: problem_id}``:
 
 * a gold answer wrapped in one ``<answer>…</answer>`` block (their ``solution``) is
   unwrapped automatically; a gold with two answer blocks is ambiguous and skipped;
@@ -69,6 +71,7 @@ from videorl_kit.hf.resolve import resolve_hf_uri
 from videorl_kit.spec.annotations import apply_layout
 from videorl_kit.spec.models import DATA_TYPES, FieldMap, TaskSpec
 from videorl_kit.spec.paths import PathRoots
+from videorl_kit.spec.source_layouts import read_layout_rows
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,17 @@ def read_rows(path: Path) -> Iterator[tuple[int | None, Any]]:
         raise UserError(f"{path}: cannot read data file: {exc}") from None
 
 
+def spec_rows(spec: TaskSpec, path: Path) -> Iterator[tuple[int | None, Any]]:
+    """``(line, row)`` of ``spec``'s data file ``path``: :func:`read_rows`, or the source set's
+    own layout when the spec names one (``data.layout``, see
+    :mod:`videorl_kit.spec.source_layouts`)."""
+    if spec.data.layout is None:
+        return read_rows(path)
+    return read_layout_rows(
+        spec.data.layout, path, spec.data.fields, frames_fps=spec.data.frames_fps
+    )
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
@@ -309,7 +323,7 @@ def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
     media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
     layout = spec.eval.annotations if spec.eval is not None else None
     kept = 0
-    for index, (line, row) in enumerate(read_rows(path)):
+    for index, (line, row) in enumerate(spec_rows(spec, path)):
         if spec.data.limit is not None and kept >= spec.data.limit:
             return
         read = (
@@ -420,8 +434,9 @@ def _sample(spec: TaskSpec, index: int, line: int | None, row: Any, media: PathR
             line=line, row_id=given, skip_columns=columns,
         )  # fmt: skip
 
-    if isinstance(row, str):
-        return skipped(RULE_MALFORMED_ROW, row, {})
+    if isinstance(row, str):  # a source layout's RowError knows the row's id
+        given = getattr(row, "row_id", None)
+        return skipped(RULE_MALFORMED_ROW, str(row), {fields.id: given} if given else {})
     if not isinstance(row, dict):
         return skipped(RULE_MALFORMED_ROW, "row is not a JSON object", {})
     unencodable = lone_surrogate_field(row)

@@ -103,6 +103,13 @@ class DataSpec(StrictModel):
         "problem types compare canonically (aliases match).",
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N (kept) rows.")
+    layout: Literal["charades_sta", "got10k", "nextgqa"] | None = Field(
+        None,
+        description="Read data.path in a public source set's own layout instead of as rows "
+        "(see videorl_kit.spec.source_layouts): charades_sta (a 'video start end##sentence' "
+        "text file), got10k (a split's list.txt of sequence folders; needs frames_fps), "
+        "nextgqa (NExT-GQA's val.csv/test.csv beside gsub_*.json).",
+    )
     frames_fps: float | None = Field(
         None,
         gt=0,
@@ -121,6 +128,15 @@ class DataSpec(StrictModel):
     def _one_source(self) -> DataSpec:
         if (self.path is None) == (self.hub is None):
             raise ValueError("path: give exactly one of data.path or data.hub")
+        return self
+
+    @model_validator(mode="after")
+    def _layout_needs(self) -> DataSpec:
+        if self.layout == "got10k" and self.frames_fps is None:
+            raise ValueError(
+                "frames_fps: layout got10k reads videos stored as frame folders; "
+                "give their fps (GoT-10k: 10)"
+            )
         return self
 
     @model_validator(mode="after")

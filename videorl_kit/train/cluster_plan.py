@@ -31,7 +31,7 @@ from typing import Any
 from videorl_kit.core.errors import UserError
 from videorl_kit.hf.client import hub_cache_dir
 from videorl_kit.spec.budget import estimate_video
-from videorl_kit.spec.data import read_rows, row_is_kept
+from videorl_kit.spec.data import row_is_kept, spec_rows
 from videorl_kit.train.plan import (
     BASE_MODEL_DIR,
     PLAN_FILE,
@@ -387,7 +387,7 @@ def _count_rows(spec: Any) -> int | None:
         return None  # a benchmark layout: rows are mapped before filtering
     count = 0
     try:
-        for _, row in read_rows(path):
+        for _, row in spec_rows(spec, path):
             if spec.data.where and not row_is_kept(spec, row):
                 continue
             count += 1
