@@ -43,7 +43,7 @@ from videorl_kit.train.plan import (
     local_patch_factor,
     plan_only,
 )
-from videorl_kit.train.recipe import LoadedRecipe, Recipe
+from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe
 
 GIB = 1024**3
 
@@ -513,14 +513,17 @@ def draft_plan(
     store: str | Path | None = None,
     max_steps: int | None = None,
     output: str | Path | None = None,
+    backends: BackendChecks | None = None,
 ) -> PlanDraft:
     """The backend-independent part of ``train --plan``: it needs the recipe and its specs
     only (no store, no model files, no network). Raises :class:`UserError` or ``SpecError``
-    for a recipe that is wrong in itself (as ``train`` does).
+    for a recipe that is wrong in itself or, given ``backends``, for its backend (as ``train``
+    does).
     """
     loaded, source, store_dir, output_dir = apply_overrides(
-        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output
-    )
+        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output,
+        backends=backends,
+    )  # fmt: skip
     video_path = loaded.recipe.openrlhf.video if loaded.backend == "openrlhf" else "native"
     budgets = [task_budget(entry.spec, video_path) for entry in loaded.tasks]
     draft = PlanDraft(loaded, source, store_dir, output_dir, None, "unknown", None, None, budgets)
