@@ -11,8 +11,10 @@ commands (Lance, PyAV, a training backend) when the command runs, so that
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,21 +29,13 @@ from videorl_kit.spec.commands import register as register_spec
 from videorl_kit.store.commands import register as register_store
 from videorl_kit.synth.commands import register as register_synth
 from videorl_kit.testing.commands import register as register_testing
+from videorl_kit.train.commands import BackendFactory
 from videorl_kit.train.commands import register as register_train
 from videorl_kit.train.offline.commands import register as register_trajectories
 from videorl_kit.train.recipe import is_recipe_document
 
 if TYPE_CHECKING:
     from videorl_kit.train.run import TrainBackend
-
-app = typer.Typer(
-    name="videorl-kit",
-    help="Declarative RLVR for video understanding: specs, decode-once cache, verifiers.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
 
 
 def _version_callback(value: bool) -> None:
@@ -50,7 +44,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
@@ -71,31 +64,63 @@ def _openrlhf_backend() -> TrainBackend:
     return OpenRLHFBackend()
 
 
-def _validate_recipe(path: str | Path) -> tuple[str, list[str]]:
+BACKENDS: dict[str, BackendFactory] = {"trl": _trl_backend, "openrlhf": _openrlhf_backend}
+"""The training backends of this installation, by name: a factory each (imported when used)."""
+
+
+def _validate_recipe(
+    path: str | Path, backends: Mapping[str, BackendFactory]
+) -> tuple[str, list[str]]:
     """``validate`` of a recipe: its id, then what it found: the offline section's trajectories
-    and the data warnings (Lance and the plan load lazily)."""
+    and the data warnings (Lance and the plan load lazily). The recipe's backend (from
+    ``backends``) adds its problems to the recipe's own."""
     from videorl_kit.train.offline.commands import validate_recipe_document
     from videorl_kit.train.plan import recipe_warnings
 
-    found = validate_recipe_document(path)
+    found = validate_recipe_document(path, backends=backends)
     recipe_id, notes = found if isinstance(found, tuple) else (found, [])
     _, warnings = recipe_warnings(path)
     return recipe_id, [*notes, *(f"warning: {warning}" for warning in warnings)]
 
 
-def _register_commands(root: typer.Typer) -> None:
-    register_spec(root, other_kinds=[(is_recipe_document, _validate_recipe)])
+def _register_commands(root: typer.Typer, backends: Mapping[str, BackendFactory]) -> None:
+    recipes = functools.partial(_validate_recipe, backends=backends)
+    register_spec(root, other_kinds=[(is_recipe_document, recipes)])
     register_rewards(root)
     register_hub(root)
     register_synth(root)
     register_testing(root)  # reward check, in the reward group
     register_store(root)
     register_eval(root)
-    register_train(root, backends={"trl": _trl_backend, "openrlhf": _openrlhf_backend})
+    register_train(root, backends=backends)
     register_trajectories(root)
 
 
-_register_commands(app)
+def build_app(backends: Mapping[str, BackendFactory]) -> typer.Typer:
+    """The ``videorl-kit`` command with the given training backends: ``train`` runs on them,
+    and ``validate`` and ``train`` report the recipe's backend's ``problems`` with the
+    recipe's own (a backend outside the kit is added here, under the name recipes use).
+
+    Example:
+        >>> from typer.testing import CliRunner
+        >>> done = CliRunner().invoke(build_app(BACKENDS), ["validate", "recipes/tiny-grpo.yaml"])
+        >>> done.exit_code
+        0
+    """
+    root = typer.Typer(
+        name="videorl-kit",
+        help="Declarative RLVR for video understanding: specs, decode-once cache, verifiers.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode="rich",
+    )
+    root.callback()(_root)
+    _register_commands(root, backends)
+    return root
+
+
+app = build_app(BACKENDS)
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from videorl_kit.cli import app
+from videorl_kit.cli import BACKENDS, app
 from videorl_kit.core.errors import UserError
 from videorl_kit.spec.loader import SpecError
 from videorl_kit.train.demo import write_demo_recipe
@@ -48,7 +48,7 @@ def import_rows(recipe: Path, rows: list[dict], source: str = "curated") -> None
 
 def issues(recipe: Path) -> list[str]:
     with pytest.raises(SpecError) as caught:
-        load_recipe(recipe)
+        load_recipe(recipe, backends=BACKENDS)
     return [f"{i.line} {i.path}: {i.message}" for i in caught.value.issues]
 
 
@@ -85,7 +85,7 @@ def test_openrlhf_refusals_name_the_backend(recipe):
                       "extra_args: {--eval.dataset: x.jsonl}}\n")  # fmt: skip
     with_offline(recipe, "{source: curated, correction: truncated_is}")
     with pytest.raises(SpecError) as caught:
-        load_recipe(recipe, backend="openrlhf")
+        load_recipe(recipe, backend="openrlhf", backends=BACKENDS)
     found = [i.message for i in caught.value.issues]
     assert any(m.startswith("backend openrlhf: truncated_is is OpenRLHF's token-level clip "
                             "correction") and "policy loss gspo" in m for m in found)  # fmt: skip
@@ -94,7 +94,7 @@ def test_openrlhf_refusals_name_the_backend(recipe):
         "--eval.dataset: x.jsonl", "--algo.advantage.is_correction_level: token"
     ).replace("correction: truncated_is", "correction: recompute"))  # fmt: skip
     with pytest.raises(SpecError) as caught:
-        load_recipe(recipe, backend="openrlhf")
+        load_recipe(recipe, backend="openrlhf", backends=BACKENDS)
     [problem] = caught.value.issues
     assert problem.path == "offline.correction"
     assert "--algo.advantage.is_correction_level token" in problem.message

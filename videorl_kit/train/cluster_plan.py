@@ -14,8 +14,8 @@ Example:
     >>> draft = draft_plan("recipes/qwen2.5-vl-7b-grpo.yaml", store="no-such-store")
     >>> draft.model_shape.params, draft.samples is None
     (8292166656, True)
-    >>> [m.what.split(":")[0] for m in draft.missing]
-    ['store no-such-store', 'data of video-r1-260k-video, video-r1-260k-image']
+    >>> [m.what.split(":")[0] for m in draft.missing]  # a backend may replace the model's
+    ['model hf', 'store no-such-store', 'data of video-r1-260k-video, video-r1-260k-image']
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from videorl_kit.train.plan import (
     local_patch_factor,
     plan_only,
 )
-from videorl_kit.train.recipe import LoadedRecipe, Recipe
+from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe
 
 GIB = 1024**3
 
@@ -309,11 +309,21 @@ class PlanDraft:
     budgets: list[TaskBudget]
     missing: list[Missing] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    model_missing: Missing | None = None
+    """The item of ``missing`` for a Hub model not in the local cache (a backend with its own
+    way to fetch the model replaces it: :meth:`replace_model_missing`)."""
 
     @property
     def recipe(self) -> Recipe:
         """The recipe, overrides applied."""
         return self.loaded.recipe
+
+    def replace_model_missing(self) -> None:
+        """Drop the draft's generic Hub-model item from ``missing``: the backend's own part
+        says how to get the model (OpenRLHF: pin, download, point ``model`` at the folder)."""
+        if self.model_missing in self.missing:
+            self.missing.remove(self.model_missing)
+        self.model_missing = None
 
     @property
     def backend(self) -> str:
@@ -499,9 +509,9 @@ def _model_info(draft: PlanDraft) -> None:
         draft.model_shape = folder_shape(cached)
     else:
         rev = f" --revision {model.revision}" if model.revision else ""
-        if draft.backend != "openrlhf":  # OpenRLHF's own item says how to pin and download
-            what = f"model {model.describe()}: not in the local Hub cache"
-            draft.missing.append(Missing(what, f"hf download {model.name}{rev}"))
+        what = f"model {model.describe()}: not in the local Hub cache"
+        draft.model_missing = Missing(what, f"hf download {model.name}{rev}")
+        draft.missing.append(draft.model_missing)
     draft.model_shape = draft.model_shape or known_model(model.name)
 
 
@@ -513,16 +523,19 @@ def draft_plan(
     store: str | Path | None = None,
     max_steps: int | None = None,
     output: str | Path | None = None,
+    backends: BackendChecks | None = None,
 ) -> PlanDraft:
     """The backend-independent part of ``train --plan``: it needs the recipe and its specs
     only (no store, no model files, no network). Raises :class:`UserError` or ``SpecError``
-    for a recipe that is wrong in itself (as ``train`` does).
+    for a recipe that is wrong in itself or, given ``backends``, for its backend (as ``train``
+    does).
     """
     loaded, source, store_dir, output_dir = apply_overrides(
-        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output
-    )
-    video_path = loaded.recipe.openrlhf.video if loaded.backend == "openrlhf" else "native"
-    budgets = [task_budget(entry.spec, video_path) for entry in loaded.tasks]
+        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output,
+        backends=backends,
+    )  # fmt: skip
+    # native until the backend's plan says which video path it takes (use_video_path)
+    budgets = [task_budget(entry.spec, "native") for entry in loaded.tasks]
     draft = PlanDraft(loaded, source, store_dir, output_dir, None, "unknown", None, None, budgets)
     _model_info(draft)
     _store_samples(draft)

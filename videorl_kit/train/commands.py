@@ -153,7 +153,7 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
 
         plan = plan_training(
             recipe, backend=backend, model=model, store=store, max_steps=max_steps,
-            output=output, resume=resume,
+            output=output, resume=resume, backends=backends,
         )  # fmt: skip
         factory = backends.get(plan.backend)
         if factory is None:
@@ -173,7 +173,7 @@ def _plan(backends: Mapping[str, BackendFactory], recipe: Path, *, as_json: bool
           **overrides: Any) -> None:  # fmt: skip
     from videorl_kit.train.cluster_plan import assemble_plan, draft_plan, write_plan
 
-    draft = draft_plan(recipe, **overrides)
+    draft = draft_plan(recipe, backends=backends, **overrides)
     factory = backends.get(draft.backend)
     if factory is None:
         raise UserError(f"backend {draft.backend!r} is not available in this installation")

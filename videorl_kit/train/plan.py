@@ -30,7 +30,7 @@ from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.store import CachedSampleDataset
 from videorl_kit.store.errors import rebuild_hint
 from videorl_kit.train.offline.select import store_problems
-from videorl_kit.train.recipe import LoadedRecipe, Recipe, load_recipe
+from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe, load_recipe
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
 RESOLVED_RECIPE = "recipe.resolved.yaml"
@@ -359,11 +359,13 @@ def plan_training(
     max_steps: int | None = None,
     output: str | Path | None = None,
     resume: bool = False,
+    backends: BackendChecks | None = None,
 ) -> TrainPlan:
     """Load ``recipe``, apply the command line's overrides and check everything; write nothing.
 
     Paths given here (``store``, ``output``, a ``model`` folder) are relative to the working
-    directory; paths in the recipe are relative to the recipe's file.
+    directory; paths in the recipe are relative to the recipe's file. ``backends``: as for
+    :func:`~videorl_kit.train.recipe.load_recipe` (the recipe's backend adds its problems).
 
     Example:
         >>> plan_training("recipes/tiny-grpo.yaml", model="no/such/model")  # doctest: +ELLIPSIS
@@ -372,8 +374,9 @@ def plan_training(
         videorl_kit.core.errors.UserError: model .../no/such/model: does not exist (recipe ...)
     """
     loaded, source, store_dir, output_dir = apply_overrides(
-        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output
-    )
+        recipe, backend=backend, model=model, store=store, max_steps=max_steps, output=output,
+        backends=backends,
+    )  # fmt: skip
     _check_model(loaded, source)
     _check_logging(loaded)
     _check_output(loaded, output_dir, resume)
@@ -390,16 +393,18 @@ def apply_overrides(
     store: str | Path | None = None,
     max_steps: int | None = None,
     output: str | Path | None = None,
+    backends: BackendChecks | None = None,
 ) -> tuple[LoadedRecipe, ModelSource, Path, Path]:
     """Load ``recipe`` with the command line's overrides: the recipe, its model, its store and
-    its output folder (normalised paths). Checks the recipe itself only.
+    its output folder (normalised paths). Checks the recipe itself only (with its backend's
+    problems when ``backends`` holds that backend).
 
     Example:
         >>> _, model, store, out = apply_overrides("recipes/tiny-grpo.yaml", max_steps=2)
         >>> model.describe(), store.name, out.parts[-2:]
         ('tiny:qwen2.5-vl', 'store', ('runs', 'tiny-grpo'))
     """
-    loaded = load_recipe(recipe, backend=backend, output_dir=output is None)
+    loaded = load_recipe(recipe, backend=backend, output_dir=output is None, backends=backends)
     if max_steps is not None:
         if max_steps < 1:
             raise UserError(f"--max-steps must be at least 1, not {max_steps}")

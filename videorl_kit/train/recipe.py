@@ -11,6 +11,13 @@ once as ``file:line: field.path: message``. Paths inside a recipe are relative t
 includes) says ``kind: recipe`` or has a ``tasks`` or an ``algorithm`` key; a task spec never
 has those (:func:`is_recipe_document`).
 
+**A backend's rules.** What only one engine refuses (OpenRLHF's cluster sizing, its extra
+flags, its bundle folder; TRL's trainers) is that backend's to say: :func:`load_recipe` asks the
+recipe's backend for its ``problems`` when it is given the backends (``backends=``, as the CLI's
+``validate`` and ``train`` do) and reports them with the recipe's own problems, all at once, each
+at its file, line and field path. Without ``backends`` a recipe is checked for what holds on
+every backend.
+
 Example:
     >>> import pathlib, tempfile
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -29,9 +36,10 @@ Example:
 from __future__ import annotations
 
 import glob
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
@@ -55,13 +63,7 @@ from videorl_kit.train.algorithms import (
     unknown_algorithm_message,
 )
 from videorl_kit.train.offline.section import OfflineSection, offline_problems
-from videorl_kit.train.openrlhf_limits import openrlhf_problems
-from videorl_kit.train.script_values import (
-    RayAddress,
-    ScriptArgs,
-    ScriptText,
-    bundle_path_problem,
-)
+from videorl_kit.train.script_values import RayAddress, ScriptArgs, ScriptText
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
 RECIPE_KEYS = ("tasks", "algorithm")
@@ -301,6 +303,21 @@ class LoadedRecipe:
         return data
 
 
+class RecipeChecks(Protocol):
+    """What recipe validation asks of a training backend (part of
+    :class:`~videorl_kit.train.run.TrainBackend`)."""
+
+    def problems(self, loaded: LoadedRecipe) -> list[tuple[str, str]]:
+        """``(dotted field path, message)`` for each thing of ``loaded`` this backend cannot
+        run, e.g. ``("openrlhf.vllm_engines", "...")``; nothing when it can. A path names a
+        recipe field (a key holding dots, such as an extra flag, is matched whole)."""
+        ...
+
+
+BackendChecks = Mapping[str, Callable[[], RecipeChecks]]
+"""The backends recipe validation may ask, by name: a factory each (the CLI's own backends)."""
+
+
 def is_recipe_document(path: str | Path) -> bool:
     """Whether ``path`` is a training recipe rather than a task spec.
 
@@ -413,15 +430,21 @@ def _algorithm_issues(
 
 
 def load_recipe(
-    path: str | Path, *, backend: str | None = None, output_dir: bool = True
+    path: str | Path,
+    *,
+    backend: str | None = None,
+    output_dir: bool = True,
+    backends: BackendChecks | None = None,
 ) -> LoadedRecipe:
     """Read, merge (``include:``) and validate a recipe and every task spec it names.
 
     ``backend`` overrides the recipe's ``backend`` (``train --backend``); the algorithm and its
-    parameters are checked against the backend used. ``output_dir=False``: the recipe's
-    output folder is replaced (``train --output``), so the backend's rules for it are not
-    checked here (the backend checks the folder it writes). Raises :class:`SpecError` listing every
-    problem, each as ``file:line: field.path: message``.
+    parameters are checked against the backend used. ``backends``: the backends by name (a
+    factory each); the one the recipe uses adds its ``problems`` (see :class:`RecipeChecks`),
+    reported with the rest. Without it, no backend's own rules are checked. ``output_dir=False``:
+    the recipe's output folder is replaced (``train --output``), so a backend's problems with
+    the ``output_dir`` field are not reported here (the backend checks the folder it writes).
+    Raises :class:`SpecError` listing every problem, each as ``file:line: field.path: message``.
 
     Example:
         >>> loaded = load_recipe("recipes/tiny-grpo.yaml")
@@ -443,28 +466,56 @@ def load_recipe(
     folder = doc.root_path.parent
     name, params, options, algorithm_issues = _algorithm_issues(doc, recipe, recipe.backend)
     tasks, task_issues = _task_issues(doc, recipe, folder)
-    backend_issues = [
-        _at(doc, tuple(path.split(".", 2)), message) for path, message in openrlhf_problems(recipe)
+    offline_issues = [  # the offline section across its fields (no store needed)
+        _at(doc, _field_path(doc, path), message) for path, message in offline_problems(recipe)
     ]
-    bundle_problem = (
-        output_dir
-        and recipe.backend == "openrlhf"
-        and bundle_path_problem((folder / recipe.output_dir).resolve())
-    )
-    if bundle_problem:
-        backend_issues.append(_at(doc, ("output_dir",), bundle_problem))
-    backend_issues += [  # the offline section across fields and backends (no store needed)
-        _at(doc, tuple(path.split(".", 1)), message)
-        for path, message in offline_problems(recipe, options)
-    ]
-    issues = [*algorithm_issues, *task_issues, *backend_issues]
-    if issues:
-        raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
-    if recipe.algorithm.name != name:
+    if name and recipe.algorithm.name != name:
         recipe = recipe.model_copy(
             update={"algorithm": recipe.algorithm.model_copy(update={"name": name})}
         )
-    return LoadedRecipe(recipe, doc.root_path, tasks, params, options)
+    loaded = LoadedRecipe(recipe, doc.root_path, tasks, params, options)
+    backend_issues = [
+        _at(doc, _field_path(doc, path), message)
+        for path, message in _backend_problems(loaded, backends)
+        if output_dir or path.split(".", 1)[0] != "output_dir"
+    ]
+    issues = [*algorithm_issues, *task_issues, *offline_issues, *backend_issues]
+    if issues:
+        raise SpecError(sorted(issues, key=lambda i: (i.file != doc.file, i.file, i.line)))
+    return loaded
+
+
+def _backend_problems(
+    loaded: LoadedRecipe, backends: BackendChecks | None
+) -> list[tuple[str, str]]:
+    """The recipe's backend's ``problems`` (none when that backend is not given)."""
+    factory = (backends or {}).get(loaded.backend)
+    return [] if factory is None else list(factory().problems(loaded))
+
+
+def _field_path(doc: YamlDocument, dotted: str) -> tuple[Any, ...]:
+    """The key path of ``doc`` a dotted field path names: keys of the document are matched
+    whole, even when they hold dots (``openrlhf.extra_args.--ds.param_dtype``); list items by
+    their index. Past the document's keys (a field left at its default) the rest is split at
+    its dots.
+
+    Example:
+        >>> doc = load_yaml_with_includes("recipes/tiny-grpo.yaml")
+        >>> _field_path(doc, "tasks.0.spec"), _field_path(doc, "openrlhf.extra_args.--a.b")
+        (('tasks', 0, 'spec'), ('openrlhf', 'extra_args', '--a', 'b'))
+    """
+    parts: list[Any] = []
+    rest = dotted
+    while rest:
+        depth = len(parts)
+        children = {k[depth] for k in doc.origins if len(k) > depth and list(k[:depth]) == parts}
+        fits = [k for k in children if rest == str(k) or rest.startswith(f"{k}.")]
+        if not fits:
+            return (*parts, *rest.split("."))
+        key = max(fits, key=lambda k: len(str(k)))
+        parts.append(key)
+        rest = rest[len(str(key)) + 1 :]
+    return tuple(parts)
 
 
 def validate_recipe(path: str | Path) -> str:

@@ -1,7 +1,9 @@
 """Running a checked plan on a backend: the run folder, the backend interface, the order of work.
 
 A backend (``videorl_kit.adapters.trl``, ``videorl_kit.adapters.openrlhf``) implements
-:class:`TrainBackend`. :func:`run_training` calls it in a fixed order:
+:class:`TrainBackend`. Recipe validation (``validate``, ``train``, ``train --plan``) asks the
+recipe's backend for its ``problems(loaded)`` first (:func:`~videorl_kit.train.recipe.load_recipe`
+with the backends the CLI injects); then :func:`run_training` calls it in a fixed order:
 
 1. ``check(plan)``: backend-specific bad input (a package missing, an option it does not
    know), raised as :class:`~videorl_kit.core.errors.UserError` before anything is written;
@@ -54,6 +56,7 @@ from videorl_kit.train.plan import (
     TrainPlan,
     dry_run_only,
 )
+from videorl_kit.train.recipe import LoadedRecipe
 from videorl_kit.train.tiny_model import build_tiny_model
 
 SPECS_FILE = "specs.json"
@@ -67,6 +70,12 @@ class TrainBackend(Protocol):
     """What a training backend implements (see the module docstring for the call order)."""
 
     name: str
+
+    def problems(self, loaded: LoadedRecipe) -> list[tuple[str, str]]:
+        """``(dotted field path, message)`` for each thing of the recipe this backend cannot
+        run (its rules about the recipe's fields: no store, model or network needed); recipe
+        validation reports them at their file and line with the recipe's other problems."""
+        ...
 
     def check(self, plan: TrainPlan) -> None:
         """Raise ``UserError`` for input this backend cannot run; write nothing."""

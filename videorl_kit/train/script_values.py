@@ -7,11 +7,10 @@ Ray address and extra flags. The script quotes every one of them; these rules re
 * a path, model or id with a control character (a newline, a carriage return, an escape, a
   bidirectional override): it would end a line of the script or hide what a reader sees;
 * a Ray address that is not an address: ``http(s)://HOST[:PORT][/PATH]`` (the dashboard's job
-  API), ``ray://HOST:PORT`` (Ray Client), ``HOST:PORT`` (a head node) or ``auto``;
-* for the OpenRLHF backend, a bundle folder whose absolute path holds ``,`` or ``@``:
-  OpenRLHF 0.11.2 splits ``--data.prompt_dataset`` on ``,`` (``blending_datasets``) and cuts
-  each entry at ``@`` (a data dir), and splits ``--reward.remote_url`` on ``,``, so such a
-  bundle would fail inside OpenRLHF's start-up, after the GPUs are allocated.
+  API), ``ray://HOST:PORT`` (Ray Client), ``HOST:PORT`` (a head node) or ``auto``.
+
+What one engine cannot read (OpenRLHF: a bundle folder holding ``,`` or ``@``) is that
+backend's rule: see :mod:`videorl_kit.adapters.openrlhf.limits`.
 
 Example:
     >>> ray_address_problem("http://head-node:8265") is None
@@ -20,14 +19,11 @@ Example:
     "'http://x:8265/$(touch FILE)' is not a Ray address: "
     >>> text_problem("runs/a\\nb")
     'has a control character (\\\\n): paths, models and ids must be one line of text'
-    >>> bundle_path_problem(Path("/runs/a,b@c"))[:47]
-    "the bundle folder /runs/a,b@c holds ',' and '@'"
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -39,9 +35,6 @@ _RAY_ADDRESS = re.compile(
     rf"(?:https?://{_HOST}(?::\d{{1,5}})?(?:/[A-Za-z0-9._~/-]*)?"
     rf"|(?:ray://)?{_HOST}:\d{{1,5}}|auto)"
 )
-
-OPENRLHF_PATH_SEPARATORS = (",", "@")
-"""Characters OpenRLHF 0.11.2 splits its path lists at (see the module doc)."""
 
 
 def text_problem(value: str) -> str | None:
@@ -75,25 +68,6 @@ def ray_address_problem(value: str) -> str | None:
         f"{quoted(value)} is not a Ray address: use http(s)://HOST[:PORT] (the dashboard's "
         "job API, e.g. http://head-node:8265), ray://HOST:PORT, HOST:PORT or auto"
     )
-
-
-def bundle_path_problem(bundle: Path) -> str | None:
-    """Why OpenRLHF 0.11.2 cannot read a run bundle at the absolute path ``bundle``, or None.
-
-    Example:
-        >>> bundle_path_problem(Path("/runs/tiny")) is None
-        True
-    """
-    text = str(bundle)
-    found = [c for c in OPENRLHF_PATH_SEPARATORS if c in text]
-    if found:
-        return (
-            f"the bundle folder {text} holds {' and '.join(repr(c) for c in found)}, which "
-            "OpenRLHF 0.11.2 reads as a separator in --data.prompt_dataset and "
-            "--reward.remote_url; choose an output folder without ',' and '@'"
-        )
-    problem = text_problem(text)
-    return f"the bundle folder {quoted(text)} {problem}" if problem else None
 
 
 def _one_line(value: str) -> str:

@@ -4,7 +4,7 @@ Every flag is a dotted 0.11.2 flag (the flat names of 0.10.1 and earlier are ref
 parser). The algorithm's own flags come from the table (``plan.loaded.options``); this module
 adds the data, rollout, optimiser, sizing, reward and logging flags, then the recipe's
 ``openrlhf.extra_args`` (recipe validation refuses extra flags that repeat one set here:
-:data:`~videorl_kit.train.openrlhf_limits.KIT_FLAGS`).
+:data:`~videorl_kit.adapters.openrlhf.limits.KIT_FLAGS`).
 
 Batching: one rollout step takes ``optim.prompts_per_step`` prompts and ``rollout.group_size``
 completions each, and one optimiser step trains on all of them (``--train.batch_size`` =

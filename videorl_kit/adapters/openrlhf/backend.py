@@ -18,10 +18,10 @@ from typing import Any
 
 from videorl_kit.adapters.openrlhf.bundle import write_bundle
 from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS, submit
+from videorl_kit.adapters.openrlhf.limits import bundle_path_problem, recipe_problems
 from videorl_kit.adapters.openrlhf.patches import SUPPORTED_OPENRLHF
 from videorl_kit.adapters.openrlhf.planning import plan_bundle
 from videorl_kit.core.errors import UserError
-from videorl_kit.train.script_values import bundle_path_problem
 
 
 def ray_address(recipe: Any) -> str:
@@ -75,6 +75,18 @@ class OpenRLHFBackend:
     """Trains through OpenRLHF 0.11.2's Ray PPO engine (``videorl_kit.train.run`` calls it)."""
 
     name = "openrlhf"
+
+    def problems(self, loaded: Any) -> list[tuple[str, str]]:
+        """What OpenRLHF 0.11.2 would refuse in the recipe, as ``(field path, message)``
+        (:func:`.limits.recipe_problems`: cluster sizing, extra flags, the bundle folder, the
+        offline section).
+
+        Example:
+            >>> from videorl_kit.train.recipe import load_recipe
+            >>> OpenRLHFBackend().problems(load_recipe("recipes/qwen2.5-vl-7b-grpo.yaml"))
+            []
+        """
+        return recipe_problems(loaded)
 
     def check(self, plan: Any) -> None:
         """Refuse what OpenRLHF cannot load, before anything is written or the Hub is asked:

@@ -21,7 +21,7 @@ storage, as the model and checkpoint folders need anyway).
 
 ``launch.sh`` quotes every value it holds, comments included (:func:`shell_word`,
 :func:`comment_word`), and the recipe's values are checked when it is validated
-(:mod:`videorl_kit.train.script_values`).
+(:mod:`videorl_kit.train.script_values`; the bundle folder: :func:`.limits.bundle_path_problem`).
 
 Example:
     >>> entrypoint(Path("/runs/x"))

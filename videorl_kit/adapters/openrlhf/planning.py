@@ -70,8 +70,11 @@ def plan_bundle(draft: PlanDraft, ray_address: str | None = None) -> BackendPlan
             f"{loaded.path}: offline: backend openrlhf mixes stored responses in through the "
             "bundle's agent, which only the native video path has; set openrlhf.video: native"
         )
+    draft.use_video_path(cluster.video)
     root = draft.output_dir.resolve()
     model_arg, model_missing = _model_arg(draft, root)
+    if model_missing is not None:  # says how to pin and download, for every node
+        draft.replace_model_missing()
     weights = [entry.weight for entry in loaded.tasks]
     n_prompts = None if draft.samples is None else sum(draft.samples.values())
     stats = PromptStats(

@@ -29,7 +29,12 @@ from typing import Any
 from videorl_kit.adapters.trl.config import TRAINERS, config_class, config_kwargs, trainer_class
 from videorl_kit.adapters.trl.dataset import FrameSource, build_train_dataset, keep_cached_sizes
 from videorl_kit.adapters.trl.native_video import FAMILY_MODEL_TYPES, video_mode
-from videorl_kit.adapters.trl.offline import OfflineRun, check_offline_tokens, offline_trainer_class
+from videorl_kit.adapters.trl.offline import (
+    OfflineRun,
+    check_offline_tokens,
+    offline_problems,
+    offline_trainer_class,
+)
 from videorl_kit.adapters.trl.rewards import task_rewards
 from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
@@ -39,6 +44,7 @@ from videorl_kit.train.cluster_plan import BackendPlan, Missing, PlanDraft
 from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
+from videorl_kit.train.recipe import LoadedRecipe
 
 CONFIG_FILE = "trl_config.json"
 FINAL_MODEL_DIR = "model"
@@ -89,6 +95,19 @@ class TrlBackend:
             trainer, kwargs = config_kwargs(plan, world)
             cached = self._config = (plan, world, trainer, kwargs)
         return cached[2], dict(cached[3])
+
+    def problems(self, loaded: LoadedRecipe) -> list[tuple[str, str]]:
+        """What TRL 1.16 cannot train in the recipe, as ``(field path, message)``: offline
+        members mixed into a trainer other than ``GRPOTrainer``. (What needs the plan, such as
+        the installed packages or ``trl.options`` against TRL's config class, is
+        :meth:`check`'s.)
+
+        Example:
+            >>> from videorl_kit.train.recipe import load_recipe
+            >>> TrlBackend().problems(load_recipe("recipes/tiny-grpo.yaml"))
+            []
+        """
+        return offline_problems(loaded.recipe, loaded.options)
 
     def check(self, plan: TrainPlan) -> None:
         """Refuse what this backend cannot run, before anything is written."""

@@ -135,6 +135,33 @@ class OfflineRun:
         )  # fmt: skip
 
 
+def offline_problems(recipe: Any, options: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(field path, message)`` for an ``offline:`` section TRL cannot train (``options``: the
+    algorithm's TRL options): the offline members join ``GRPOTrainer``'s groups only, so an
+    algorithm trained by TRL's ``RLOOTrainer`` is refused. Empty without the section.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> recipe = NS(offline=NS(correction="none"), algorithm=NS(name="rloo"))
+        >>> [(path, message)] = offline_problems(recipe, {"trainer": "rloo"})
+        >>> path, message[:52]
+        ('offline', "backend trl mixes offline members into GRPOTrainer's")
+        >>> offline_problems(recipe, {"trainer": "grpo"})
+        []
+    """
+    if recipe.offline is None or options.get("trainer", "grpo") == "grpo":
+        return []
+    return [
+        (
+            "offline",
+            f"backend trl mixes offline members into GRPOTrainer's "
+            f"groups; algorithm {recipe.algorithm.name} trains with TRL's "
+            f"{str(options.get('trainer')).upper()}Trainer, which has no such "
+            "path; choose a GRPO-family algorithm or backend openrlhf",
+        )
+    ]
+
+
 def check_offline_tokens(plan: TrainPlan) -> None:
     """For ``truncated_is``: refuse trajectories whose token ids (and so log-probs) were made
     with another tokenizer than the run's, naming how many.

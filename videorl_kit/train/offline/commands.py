@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from videorl_kit.train.recipe import BackendChecks
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
@@ -26,10 +29,13 @@ trajectories_app = typer.Typer(
 )
 
 
-def validate_recipe_document(path: str | Path) -> str | tuple[str, list[str]]:
-    """``validate``'s loader of recipes: the recipe's own checks, then, for a recipe with an
-    ``offline:`` section, the section against the recipe's store. Returns the id, or ``(id,
-    notes)`` with the trajectories found per task; raises ``SpecError`` listing every problem.
+def validate_recipe_document(
+    path: str | Path, backends: BackendChecks | None = None
+) -> str | tuple[str, list[str]]:
+    """``validate``'s loader of recipes: the recipe's own checks and its backend's problems
+    (``backends``: the CLI's, by name), then, for a recipe with an ``offline:`` section, the
+    section against the recipe's store. Returns the id, or ``(id, notes)`` with the
+    trajectories found per task; raises ``SpecError`` listing every problem.
 
     Example:
         >>> validate_recipe_document("recipes/tiny-grpo.yaml")
@@ -39,7 +45,7 @@ def validate_recipe_document(path: str | Path) -> str | tuple[str, list[str]]:
     from videorl_kit.spec.yaml_source import SpecIssue, load_yaml_with_includes
     from videorl_kit.train.recipe import load_recipe
 
-    loaded = load_recipe(path)
+    loaded = load_recipe(path, backends=backends)
     if loaded.recipe.offline is None:
         return loaded.recipe.id
     from videorl_kit.train.offline.select import store_problems  # Lance, only when needed

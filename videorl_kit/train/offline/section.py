@@ -13,8 +13,10 @@
       is_cap: 2.0                   # truncated_is: the cap of the importance weight
 
 The model is checked like every recipe field (unknown keys refused, every problem at once).
-:func:`offline_problems` adds the checks across fields and backends, each naming the backend
-that cannot do something; :func:`store_problems` checks the section against a store (at
+:func:`offline_problems` adds the checks across the section's fields; what a backend cannot do
+with the section is that backend's to say (its ``problems``: the TRL adapter refuses mixing
+into RLOO, the OpenRLHF adapter a frames-as-images run, for example), each message naming the
+backend; :func:`store_problems` checks the section against a store (at
 ``validate`` against the recipe's store, at ``train`` against the store it trains on): a store
 with none of the selected trajectories, and ``truncated_is`` over trajectories without
 behaviour log-probs, naming how many lack them.
@@ -86,30 +88,18 @@ class OfflineSection(StrictModel):
         return 2.0 if self.is_cap is None else self.is_cap
 
 
-OPENRLHF_IS_FLAGS = (
-    "--algo.advantage.is_correction_level",
-    "--algo.advantage.is_correction_mode",
-    "--algo.advantage.is_correction_gating",
-    "--algo.advantage.is_correction_threshold",
-)
-"""OpenRLHF's train/rollout importance-correction flags (the bundle sets them for
-``truncated_is``)."""
-
-
-def offline_problems(recipe: Any, options: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(field path, message)`` for each problem of ``recipe.offline`` across fields and with
-    the recipe's backend (``options``: the algorithm's backend options).
+def offline_problems(recipe: Any) -> list[tuple[str, str]]:
+    """``(field path, message)`` for each problem of ``recipe.offline`` across its fields and
+    the recipe's group size (the same on every backend).
 
     Example:
         >>> from types import SimpleNamespace as NS
         >>> section = OfflineSection(source="x", per_group=4, correction="none", is_cap=3)
-        >>> recipe = NS(offline=section, rollout=NS(group_size=4), backend="trl",
-        ...             algorithm=NS(name="rloo"))
-        >>> for path, message in offline_problems(recipe, {"trainer": "rloo"}):
+        >>> recipe = NS(offline=section, rollout=NS(group_size=4))
+        >>> for path, message in offline_problems(recipe):
         ...     print(path, "|", message[:64])
         offline.per_group | per_group 4 leaves no online member in a group of rollout.group_
         offline.is_cap | is_cap is only read with correction: truncated_is
-        offline | backend trl mixes offline members into GRPOTrainer's groups; alg
     """
     section: OfflineSection | None = recipe.offline
     if section is None:
@@ -142,74 +132,4 @@ def offline_problems(recipe: Any, options: dict[str, Any]) -> list[tuple[str, st
         )
     if section.correction != "truncated_is" and section.is_cap is not None:
         problems.append(("offline.is_cap", "is_cap is only read with correction: truncated_is"))
-    if recipe.backend == "trl" and options.get("trainer", "grpo") != "grpo":
-        problems.append(
-            (
-                "offline",
-                f"backend trl mixes offline members into GRPOTrainer's "
-                f"groups; algorithm {recipe.algorithm.name} trains with TRL's "
-                f"{str(options.get('trainer')).upper()}Trainer, which has no such "
-                "path; choose a GRPO-family algorithm or backend openrlhf",
-            )
-        )
-    if recipe.backend == "openrlhf":
-        problems += _openrlhf_problems(recipe, section, options)
-    return problems
-
-
-def _openrlhf_problems(
-    recipe: Any, section: OfflineSection, options: dict[str, Any]
-) -> list[tuple[str, str]]:
-    extra = recipe.openrlhf.extra_args
-    problems = []
-    set_is = [flag for flag in OPENRLHF_IS_FLAGS if flag in extra]
-    if set_is and section.correction == "truncated_is":
-        problems.append(
-            (
-                "openrlhf.extra_args",
-                f"{set_is[0]} is set by offline.correction truncated_is; remove it from extra_args",
-            )
-        )
-    level = extra.get("--algo.advantage.is_correction_level", "off")
-    if section.correction != "truncated_is" and level != "off":
-        problems.append(
-            (
-                "offline.correction",
-                f"backend openrlhf: with "
-                f"--algo.advantage.is_correction_level {level} OpenRLHF weights every "
-                "member by exp(old - rollout log-probs), which offline members with "
-                f"correction {section.correction} do not have; choose truncated_is or "
-                "leave the correction off",
-            )
-        )
-    loss = options.get("--actor.policy_loss_type", "ppo")
-    if section.correction == "truncated_is" and loss != "ppo":
-        problems.append(
-            (
-                "offline.correction",
-                "backend openrlhf: truncated_is is OpenRLHF's "
-                "token-level clip correction of its PPO loss; algorithm "
-                f"{recipe.algorithm.name} uses policy loss {loss}, which takes the rollout "
-                "log-probs as its ratio's base instead",
-            )
-        )
-    if recipe.openrlhf.video != "native":
-        problems.append(
-            (
-                "openrlhf.video",
-                f"backend openrlhf: offline members are returned by the bundle's agent, which "
-                f"only the native video path has (openrlhf.video is {recipe.openrlhf.video}); "
-                "set openrlhf.video: native",
-            )
-        )
-    evals = sorted(flag for flag in extra if str(flag).startswith("--eval."))
-    if evals:
-        problems.append(
-            (
-                "openrlhf.extra_args",
-                f"backend openrlhf: {evals[0]} with offline "
-                "mixing: the bundle's agent cannot tell evaluation rollouts from "
-                "training ones, and would mix stored responses into them",
-            )
-        )
     return problems
