@@ -44,6 +44,7 @@ import PIL
 from PIL import Image
 
 from videorl_kit.core.budget import as_video_budget
+from videorl_kit.core.frame_files import FRAME_SUFFIXES
 from videorl_kit.media.budget import output_size, sample_count
 from videorl_kit.media.decoded import DecodedVideo
 from videorl_kit.media.errors import DecodeError, MissingFileError, NoFramesError
@@ -63,8 +64,6 @@ __all__ = [
 FRAME_FOLDER_DECODER = "frames"
 """The decoder name recorded with frames read from a frame folder (part of the cache key)."""
 
-FRAME_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"})
-"""File suffixes (any case) read as frames; other files in the folder are ignored."""
 
 _NUMBER = re.compile(r"\d+")
 _HASH_LAYOUT = "videorl-kit frame folder 1"

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.frame_files import FRAME_SUFFIXES
 
 if TYPE_CHECKING:
     from videorl_kit.spec.models import FieldMap
@@ -324,8 +325,6 @@ def _got10k(
 
 
 def _count_frames(folder: Path) -> int:
-    from videorl_kit.media.frame_folder import FRAME_SUFFIXES  # numpy and PIL: load on use
-
     try:
         with os.scandir(folder) as entries:
             return sum(
