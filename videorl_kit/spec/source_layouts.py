@@ -58,7 +58,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from videorl_kit.core.errors import UserError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.core.frame_files import FRAME_SUFFIXES
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class RowError(str):
         return error
 
 
-class _SequenceError(ValueError):
+class _SequenceError(VideoRLKitError, ValueError):
     pass
 
 
