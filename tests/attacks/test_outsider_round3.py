@@ -582,3 +582,101 @@ def test_store_row_timing_cannot_be_edited_silently(
     assert list(item.timestamps_s) == list(original.timestamps_s)
     assert list(item.frame_indices) == list(original.frame_indices)
     assert item.source_fps == original.source_fps
+
+
+def _traversal_store(project: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A store copy whose first clip's cache key (frames row and the sample's video_keys)
+    climbs out of any folder to ``tmp_path/escaped``."""
+    store = _store_copy(project, tmp_path)
+    key = _key_of_first_clip(store)
+    target = tmp_path / "escaped"
+    evil = "../" * 24 + str(target).lstrip("/")
+    _lance_update(store / "frames.lance", {"cache_key": f"'{evil}'"}, f"cache_key = '{key}'")
+    first = _first_count_row(store)[0]
+    _lance_update(
+        store / "samples.lance",
+        {"video_keys": f"['{evil}']"},
+        f"task_id = 'tiny-count' AND sample_id = '{first['sample_id']}'",
+    )
+    return store, target
+
+
+def _escaped(target: Path) -> list[str]:
+    return sorted(str(p) for p in target.parent.glob(target.name + "*"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: a cache key is used as a path: `cache export` of a store whose key is "
+    "`../../…/DIR` writes DIR/000000.jpg… outside --out",
+)
+def test_cache_export_writes_nothing_outside_out_for_a_traversal_key(
+    project: Path, tmp_path: Path
+) -> None:
+    store, target = _traversal_store(project, tmp_path)
+    out = tmp_path / "export" / "x"
+    cp = _kit("cache", "export", "--store", str(store), "--out", str(out), cwd=project)
+    assert _escaped(target) == [], _out(cp)
+    assert "Traceback" not in _out(cp), _out(cp)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: `train --dry-run` (OpenRLHF bundle) exports media/<cache_key>.npy and .json: "
+    "a store key `../../…/FILE` overwrites FILE.npy / FILE.json anywhere the user can write",
+)
+def test_openrlhf_bundle_writes_nothing_outside_the_bundle_for_a_traversal_key(
+    project: Path, tmp_path: Path
+) -> None:
+    store, target = _traversal_store(project, tmp_path)
+    cp = _kit(
+        "train", "recipes/tiny-grpo.yaml", "--backend", "openrlhf", "--dry-run",
+        "--store", str(store), "--output", str(tmp_path / "bundle"), cwd=project, timeout=180,
+    )  # fmt: skip
+    assert _escaped(target) == [], _out(cp)
+    assert "Traceback" not in _out(cp), _out(cp)
+
+
+# ============================================================================================
+# 4. Verdict forgery: hedges that still score 1 (the first named answer is graded)
+# ============================================================================================
+#
+# Each answer below commits to two answers (or to an open range); each scores 1 against the
+# gold it names first. The documented rule (docs/verifiers.md, issue 19 §2, round 2) is that a
+# hedge scores 0: `A或B`, `A/B`, "a list of option statements naming two options", "both
+# verdicts anywhere in the deciding part", `是，不是`, "at least 4", disagreeing boxes.
+
+MC_OPTIONS = ["A. red", "B. blue", "C. green", "D. yellow"]
+HEDGES = {
+    "mc_plus": ("multiple choice", "<answer>B+C</answer>", "B"),
+    "mc_huozhe": ("multiple choice", "<answer>B 或者 C</answer>", "B"),
+    "mc_statement_list": ("multiple choice", "<answer>B (blue), C (green)</answer>", "B"),
+    "mc_zero_width_space": ("multiple choice", "<answer>B\u200bC</answer>", "B"),
+    "mc_box_outside_block": ("multiple choice", "<answer>\\boxed{B}</answer>\\boxed{C}", "B"),
+    "num_range_dots": ("numerical", "<answer>4..5</answer>", "4"),
+    "num_at_most_after": ("numerical", "<answer>4 at most</answer>", "4"),
+    "num_minimum_of": ("numerical", "<answer>minimum of 4</answer>", "4"),
+    "num_at_least_paren": ("numerical", "<answer>4 (at least)</answer>", "4"),
+    "num_plus_word": ("numerical", "<answer>4 plus</answer>", "4"),
+    "num_box_outside_block": ("numerical", "<answer>\\boxed{4}</answer>\\boxed{5}", "4"),
+    "bool_shi_huo_fou": ("boolean", "<answer>是或否</answer>", "yes"),
+    "bool_conditional_both": ("boolean", "<answer>yes if it is open, no otherwise</answer>", "yes"),
+    "bool_box_outside_block": ("boolean", "<answer>\\boxed{yes}</answer>\\boxed{no}", "yes"),
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: hedges the docs call 0 score 1 for the first-named answer (B+C, B 或者 C, "
+    "option-statement lists, zero-width separators, 4..5, '4 at most'/'minimum of 4', "
+    "是或否, conditional yes/no, a disagreeing \\boxed{} after the <answer> block)",
+)
+@pytest.mark.parametrize("case", sorted(HEDGES))
+def test_hedge_scores_zero(case: str) -> None:
+    from videorl_kit.rewards import reward_function_for
+
+    problem_type, response, gold = HEDGES[case]
+    fn = reward_function_for(problem_type)
+    options = MC_OPTIONS if problem_type == "multiple choice" else None
+    result = fn(response, gold, options) if options else fn(response, gold)
+    assert result.accuracy == 0.0, (case, result.details)
