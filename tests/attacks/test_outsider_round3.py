@@ -662,6 +662,18 @@ HEDGES = {
     "bool_shi_huo_fou": ("boolean", "<answer>是或否</answer>", "yes"),
     "bool_conditional_both": ("boolean", "<answer>yes if it is open, no otherwise</answer>", "yes"),
     "bool_box_outside_block": ("boolean", "<answer>\\boxed{yes}</answer>\\boxed{no}", "yes"),
+    "temporal_second_json_key": (
+        "temporal grounding",
+        '<answer>{"time": [10, 20], "time2": [30, 40]}</answer>',
+        "[10, 20]",
+    ),
+    "spatial_second_json_key": (
+        "spatial grounding",
+        '<answer>{"bbox": [10, 10, 50, 50], "bbox2": [60, 60, 90, 90]}</answer>',
+        "[10, 10, 50, 50]",
+    ),
+    "math_or_in_text": ("math", "\\boxed{2 \\text{ (or 3)}}", "2"),
+    "math_piecewise": ("math", "\\boxed{\\begin{cases} 2 \\\\ 3 \\end{cases}}", "3"),
 }
 
 
@@ -669,7 +681,8 @@ HEDGES = {
     strict=True,
     reason="hole: hedges the docs call 0 score 1 for the first-named answer (B+C, B 或者 C, "
     "option-statement lists, zero-width separators, 4..5, '4 at most'/'minimum of 4', "
-    "是或否, conditional yes/no, a disagreeing \\boxed{} after the <answer> block)",
+    "是或否, conditional yes/no, a disagreeing \\boxed{} after the <answer> block, a second "
+    "interval/box under another JSON key, two values in one \\boxed{})",
 )
 @pytest.mark.parametrize("case", sorted(HEDGES))
 def test_hedge_scores_zero(case: str) -> None:
@@ -680,3 +693,76 @@ def test_hedge_scores_zero(case: str) -> None:
     options = MC_OPTIONS if problem_type == "multiple choice" else None
     result = fn(response, gold, options) if options else fn(response, gold)
     assert result.accuracy == 0.0, (case, result.details)
+
+
+# ============================================================================================
+# 5. Terminal escapes from data and store values
+# ============================================================================================
+#
+# Rich markup in these values is printed literally (held), but raw escape sequences are not
+# removed: OSC 52 (`ESC ] 52 ; c ; BASE64 ESC \`) makes many terminals (iTerm2, kitty, tmux with
+# set-clipboard) put the attacker's text on the clipboard, and `ESC [ 2 J` clears the screen.
+OSC52 = "x\x1b]52;c;cHduZWQ=\x1b\\y\x1b[2J"
+
+
+def _no_escapes(output: bytes) -> bool:
+    return b"\x1b]" not in output and b"\x1b[2J" not in output
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: `cache status` / `cache verify` print store values (task id, source uri, "
+    "truncation, warnings) with raw terminal escapes (OSC 52 clipboard write, clear screen)",
+)
+def test_cache_status_prints_no_terminal_escape_from_the_store(
+    project: Path, tmp_path: Path
+) -> None:
+    store = _store_copy(project, tmp_path)
+    key = _key_of_first_clip(store)
+    _lance_update(
+        store / "frames.lance",
+        {"source_uri": f"'/tmp/{OSC52}'", "decode_warnings": f"['{OSC52}']"},
+        f"cache_key = '{key}'",
+    )
+    first = _first_count_row(store)[0]
+    _lance_update(
+        store / "samples.lance",
+        {"task_id": f"'tiny-count{OSC52}'"},
+        f"sample_id = '{first['sample_id']}'",
+    )
+    for command in (("status",), ("verify", "--sample", "0")):
+        cp = subprocess.run(
+            [*KIT, "cache", *command, "--store", str(store)],
+            cwd=project, capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert _no_escapes(cp.stdout + cp.stderr), (command, cp.stdout[-2000:])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: `validate --data` prints a data row's media path with raw terminal escapes "
+    "(the row id beside it is escaped)",
+)
+def test_validate_data_prints_no_terminal_escape_from_a_row(project: Path) -> None:
+    row = {
+        "problem": "How many?",
+        "answer": "1",
+        "videos": [f"videos/{OSC52}.mp4"],
+        "images": [],
+        "options": None,
+        "problem_type": "numerical",
+        "data_type": "video",
+        "id": "escape-row",
+    }
+    (project / "escape-data").mkdir(exist_ok=True)
+    (project / "escape-data" / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    spec = project / "task_specs" / "escape.yaml"
+    spec.write_text(
+        "include: synth-count.yaml\nid: escape-test\n"
+        "data:\n  path: ../escape-data/rows.jsonl\n  media_root: ../escape-data\n"
+    )
+    cp = subprocess.run(
+        [*KIT, "validate", str(spec), "--data"], cwd=project, capture_output=True, timeout=120
+    )
+    assert cp.returncode == 1, cp.stdout
+    assert _no_escapes(cp.stdout + cp.stderr), cp.stdout[-2000:]
