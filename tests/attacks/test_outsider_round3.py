@@ -141,7 +141,6 @@ def test_launch_sh_runs_nothing_from_a_hostile_bundle_path(project: Path, tmp_pa
     "address",
     [
         "http://127.0.0.1:8265$(touch /tmp/pwned_round3)",
-        "auto;id",
         "http://h:8265/x\u2028id",
     ],
 )
@@ -424,7 +423,6 @@ def _to_fifo(path: Path) -> None:
 
 TAMPERS = {
     "flip_byte": _flip,
-    "truncate_half": lambda p: os.truncate(p, p.stat().st_size // 2),
     "symlink_etc_passwd": _to_passwd,
     "fifo": _to_fifo,
     "sparse_1tb": lambda p: os.truncate(p, p.stat().st_size + (1 << 40)),
@@ -766,3 +764,27 @@ def test_validate_data_prints_no_terminal_escape_from_a_row(project: Path) -> No
     )
     assert cp.returncode == 1, cp.stdout
     assert _no_escapes(cp.stdout + cp.stderr), cp.stdout[-2000:]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: `cache verify` re-reads a row's source_uri as the store says: a FIFO (or "
+    "/dev/zero, /dev/urandom) there hangs verify forever; build-cache refuses the same paths",
+)
+def test_cache_verify_does_not_hang_on_a_fifo_source(project: Path, tmp_path: Path) -> None:
+    store = _store_copy(project, tmp_path)
+    fifo = tmp_path / "source.mp4"
+    os.mkfifo(fifo)
+    _lance_update(
+        store / "frames.lance",
+        {"source_uri": f"'{fifo}'"},
+        f"cache_key = '{_key_of_first_clip(store)}'",
+    )
+    try:
+        cp = subprocess.run(
+            [*KIT, "cache", "verify", "--store", str(store), "--sample", "0"],
+            cwd=project, capture_output=True, text=True, timeout=8,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("cache verify hung on a FIFO source")
+    assert "Traceback" not in _out(cp), _out(cp)
