@@ -425,7 +425,6 @@ TAMPERS = {
     "flip_byte": _flip,
     "symlink_etc_passwd": _to_passwd,
     "fifo": _to_fifo,
-    "sparse_1tb": lambda p: os.truncate(p, p.stat().st_size + (1 << 40)),
 }
 
 
@@ -844,3 +843,27 @@ def test_replay_does_not_score_forged_judge_verdicts(project: Path, tmp_path: Pa
     assert all(s["accuracy"] == 0.0 for s in samples if s["problem_type"] == "open_ended"), [
         (s["status"], s["accuracy"]) for s in samples
     ]
+
+
+def test_lost_newest_manifest_is_refused(project: Path, tmp_path: Path) -> None:
+    """Held: deleting the frames table's newest manifest (a rollback) is named, with repair."""
+    store = _store_copy(project, tmp_path)
+    newest = sorted((store / "frames.lance" / "_versions").glob("*.manifest"))[0]
+    newest.unlink()
+    cp = _kit("cache", "status", "--store", str(store), cwd=project)
+    assert cp.returncode == 1 and "cache repair" in _out(cp), _out(cp)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="hole: a garbage videorl_kit_state.json is ignored silently, and with it the "
+    "lost-manifest check: delete the newest manifest + garble the state = an older table "
+    "version served with no error",
+)
+def test_rollback_with_a_garbled_state_file_is_refused(project: Path, tmp_path: Path) -> None:
+    store = _store_copy(project, tmp_path)
+    newest = sorted((store / "frames.lance" / "_versions").glob("*.manifest"))[0]
+    newest.unlink()
+    (store / "videorl_kit_state.json").write_text("[1, 2")
+    cp = _kit("cache", "status", "--store", str(store), cwd=project)
+    assert cp.returncode == 1 and "Traceback" not in _out(cp), _out(cp)
