@@ -28,7 +28,9 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    unanswered).
 6. **Boxes**: the ``\\boxed{X}`` contents of the answer block(s), or, without one, of the text
    outside think blocks, are collected (:attr:`Extraction.boxed`, when two or more differ):
-   the router grades each, and boxes that disagree are a hedge.
+   the router grades each, and boxes that disagree are a hedge. A box outside the answer
+   block (and outside think blocks) is collected with the block's boxes even alone: it must
+   agree with the block (``<answer>B</answer> \\boxed{C}`` is a hedge).
 
 Text inside ``<think>`` never counts.
 
@@ -494,7 +496,13 @@ def extract_answer(response: str) -> Extraction:
     answer, source, final, reason = _choose_answer(text, blocks, outside)
     boxed: tuple[str, ...] = ()
     if answer and "\\boxed" in text:
-        boxed = different_boxes(" ".join(blocks.answers) if source == "answer_tag" else outside)
+        if source == "answer_tag":
+            boxed = different_boxes(" ".join(blocks.answers))
+            beside = _complement(text, sorted(blocks.think_regions + blocks.answer_regions))
+            if "\\boxed" in beside:  # a box outside the block must agree with the block
+                boxed = different_boxes(f"{' '.join(blocks.answers)} {beside}", at_least=1)
+        else:
+            boxed = different_boxes(outside)
     return Extraction(
         text=text,
         special_tokens_removed=n_special,
@@ -516,15 +524,19 @@ _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
 _FBOX_RE = re.compile(r"\\fbox\s{0,4}\{")
 
 
-def different_boxes(text: str) -> tuple[str, ...]:
-    """The different ``\\boxed{X}`` contents of ``text``, in order, when there are two or more
-    (compared with whitespace collapsed and case folded; at most :data:`MAX_BOXES` + 1).
+def different_boxes(text: str, at_least: int = 2) -> tuple[str, ...]:
+    """The different ``\\boxed{X}`` contents of ``text``, in order, when there are
+    ``at_least`` of them (two by default; compared with whitespace collapsed and case folded;
+    at most :data:`MAX_BOXES` + 1).
+
+    With ``at_least=1`` a single box is returned too: the router then grades it against the
+    answer block beside it (a box outside the block must agree with the block).
 
     Example:
         >>> different_boxes(r"\\boxed{3} or \\boxed{4}")
         ('3', '4')
-        >>> different_boxes(r"\\boxed{3}, \\boxed{ 3 }")
-        ()
+        >>> different_boxes(r"\\boxed{3}, \\boxed{ 3 }"), different_boxes(r"\\boxed{3}", 1)
+        ((), ('3',))
     """
     if text.count("\\boxed") > MAX_BOX_OPENINGS:  # degenerate: a hedge outright
         return tuple(
@@ -543,7 +555,7 @@ def different_boxes(text: str) -> tuple[str, ...]:
             found.setdefault(_norm_block(content), content)
             if len(found) > MAX_BOXES:
                 break
-    return tuple(found.values()) if len(found) > 1 else ()
+    return tuple(found.values()) if len(found) >= at_least else ()
 
 
 class _Blocks(NamedTuple):
@@ -554,6 +566,7 @@ class _Blocks(NamedTuple):
     stray_tags: list[tuple[int, int]]  # answer tags and stray </think> outside think blocks
     answers: tuple[str, ...]  # contents of closed answer blocks outside think blocks, stripped
     unterminated: bool  # a think block that was never closed
+    answer_regions: list[tuple[int, int]]  # whole closed answer blocks, tags included
 
 
 def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
@@ -562,6 +575,8 @@ def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
     think_parts: list[tuple[int, int]] = []
     stray_tags: list[tuple[int, int]] = []
     answers: list[str] = []
+    answer_regions: list[tuple[int, int]] = []
+    answer_start = 0
     think_open: int | None = None  # content start of the open think block
     think_start = 0
     answer_open: int | None = None
@@ -591,15 +606,18 @@ def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
             continue  # a think tag inside an answer block is part of the content
         stray_tags.append((tag.start, tag.end))
         if not tag.closing:
-            answer_open = tag.end  # a re-opened block restarts its content
+            answer_open, answer_start = tag.end, tag.start  # a re-opened block restarts
         elif answer_open is not None:
             answers.append(text[answer_open : tag.start].strip())
+            answer_regions.append((answer_start, tag.end))
             answer_open = None
     unterminated = think_open is not None or implicit_close
     if think_open is not None:
         think_parts.append((think_open, len(text)))
         think_regions.append((think_start, len(text)))
-    return _Blocks(think_parts, think_regions, stray_tags, tuple(answers), unterminated)
+    return _Blocks(
+        think_parts, think_regions, stray_tags, tuple(answers), unterminated, answer_regions
+    )
 
 
 def _choose_answer(

@@ -163,7 +163,11 @@ class RewardFunction:
         """
         if outcome.status != "ok":
             return outcome
-        reason = f"{len(boxes)} different \\boxed{{}} answers (hedge)"
+        reason = (
+            f"{len(boxes)} different \\boxed{{}} answers (hedge)"
+            if len(boxes) > 1
+            else "a \\boxed{} answer beside the <answer> block disagrees with it (hedge)"
+        )
         if len(boxes) > MAX_BOXES:
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
         pred = outcome.details.get("pred")
