@@ -30,6 +30,15 @@ _VULGAR_FRACTIONS = "¼½¾⅐⅑⅒⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞↉"
 _MIXED_NUMBER_RE = re.compile(f"(?<=[0-9０-９])(?=[{_VULGAR_FRACTIONS}])")
 _FOLD_TABLE = str.maketrans(_SUPERSCRIPTS, "0123456789-+")
 _FRACTION_SLASH = "\u2044"
+#: Characters that render as nothing (Unicode's default-ignorable code points: zero-width
+#: space, non-joiner and joiner, word joiner, byte order mark, soft hyphen, bidirectional
+#: controls, variation selectors, Hangul fillers, tag characters). A reader sees the text
+#: without them, so the verifiers read it so: ``B\u200bC`` is ``BC``, never ``B``.
+INVISIBLE_RE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]+"
+)
 #: Longer texts are not folded: no verifier reads that much of an answer as letters or numbers
 #: (OCR and ROUGE read such answers as written), and folding a megabyte of superscripts or
 #: vulgar fractions takes half a second.
@@ -40,8 +49,9 @@ def fold_compat(text: str) -> str:
     """Unicode compatibility forms folded to plain ones (NFKC): full-width ``Ｂ``, ``１２``,
     ``３．５``, circled ``Ⓑ``, no-break spaces, vulgar fractions (``½`` is ``1/2``, ``3½`` is
     ``3 1/2``). A run of superscript digits is an exponent and becomes ``^`` plus the digits
-    first (``10³`` is ``10^3``, never ``103``). Texts longer than :data:`MAX_FOLD_CHARS` are
-    returned as they are.
+    first (``10³`` is ``10^3``, never ``103``). Characters that render as nothing
+    (:data:`INVISIBLE_RE`: zero-width spaces and joiners, soft hyphens, ...) are removed at
+    any length; texts longer than :data:`MAX_FOLD_CHARS` are otherwise returned as they are.
 
     The router folds every answer, ground truth and option once before a verifier reads them
     (verifiers registered with ``raw_text=True``, such as ``code_exec``, get them as written).
@@ -49,10 +59,14 @@ def fold_compat(text: str) -> str:
     Example:
         >>> fold_compat("（Ｃ）"), fold_compat("１，０００"), fold_compat("10³"), fold_compat("B")
         ('(C)', '1,000', '10^3', 'B')
-        >>> fold_compat("3½"), fold_compat("¾")
-        ('3 1/2', '3/4')
+        >>> fold_compat("3½"), fold_compat("¾"), fold_compat("B\u200bC")
+        ('3 1/2', '3/4', 'BC')
     """
-    if text.isascii() or len(text) > MAX_FOLD_CHARS:
+    if text.isascii():
+        return text
+    if INVISIBLE_RE.search(text):  # at any length: a hedge must not hide behind them
+        text = INVISIBLE_RE.sub("", text)
+    if len(text) > MAX_FOLD_CHARS:
         return text
     if _SUPERSCRIPT_START_RE.search(text):
         text = _SUPERSCRIPT_START_RE.sub("^", text).translate(_FOLD_TABLE)
