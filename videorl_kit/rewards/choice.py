@@ -57,14 +57,19 @@ _DESIGNATOR_RE = re.compile(
     r"(?P<punct>[.:：。,;])?",
     re.IGNORECASE,
 )
+#: Words and signs that join two answers: "B or C", "B + C", "B vs C", "B 或者 C", "B 还是 C".
+_JOINERS = (
+    r"\bor\b|\band\b|\band/or\b|\bvs\b\.?|\bversus\b|\bplus\b|\bthen\b"
+    r"|或者|或是|或|还是|還是|以及|和|与|與|及|跟"
+)
 _HEDGE_RE = re.compile(
-    r"\s{0,3}(?:,\s{0,3}(?:or\b|and\b)?|/|\||&|;|\bor\b|\band\b|\band/or\b)\s{0,3}"
+    rf"\s{{0,3}}(?:,\s{{0,3}}(?:or\b|and\b)?|/|\||&|;|\+|、|~|→|->|{_JOINERS})\s{{0,3}}"
     r"(?:(?:maybe|possibly|perhaps|probably|likely|even|also)\s{1,3})?"
     r"(?:(?:option|choice)\s{0,3})?[(\[]?\s{0,2}(?P<letter>[A-Za-z])\s{0,2}[)\]]?(?![\w'’])",
     re.IGNORECASE,
 )
 #: Where an answer that lists options splits: "(A) and Blue", "A. Red / B", one per line.
-_LIST_SPLIT_RE = re.compile(r"\s*(?:[\n,;/|&]|\band/or\b|\band\b|\bor\b)\s*", re.IGNORECASE)
+_LIST_SPLIT_RE = re.compile(rf"\s*(?:[\n,;/|&+、]|{_JOINERS})\s*", re.IGNORECASE)
 #: Another option named as possible after the answer: "B, but C is also possible", "B (C could
 #: work too)", "B, or maybe C". Letters A–J only; a bare A or I counts only before "is"/"was" or
 #: punctuation (else it is an article or a pronoun: "though I might be wrong").
@@ -109,7 +114,15 @@ _LISTED = (
 #: An answer made only of option letters (with brackets, "Option", punctuation, line breaks):
 #: two different ones are a hedge. Each item is an atomic group: no backtracking into it.
 _DESIGNATOR_LIST_RE = re.compile(
-    rf"(?:(?>{_LISTED}[.,;:/|&。，、\s]{{0,8}})){{2,12}}", re.IGNORECASE
+    rf"(?:(?>{_LISTED}(?:[.,;:/|&+~<>→。，、\s\-–—]|{_JOINERS}|\bto\b|\bthrough\b|\bwith\b){{0,8}})){{2,12}}",
+    re.IGNORECASE,
+)
+#: One item of a list of options: a letter with a note in brackets or after its label
+#: ("B (blue)", "B. blue", "(B) the blue one", "B: blue").
+_NOTED_LETTER_RE = re.compile(
+    r"(?:(?:option|choice)\s{0,3})?(?:\(\s{0,2}([A-Za-z])\s{0,2}\)|\[\s{0,2}([A-Za-z])\s{0,2}\]"
+    r"|([A-Za-z])(?:\s{0,2}(?=\()|[.):：]\s))\s{0,3}(?:\(([^()]{0,80})\)|([^()]{1,80}))?",
+    re.IGNORECASE,
 )
 #: Longest answer checked for being a list of letters (twelve items at most).
 _MAX_LIST_CHARS = 240
@@ -316,6 +329,7 @@ def parse_choice(
                     and letter in _ARTICLE_LETTERS
                     and by_text != letter
                     and first_word not in _DESIGNATOR_FOLLOWERS
+                    and not rest.lstrip().startswith("(")  # "A (red)": a note, not a noun
                 ):
                     m = None  # "A man ...", "I think ...": an article/pronoun, not option A
             if m is not None:
@@ -348,8 +362,10 @@ def parse_choice(
 
 def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str]:
     """The options of an answer made only of option statements (a letter, "Option B", an
-    option's text, or a letter with its text) joined by "and", "or", commas, slashes or line
-    breaks; empty when any part is something else ("Salt and pepper" is one option's text).
+    option's text, or a letter with its text or a note: "B (blue)", "B: blue") joined by
+    "and", "or", "+", "vs", "或者", "还是", commas, slashes or line breaks; empty when any
+    part is something else ("Salt and pepper" is one option's text). Without options, only
+    letters (with or without notes) are read.
 
     Example:
         >>> opts = parse_options(("A. Red", "B. Blue", "C. Salt and pepper"))
@@ -357,18 +373,29 @@ def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str
         (['A', 'B'], ['A', 'B'])
         >>> _listed_options("Salt and pepper", opts), _listed_options("A, I think", opts)
         ([], [])
+        >>> _listed_options("B (blue), C (green)", ())
+        ['B', 'C']
     """
-    if not options or len(text) > MAX_OPTION_TEXT_CHARS:
+    if len(text) > MAX_OPTION_TEXT_CHARS or not _LIST_SPLIT_RE.search(text):
         return []
-    parts = [p.strip(" \t.:)]") for p in _LIST_SPLIT_RE.split(text)]
+    if options:  # one option's text, labelled or not, is no list ("C. Salt and pepper")
+        whole = _OPTION_LABEL_RE.fullmatch(text)
+        if _option_by_text(whole.group(2) if whole else text, options)[1]:
+            return []
     letters: list[str] = []
-    for part in filter(None, parts):
+    for raw in _LIST_SPLIT_RE.split(text):
+        part = raw.strip(" \t.:)]")
+        if not part:
+            continue
         named = _DESIGNATOR_RE.fullmatch(part)  # "B", "(B)", "Option B"
         labelled = _OPTION_LABEL_RE.fullmatch(part)
         letter = named.group("letter").upper() if named else _option_by_text(part, options)[0]
-        if letter is None and labelled:  # "A. Red": a letter with its own option's text
+        if letter is None and labelled and options:  # "A. Red": a letter with its option's text
             by_text = _option_by_text(labelled.group(2), options)[0]
             letter = by_text if by_text == labelled.group(1).upper() else None
+        noted = None if letter else _NOTED_LETTER_RE.fullmatch(raw.strip(" \t.;:"))
+        if noted:  # "B (blue)", "B: blue", "(B) the blue one": a letter with a note
+            letter = next(g for g in noted.groups()[:3] if g).upper()
         if letter is None:
             return []
         letters.append(letter)
