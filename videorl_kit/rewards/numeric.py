@@ -363,8 +363,7 @@ def find_numbers(text: str, limit: int = 64) -> list[Number]:
             break
     if len(found) < limit and not text.isascii():
         for m in _CN_RE.finditer(text):
-            cn_value = chinese_number(m.group())
-            if cn_value is not None:
+            for cn_value in chinese_numbers(m.group()):
                 found.append(Number(Fraction(cn_value), False, m.start()))
     if len(found) < limit and _has_number_word(text):
         for m in _WORDS_RE.finditer(text):
@@ -426,17 +425,32 @@ _CN_RE = re.compile(r"[零〇一二两三四五六七八九十百千万]{1,16}")
 def chinese_number(text: str) -> int | None:
     """Value of a Chinese numeral (``十二`` = 12, ``三百零五`` = 305), None if malformed.
 
+    Digits alone are read one by one when there are three or more or a zero among them (a
+    year, ``二〇二三`` = 2023); two nonzero digits side by side name two values (``四五个``
+    is "four or five", see :func:`chinese_numbers`): None.
+
     Example:
         >>> chinese_number("十二"), chinese_number("两千零一十"), chinese_number("三万")
         (12, 2010, 30000)
+        >>> chinese_number("二〇二三"), chinese_number("四五"), chinese_number("十二三")
+        (2023, None, None)
     """
+    if len(text) > 1 and all(ch in _CN_DIGITS for ch in text):
+        if len(text) == 2 and not any(_CN_DIGITS[ch] == 0 for ch in text):
+            return None
+        return int("".join(str(_CN_DIGITS[ch]) for ch in text))
     total = section = digit = 0
     seen = False
+    previous = 0
     for ch in text:
         if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
+            if previous:  # "十二三": twelve or thirteen
+                return None
+            digit = previous = _CN_DIGITS[ch]
             seen = True
-        elif ch in _CN_UNITS:
+            continue
+        previous = 0
+        if ch in _CN_UNITS:
             section += (digit or 1) * _CN_UNITS[ch]
             digit = 0
             seen = True
@@ -447,6 +461,26 @@ def chinese_number(text: str) -> int | None:
             return None
     value = total + section + digit
     return value if seen or total else None
+
+
+def chinese_numbers(text: str) -> list[int]:
+    """The values a run of Chinese numerals names: one (:func:`chinese_number`), or two for
+    an approximate pair of neighbouring digits (``四五`` = 4 or 5, ``十二三`` = 12 or 13,
+    ``三四百`` = 300 or 400: each reading leaves out one of the two digits), else none.
+
+    Example:
+        >>> chinese_numbers("十二"), chinese_numbers("四五"), chinese_numbers("三四百")
+        ([12], [4, 5], [300, 400])
+    """
+    value = chinese_number(text)
+    if value is not None:
+        return [value]
+    for i in range(len(text) - 1):
+        if _CN_DIGITS.get(text[i]) and _CN_DIGITS.get(text[i + 1]):
+            readings = (chinese_number(text[: i + 1] + text[i + 2 :]),)
+            readings += (chinese_number(text[:i] + text[i + 1 :]),)
+            return [v for v in readings if v is not None]
+    return []
 
 
 def _readings(number: Number) -> tuple[Fraction, ...]:
@@ -648,6 +682,12 @@ _NUMBER_WORDS = frozenset([*_PLAIN_WORDS, *_GROUP_WORDS, "percent", "dozen", "ha
 #: Words in front of a number that reject it ("not 5") or give its sign ("minus 4"): the full
 #: path reads those.
 _NEGATING_WORDS = frozenset(["not", "no", "never", "nor", "isnt", "but", "minus", "negative"])
+#: Words beside a number that make it a bound ("over 4", "4 max"): :func:`_open_range` reads
+#: those.
+_BOUND_WORDS = frozenset(
+    {"over", "under", "above", "below", "beyond", "minimum", "maximum", "min", "max", "plus"}
+    | {"tops"}
+)
 
 
 def _wordy_number(text: str) -> Fraction | int | None:
@@ -665,11 +705,15 @@ def _wordy_number(text: str) -> Fraction | int | None:
     if before is None and after is None:
         return None
     if before is not None and (
-        before.lower() in _NUMBER_WORDS or before.lower() in _NEGATING_WORDS
+        before.lower() in _NUMBER_WORDS
+        or before.lower() in _NEGATING_WORDS
+        or before.lower() in _BOUND_WORDS
     ):
         return None
-    if after is not None and after.lower() in _NUMBER_WORDS:
-        return None  # "4 dozen"
+    if after is not None and (
+        after.lower() in _NUMBER_WORDS or (after.lower() in _BOUND_WORDS and after != "min")
+    ):
+        return None  # "4 dozen", "4 max" (but "4 min" is minutes)
     if _EUROPEAN_THOUSAND_RE.fullmatch(m.group("num")):
         return None  # "about 1.000" may be a European thousand: the full path reads it
     low = text.lower()
@@ -693,34 +737,67 @@ AnswerValue = tuple[Fraction | int | None, bool, str | None, tuple[Fraction, ...
 _NO_VALUE: AnswerValue = (None, False, "no number found", ())
 
 
-#: A bound instead of a value: "at least 4", "no more than 3", "up to 10", "4 or more", "4+",
-#: "≥ 4" ("over"/"under" are left out: "3 over 4" is a fraction). Searched in lower case, each
-#: only where its words occur, in the first and last 4096 characters of a longer answer.
+#: A bound instead of a value: "at least 4", "no more than 3", "up to 10", "a minimum of 4",
+#: "over 4", "4 or more", "4 at most", "4 (at least)", "4 plus", "4+", "≥ 4", "至少4", "4个以上"
+#: ("over"/"under"/"min" right after a number are left out: "3 over 4" is no bound, "4 min"
+#: is minutes). Searched in lower case, each only where its words occur, in the first and last
+#: 4096 characters of a longer answer.
 _BOUND_BEFORE_RE = re.compile(
-    r"(?:at\s{1,3}(?:least|most)|(?:more|less|fewer|greater)\s{1,3}than|up\s{1,3}to)\s{0,3}[-+]?\d"
+    r"(?:at\s{1,3}(?:the\s{1,3})?(?:very\s{1,3})?(?:least|most)"
+    r"|at\s{1,3}(?:a\s{1,3})?(?:minimum|maximum)"
+    r"|(?:more|less|fewer|greater|higher|lower)\s{1,3}than|up\s{1,3}to"
+    r"|(?:a\s{1,3})?(?:minimum|maximum|max)\s{1,3}of"
+    r"|(?<![\d.,])(?<![\d.,]\s)(?<![\d.,]\s\s)(?:minimum|maximum|min\b\.?|max\b\.?|over|under|above"
+    r"|below|beyond|upwards\s{1,3}of|in\s{1,3}excess\s{1,3}of|north\s{1,3}of))"
+    r"\s{0,3}[:=]?\s{0,3}[-+]?\d"
 )
 _BOUND_AFTER_RE = re.compile(
-    r"(?<![\d.,])\d[\d.,]{0,40}\s{0,3}(?:or\s{1,3}(?:more|less|fewer|above|below|greater|higher"
-    r"|lower)\b|and\s{1,3}(?:above|up|more|over)\b|\+(?![\s\d(]{0,40}[\d(]))"
+    r"(?<![\d.,])\d[\d.,]{0,40}\s{0,3}(?:\+(?![\s\d(]{0,40}[\d(])"
+    r"|[,(\[]?\s{0,3}(?:or\s{1,3}(?:more|less|fewer|above|below|greater|higher|lower|over"
+    r"|under)|and\s{1,3}(?:above|up|more|over|upwards|below|under|down|less|fewer)"
+    r"|at\s{1,3}(?:the\s{1,3})?(?:very\s{1,3})?(?:least|most)"
+    r"|at\s{1,3}(?:a\s{1,3})?(?:minimum|maximum)|minimum|maximum|max|tops)\b"
+    r"|-?\s{0,3}plus\b(?![\s-]{0,3}[\w(]))"
 )
 _BOUND_SIGN_RE = re.compile(r"(?:≥|≤|>=|<=|⩾|⩽)\s{0,3}[-+]?\d")
+#: A closed range written with dots: "4..5", "4...5" (a range commits to no value either).
+_DOTS_RANGE_RE = re.compile(r"(?<![\d.])\d{1,30}\s{0,3}(?:\.{2,}|…)\s{0,3}[-+]?\d")
+_CN_NUMERAL = "0-9零〇一二两兩三四五六七八九十百千万萬"
+#: Chinese bounds: "至少4", "不少于4个", "最多四个", "超过4"; "4个以上", "十多个", "4余人".
+_CN_BOUND_RE = re.compile(
+    r"(?:至少|最少|起码|起碼|最多|至多|顶多|頂多|最高|最低|不少于|不少於|不多于|不多於|不超过|不超過"
+    r"|不低于|不低於|不高于|不高於|不到|不足|超过|超過|多于|多於|少于|少於|大于|大於|小于|小於|高于|高於"
+    rf"|低于|低於)\s{{0,3}}(?:是|为|為|有)?\s{{0,3}}[约約]?\s{{0,3}}[{_CN_NUMERAL}]"
+    rf"|[{_CN_NUMERAL}]\s{{0,2}}(?:[个個名人只位张張台辆輛条條块塊本次岁歲件头頭匹棵朵颗顆米秒分天年层層"
+    r"排组組对對双雙]|小时|小時|分钟|分鐘)?\s{0,2}(?:以上|以下|多|余|餘|出头|出頭|开外|開外|不止)"
+)
 
 
 def _open_range(text: str) -> str | None:
-    """The open range ``text`` states, or None.
+    """The range ``text`` states instead of a value (open or with dots), or None.
 
     Example:
-        >>> [_open_range(t) for t in ("At least 4.", "4 or more", "2+2", "4")]
-        ['at least 4', '4 or more', None, None]
+        >>> [_open_range(t) for t in ("At least 4.", "4 or more", "2+2", "4", "4 at most")]
+        ['at least 4', '4 or more', None, None, '4 at most']
+        >>> [_open_range(t) for t in ("minimum of 4", "4 (at least)", "4 plus", "4..5")]
+        ['minimum of 4', '4 (at least', '4 plus', '4..5']
+        >>> [_open_range(t) for t in ("至少4个", "4个以上", "3 over 4", "4 min", "2 plus 2")]
+        ['至少4', '4个以上', None, None, None]
     """
     low = text.lower() if len(text) <= 8192 else f"{text[:4096]}\n{text[-4096:]}".lower()
     searches = (
-        (_BOUND_BEFORE_RE, ("least", "most", "than", "up")),
-        (_BOUND_AFTER_RE, ("or", "and", "+")),
+        (_BOUND_BEFORE_RE, ("least", "most", "than", "up", "min", "max", "over", "under",
+                            "above", "below", "beyond", "of")),
+        (_BOUND_AFTER_RE, ("or", "and", "+", "least", "most", "min", "max", "tops", "plus")),
         (_BOUND_SIGN_RE, ("≥", "≤", "=", "⩾", "⩽")),
-    )
+        (_DOTS_RANGE_RE, ("..", "…")),
+    )  # fmt: skip
     for pattern, words in searches:
         found = pattern.search(low) if any(w in low for w in words) else None
+        if found:
+            return found.group().strip()
+    if not low.isascii():
+        found = _CN_BOUND_RE.search(low)
         if found:
             return found.group().strip()
     return None
@@ -757,8 +834,8 @@ def _answer_number(answer_text: str) -> AnswerValue:
     if not asserted:
         return None, False, "the answer only rejects numbers", ()
     open_range = _open_range(asserted)
-    if open_range:  # "at least 4", "4 or more": every value past a bound
-        return None, False, f"an open range commits to no value ({open_range})", ()
+    if open_range:  # "at least 4", "4 or more", "4..5": every value past a bound, or between
+        return None, False, f"a range commits to no value ({open_range})", ()
     reading = read_single_number(asserted)
     number = reading.number
     if number is None:
