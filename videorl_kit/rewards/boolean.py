@@ -16,7 +16,9 @@ The answer (after the final-statement refinement) is read as yes or no:
 * otherwise the one polarity among its boolean words (``not true`` reads no); ``no`` in front
   of a word (``no cat``, ``no one``) describes, it is not a verdict;
 * ``yes and no``, ``yes/no``, ``yes or no``, and both polarities anywhere in the deciding part
-  (``yes no``, one per line, ``true false``, ``是，不是``) are hedges and score 0;
+  (``yes no``, one per line, ``true false``, ``是，不是``, ``是或否``, ``对/错``, a verdict for
+  each case: ``yes if it is open, no otherwise``, ``是，否则不是``) are hedges and score 0, as
+  are ``it depends`` and ``是否`` (whether);
 * a correction decides like a conclusion word (``Yes! Actually, no.`` is no), and a verdict word
   negated within its clause is the other verdict (``I would not say yes`` is no).
 
@@ -110,7 +112,10 @@ _CONCLUSION_RE = re.compile(
     re.IGNORECASE,
 )
 #: Chinese clauses that are a verdict by themselves: "是，不是" states both.
-_CN_CLAUSE_RE = re.compile(r"[，,。.；;！!？?\s]+")
+#: Clauses also end at a joiner ("是或否": yes or no) and at "otherwise" ("是，否则不是").
+_CN_CLAUSE_RE = re.compile(
+    r"(?:[，,。.；;！!？?\s/、()（）]|或者|或|还是|還是|和|与|與|否则|否則|要不然|不然)+"
+)
 _CN_YES_CLAUSES = frozenset(["是", "是的", "对", "对的", "對", "正确", "正確", "没错"])
 _CN_NO_CLAUSES = frozenset(["不是", "不", "否", "不对", "不對", "错", "错误", "不正确", "不正確"])
 #: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't",
@@ -122,8 +127,19 @@ _SHORT_REPLY_RE = re.compile(
     rf"(?P<neg>\s{{1,3}}not|n['’]t)?{_ADVERB}[\W_]{{0,4}}",
     re.IGNORECASE,
 )
-#: "no" followed by a word describes ("no cat", "no one"); it is not a verdict.
-_DESCRIPTIVE_NO_RE = re.compile(r"\s{1,3}[A-Za-z]")
+#: "no" followed by a word describes ("no cat", "no one"); it is not a verdict. A conjunction
+#: or adverb after it leaves it a verdict: "yes if it is open, no otherwise", "no if closed".
+_DESCRIPTIVE_NO_RE = re.compile(
+    r"\s{1,3}(?!(?:otherwise|else|if|when|whenever|unless|because|since|though|although"
+    r"|however|then|but|so)\b)[A-Za-z]",
+    re.IGNORECASE,
+)
+#: An answer that makes its verdict depend on something names none: "it depends", "取决于".
+_DEPENDS_RE = re.compile(
+    r"\b(?:it|that|this)\s{1,3}(?:all\s{1,3})?depends\b|\bdepends\s{1,3}on\s{1,3}(?:whether|if)\b"
+    r"|取决于|取決於|看情况|看情況|视情况|視情況",
+    re.IGNORECASE,
+)
 _CN_NO = ("不", "否", "错", "没有", "沒有")
 _CN_YES = ("是", "对", "對", "正确", "正確", "没错", "有")
 
@@ -150,6 +166,10 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
     whole = _WHOLE_ANSWERS.get(text.casefold())
     if whole:
         return whole, None
+    if _DEPENDS_RE.search(text):
+        return None, "a conditional answer (it depends) states no verdict"
+    if text.rstrip("。.!！?？") == "是否":
+        return None, "是否 (whether) states no verdict"
     for m in _HEDGE_RE.finditer(text):
         a, b = _polarity(m.group("a")), _polarity(m.group("b"))
         if m.group("b").casefold() == "no" and _DESCRIPTIVE_NO_RE.match(text, m.end()):
