@@ -84,6 +84,83 @@ _BOLD_RE = re.compile(r"(?<![\w)}\]])(\*\*|__)(?=\S)([^*_\n]{1,256}?)(?<=\S)\1(?
 #: Python's ``**`` between two operands (never markdown bold around an answer, ``**4**``).
 _PY_POWER_RE = re.compile(r"(?<=[\w)}\]])\s{0,2}\*\*\s{0,2}(?=[\w({+-])")
 
+#: Words that offer another value: "or 3", "maybe 3", "或者 3".
+_ALT_WORDS = (
+    r"(?:(?:or|maybe|possibly|perhaps|probably|alternatively|otherwise)\b"
+    r"|或者|或是|或|还是|還是|也可能|可能)"
+)
+_TEXT_CMD = r"\\(?:text|textrm|textit|textbf|mathrm|mbox)\s{0,2}\{"
+#: Another value offered in words inside a ``\text{}`` (``2 \text{ (or 3)}``), in brackets
+#: around one (``2 \quad (\text{or } 3)``, ``2 (maybe 3)``) or as a logical or (``2 \lor 3``):
+#: math-verify drops the words or reads one side, so these are written as the list
+#: ``2 \text{ or } 3``, which it reads as both values (a hedge against one value).
+_TEXT_ALT_RE = re.compile(
+    rf"{_TEXT_CMD}\s{{0,3}}\(?\s{{0,3}}{_ALT_WORDS}\s{{0,3}}([^{{}}()\s][^{{}}()]{{0,63}}?)\s{{0,3}}\)?\s{{0,3}}\}}",
+    re.IGNORECASE,
+)
+_PAREN_ALT_RE = re.compile(
+    rf"\(\s{{0,3}}(?:{_TEXT_CMD}\s{{0,3}}{_ALT_WORDS}\s{{0,3}}\}}|{_ALT_WORDS})"
+    r"\s{0,3}([^()]{1,64}?)\s{0,3}\)",
+    re.IGNORECASE,
+)
+_LOGICAL_OR_RE = re.compile(r"\\(?:lor|vee)(?![A-Za-z])")
+#: "or" in Chinese alone in a ``\text{}`` (``2 \text{ 或 } 3``), and a value in brackets made
+#: of text (``2 \text{ (}3\text{)}``): both offer another value.
+_TEXT_OR_RE = re.compile(rf"{_TEXT_CMD}\s{{0,3}}(?:或者|或是|或|还是|還是)\s{{0,3}}\}}")
+_TEXT_PAREN_RE = re.compile(
+    rf"{_TEXT_CMD}\s{{0,3}}\(\s{{0,3}}\}}\s{{0,3}}([^{{}}()]{{1,64}}?)\s{{0,3}}{_TEXT_CMD}\s{{0,3}}\)\s{{0,3}}\}}"
+)
+#: Rows of an environment or lines (``\\``): ``\begin{cases} 2 \\ 3 \end{cases}``.
+_ENV_RE = re.compile(r"\\(?:begin|end)\s{0,2}\{[A-Za-z*]{1,16}\}(?:\s{0,2}\{[lcr|\s]{0,32}\})?")
+_ROW_RE = re.compile(r"\\\\(?:\[[^\]]{0,16}\])?")
+
+
+def written_alternatives(text: str) -> str:
+    r"""``text`` with another value offered in words written as a list (see
+    :data:`_TEXT_ALT_RE`): ``2 \text{ (or 3)}`` is ``2 \text{ or } 3``.
+
+    Example:
+        >>> written_alternatives(r"2 \text{ (or 3)}"), written_alternatives(r"2 \lor 3")
+        ('2  \\text{ or } 3', '2 \\text{ or } 3')
+        >>> written_alternatives(r"2 \text{ cm}"), written_alternatives("2 (not 3)")
+        ('2 \\text{ cm}', '2 (not 3)')
+    """
+    if "\\" in text:
+        if "or" in text or "vee" in text:
+            text = _LOGICAL_OR_RE.sub(r"\\text{ or }", text)
+        text = _TEXT_ALT_RE.sub(r" \\text{ or } \1", text)
+        if not text.isascii():
+            text = _TEXT_OR_RE.sub(r"\\text{ or }", text)
+        text = _TEXT_PAREN_RE.sub(r" \\text{ or } \1", text)
+    if "(" in text:
+        text = _PAREN_ALT_RE.sub(r" \\text{ or } \1", text)
+    return text
+
+
+def different_rows(answer: str, gold: str) -> bool:
+    r"""Whether ``answer`` gives different values on different rows (``\\``: cases, arrays,
+    aligned lines) where the gold has no rows: math-verify would read one row. A ``cases``
+    row is its value before ``&`` (the condition after it is not a second value).
+
+    Example:
+        >>> different_rows(r"\begin{cases} 2 \\ 3 \end{cases}", "3")
+        True
+        >>> different_rows(r"\begin{cases} 2 & x>0 \\ 2.0 & x<0 \end{cases}", "2")
+        False
+    """
+    if "\\\\" not in answer or "\\\\" in gold:
+        return False
+    cases = "cases" in answer
+    rows = set()
+    for row in _ROW_RE.split(_ENV_RE.sub(" ", answer)):
+        value = row.split("&", 1)[0] if cases else row.replace("&", " ")
+        value = " ".join(value.split())
+        if value:
+            number = rational_value(value)
+            rows.add(value if number is None else number)
+    return len(rows) > 1
+
+
 _GOLD_CACHE_SIZE = 16384
 #: A math gold that is an option letter (upper-case A–Z, optional brackets/period).
 _GOLD_LETTER_RE = re.compile(r"[(\[]?([A-Z])[)\]]?\.?")
@@ -208,6 +285,7 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
         text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
     if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
         text = _PY_POWER_RE.sub("^", text)
+    text = written_alternatives(text)  # "2 \text{ (or 3)}": the other value is kept
     if "·" in text or "⋅" in text:  # a middle dot between factors
         text = text.replace("·", "*").replace("⋅", "*")
     if _HUGE_RE.search(text):
@@ -301,9 +379,12 @@ class MathVerifier:
             )
         timeout_s = self.params.timeout_s
         gold_text = _as_set(gold_text)
+        gold_text = written_alternatives(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
         if answer is not None and several_values(answer):
             return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
+        if answer is not None and different_rows(answer, gold_text):
+            return VerifyOutcome.wrong("different values on different rows (hedge)", gold=gold_text)
         if answer is not None:
             answer = _as_set(answer)
             verdict = exact_verdict(gold_text, answer)  # plain rationals: no sympy needed
