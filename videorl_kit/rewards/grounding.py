@@ -347,6 +347,37 @@ def _loads_stripped(text: str) -> Any:
     return value
 
 
+#: A JSON object key; a text where one repeats may give one key two values in one object.
+_KEY_RE = re.compile(r'"((?:[^"\\\n]|\\.){0,200})"\s{0,8}:')
+
+
+def _first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in pairs:
+        out.setdefault(key, item)
+    return out
+
+
+#: Reads JSON keeping the first value of a key given twice in one object (json keeps the last).
+_FIRST_WINS_DECODER = json.JSONDecoder(object_pairs_hook=_first_wins)
+
+
+def _with_first_values(text: str, start: int, value: Any) -> list[Any]:
+    """``[value]``, and the same JSON read with the first value of each repeated key when that
+    differs: ``{"time": [10, 20], "time": [30, 40]}`` states two intervals (a hedge), where
+    JSON readers silently keep the last one."""
+    if type(value) not in (dict, list) or '"' not in text:
+        return [value]
+    keys = _KEY_RE.findall(text, start)
+    if len(keys) == len(set(keys)):
+        return [value]
+    try:
+        first, _ = _FIRST_WINS_DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return [value]
+    return [value] if first == value else [value, first]
+
+
 def python_literal(text: str) -> Any:
     """The value of a Python literal written where JSON was expected, as JSON-like data
     (tuples become lists; keys stay as written): :func:`ast.literal_eval` parses literals only
@@ -365,7 +396,13 @@ def python_literal(text: str) -> Any:
     if not any(word in text for word in _PYTHON_ONLY_WORDS) and not _PYTHON_ONLY_RE.search(text):
         raise ValueError("not a Python literal")  # JSON already refused it
     try:
-        return _json_like(ast.literal_eval(text))
+        tree = ast.parse(text.strip(), mode="eval")
+        for node in ast.walk(tree):  # {'time': [1, 2], 'time': [3, 4]}: two values, a hedge
+            if isinstance(node, ast.Dict) and len(node.keys) > 1:
+                keys = [ast.dump(k) for k in node.keys if k is not None]
+                if len(keys) != len(set(keys)):
+                    raise ValueError("a key given twice")
+        return _json_like(ast.literal_eval(tree))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise ValueError("not a Python literal") from None
 
@@ -390,7 +427,7 @@ def _json_candidates(text: str, *, every_form: bool = False) -> list[Any]:
     stripped = text.strip()
     if stripped[:1] in "{[":
         try:
-            return [_loads_stripped(stripped)]
+            return _with_first_values(stripped, 0, _loads_stripped(stripped))
         except ValueError as exc:  # "Extra data": a JSON value and more text, no literal either
             json_prefix = str(exc) == "Extra data"
         except RecursionError:
@@ -435,7 +472,7 @@ def _json_candidates(text: str, *, every_form: bool = False) -> list[Any]:
                 continue
             end = close + 1
         if isinstance(value, dict):
-            found.append(value)
+            found.extend(_with_first_values(stripped[:end], start, value))
             spans.append((start, end))
         pos = end
     if not found or every_form:  # bare number lists in prose: "The object is at [0, 0, 10, 10]."
@@ -567,10 +604,84 @@ def _interval_reading(value: Any) -> Interval:
     return to_interval(_interval_value(value))
 
 
+#: Most parts of one JSON answer looked at for a second interval or box.
+MAX_ANSWER_PARTS = 256
+
+
+def _parts(value: Any) -> list[Any]:
+    """The values nested in a JSON answer (inside dicts and lists), at most
+    :data:`MAX_ANSWER_PARTS` of them."""
+    parts: list[Any] = []
+    stack = [value]
+    while stack and len(parts) < MAX_ANSWER_PARTS:
+        item = stack.pop()
+        parts.append(item)
+        if type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return parts
+
+
+def _plain(value: Any) -> bool:
+    """A dict with one key whose value holds no dict or list: it has no second answer."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    (only,) = value.values()
+    return type(only) is not list or not any(type(v) in (list, dict) for v in only)
+
+
+def _interval_part(part: Any) -> Interval | None:
+    """The valid interval one part of an answer states (``[s, e]``, ``{"start", "end"}``)."""
+    if type(part) is dict:
+        part = _start_end(part)
+    if type(part) is not list or len(part) != 2:
+        return None
+    if not all(type(v) in (int, float, str) for v in part):
+        return None
+    try:
+        return to_interval(part)
+    except GroundingError:
+        return None
+
+
+def _box_part(part: Any) -> Box | None:
+    """The valid box one part of an answer states (four numbers, coordinates by name)."""
+    if type(part) is dict:
+        part = box_from_keys(part)
+    if type(part) is not list or len(part) != 4:
+        return None
+    if not all(type(v) in (int, float) for v in part):
+        return None
+    try:
+        return tuple(float(v) for v in to_box(part))  # type: ignore[return-value]
+    except GroundingError:
+        return None
+
+
+def _second_answer(value: Any, main: Any, part_reading: Callable[[Any], Any]) -> str | None:
+    """Why ``value`` is a hedge when another of its parts states a different interval or box
+    than ``main`` (``{"time": [10, 20], "time2": [30, 40]}``), else None."""
+    if _plain(value) or type(value) not in (dict, list):
+        return None
+    meant = {main}
+    for part in _parts(value):
+        reading = part_reading(part)
+        if reading is not None:
+            meant.add(reading)
+    if len(meant) > 1:
+        return f"{len(meant)} different answers under different keys (hedge)"
+    return None
+
+
 def _parse_interval_text(text: str) -> Interval:
     value, reason = _single_json(text, reading=_interval_reading)
     if value is not None:
-        return to_interval(_interval_value(value))
+        interval = to_interval(_interval_value(value))
+        second = _second_answer(value, interval, _interval_part)
+        if second:
+            raise GroundingError(second)
+        return interval
     if reason and "hedge" in reason:
         raise GroundingError(reason)
     if len(text) > MAX_RANGE_TEXT_CHARS:
@@ -609,7 +720,11 @@ def parse_box_answer(text: str) -> Box:
         if named is None:
             raise GroundingError(reason or "no box found")
         return to_box(named)
-    return to_box(_box_value(value))
+    box = to_box(_box_value(value))
+    second = _second_answer(value, tuple(float(v) for v in box), _box_part)
+    if second:
+        raise GroundingError(second)
+    return box
 
 
 _BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d")
@@ -905,6 +1020,9 @@ def _pred_track(
     if not isinstance(value, dict):
         raise GroundingError(reason or "the answer must be a JSON object")
     boxes = _get(value, "boxes", "bboxes")
+    second = _second_track(value, boxes, with_time)
+    if second:
+        raise GroundingError(second)
     box_iou = _iou_by_gold_keys(boxes, gold)
     if box_iou is None:
         table = _box_table(boxes)
@@ -921,6 +1039,28 @@ def _pred_track(
         return to_interval(value.get("time")), box_iou, None
     except GroundingError as exc:
         return None, box_iou, str(exc)
+
+
+def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | None:
+    """Why a track answer is a hedge when another top-level key holds a second interval (with
+    ``with_time``) or a second table of boxes that differs from the one read, else None."""
+    if len(value) <= 2 and (len(value) == 1 or "time" in value):
+        return None  # {"boxes": ...} or {"time": ..., "boxes": ...}: nothing else
+    interval = _interval_part(value.get("time")) if with_time else None
+    for key, item in value.items():
+        if key == "time" or item is boxes:
+            continue
+        if with_time and interval is not None:
+            other = _interval_part(item)
+            if other is not None and other != interval:
+                return f"a second interval under {_short(key)} (hedge)"
+        if type(item) is dict and item and item != boxes:
+            table = parse_boxes_by_second(item, strict=False)
+            if table and (
+                type(boxes) is not dict or table != parse_boxes_by_second(boxes, strict=False)
+            ):
+                return f"a second table of boxes under {_short(key)} (hedge)"
+    return None
 
 
 @register_verifier(
