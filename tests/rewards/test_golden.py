@@ -52,6 +52,17 @@ concluding sentence and values restated in other units (``num``), Chinese answer
 issue 19 agrees on 68 of the 187 (its near misses and controls; on ``fam19-exp-15``,
 ``5E+123456789`` as a math answer, it hangs inside sympy); every one must agree.
 
+``families_issue19_hedges.jsonl`` holds the hedges the outside red team's third round still
+found scored 1 for the answer they name first (issue 19 §2), each as the attacker wrote it plus
+siblings of my own and near misses that must keep their score: two letters joined by ``+``,
+``vs``, ``或者``, ``还是`` and other joiners (``join``), lists of option statements (``list``),
+separators that render as nothing (``invis``), ranges with dots and open ranges in English and
+Chinese, and Chinese neighbouring numerals (``num``), ``是或否`` and a verdict for each case
+(``bool``), a ``\\boxed{}`` beside the answer block that disagrees with it (``boxbeside``), a
+second interval or box under another JSON key or the same key twice (``jsonkey``) and two
+values in one box (``math``). Main before the fix agrees on 51 of the 146 (its controls and
+near misses); every one must agree.
+
 The two ``outside_issue10_set*.jsonl`` files come from graders outside the team who never read
 the verifiers nor ran them, each given only the reward contract and issue 10's family list
 (12 types; code is not among them). Set 1 (322 cases) measured the issue: main before it agreed
@@ -87,6 +98,7 @@ FAMILIES_FILE = GOLDEN_DIR / "families_issue10.jsonl"
 FAMILIES_ROUND2_FILE = GOLDEN_DIR / "families_issue10_round2.jsonl"
 FAMILIES_ROUND3_FILE = GOLDEN_DIR / "families_issue10_round3.jsonl"
 FAMILIES_ISSUE19_FILE = GOLDEN_DIR / "families_issue19.jsonl"
+HEDGES_ISSUE19_FILE = GOLDEN_DIR / "families_issue19_hedges.jsonl"
 OUTSIDE_SET1_FILE = GOLDEN_DIR / "outside_issue10_set1.jsonl"
 OUTSIDE_SET2_FILE = GOLDEN_DIR / "outside_issue10_set2.jsonl"
 HELDOUT_MIN_AGREEMENT = 0.97
@@ -118,6 +130,7 @@ def golden_files() -> list[Path]:
         FAMILIES_ROUND2_FILE,
         FAMILIES_ROUND3_FILE,
         FAMILIES_ISSUE19_FILE,
+        HEDGES_ISSUE19_FILE,
         OUTSIDE_SET1_FILE,
         OUTSIDE_SET2_FILE,
     )
@@ -153,7 +166,13 @@ def _all_cases() -> list[tuple[str, GoldenCase]]:
 ALL_CASES = _all_cases()
 FAMILY_CASES = [
     case
-    for path in (FAMILIES_FILE, FAMILIES_ROUND2_FILE, FAMILIES_ROUND3_FILE, FAMILIES_ISSUE19_FILE)
+    for path in (
+        FAMILIES_FILE,
+        FAMILIES_ROUND2_FILE,
+        FAMILIES_ROUND3_FILE,
+        FAMILIES_ISSUE19_FILE,
+        HEDGES_ISSUE19_FILE,
+    )
     for case in load_cases(path)
 ]
 
@@ -224,8 +243,12 @@ def test_family_case(case: GoldenCase) -> None:
             FAMILIES_ISSUE19_FILE,
             {"boxed", "bool", "exp", "think", "box", "time", "num", "zh", "mark", "critic", "oe"},
         ),
+        (
+            HEDGES_ISSUE19_FILE,
+            {"join", "list", "invis", "num", "bool", "boxbeside", "jsonkey", "math"},
+        ),
     ],
-    ids=["round1", "round2", "round3", "issue19"],
+    ids=["round1", "round2", "round3", "issue19", "issue19-hedges"],
 )
 def test_issue10_families_cover_every_family_with_near_misses(
     path: Path, expected: set[str]
