@@ -31,7 +31,7 @@ from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcom
 from videorl_kit.rewards.extract import MAX_BOXES, Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import check_format
 from videorl_kit.rewards.result import RewardResult, error_details
-from videorl_kit.rewards.text import fold_compat
+from videorl_kit.rewards.text import fold_compat, remove_invisible
 
 VerifierArg = str | Sequence[Any] | None
 
@@ -184,7 +184,8 @@ class RewardFunction:
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
         try:
-            ex = extract_answer(_as_text(response))
+            text = _as_text(response)
+            ex = extract_answer(remove_invisible(text) if self._fold else text)
             fmt = check_format(ex, self.format_rule)  # the format is read from the extraction
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
@@ -245,7 +246,7 @@ class RewardFunction:
             ('(C)', 1.0)
         """
         text = _as_text(response)
-        ex = extract_answer(text)
+        ex = extract_answer(remove_invisible(text) if self._fold else text)
         if self.answer_source != "auto" and ex.source != "answer_tag":
             ex = _without_answer(ex)
         fmt = check_format(ex, self.format_rule)

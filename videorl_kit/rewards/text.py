@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 
 from videorl_kit.rewards.extract import find_final_statement, scan_tags, strip_special_tokens
@@ -34,15 +35,63 @@ _FRACTION_SLASH = "\u2044"
 #: space, non-joiner and joiner, word joiner, byte order mark, soft hyphen, bidirectional
 #: controls, variation selectors, Hangul fillers, tag characters). A reader sees the text
 #: without them, so the verifiers read it so: ``B\u200bC`` is ``BC``, never ``B``.
-INVISIBLE_RE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e0fff]+"
+_INVISIBLE_BMP = (
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
 )
+INVISIBLE_RE = re.compile(f"[{_INVISIBLE_BMP}\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+#: The same without the characters beyond U+FFFF, which only a text stored four bytes per
+#: character can hold (searching for them costs four times as much).
+_INVISIBLE_BMP_RE = re.compile(f"[{_INVISIBLE_BMP}]")  # one character: sre's fast search
+#: The same characters one by one (str.replace is far faster than re.sub on a flood of them).
+_INVISIBLE_RANGES = (
+    (0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0),
+)  # fmt: skip
+_INVISIBLE_CHARS = tuple(
+    chr(c) for first, last in _INVISIBLE_RANGES for c in range(first, last + 1)
+)
+#: Invisible characters beyond U+FFFF (tag characters) are removed from texts up to this long
+#: (removing a flood of them, one by one with a regex, costs ~100 ms per megabyte).
+MAX_ASTRAL_INVISIBLE_CHARS = 65_536
+_INVISIBLE_ASTRAL_RE = re.compile("[\U0001d173-\U0001d17a\U000e0000-\U000e0fff]+")
+
+
+def _invisible_re(text: str) -> re.Pattern[str]:
+    """:data:`INVISIBLE_RE`, or its cheaper part when ``text`` holds no character beyond U+FFFF
+    (CPython stores such a text in at most two bytes per character: its size tells)."""
+    return INVISIBLE_RE if sys.getsizeof(text) >= 4 * len(text) else _INVISIBLE_BMP_RE
+
+
 #: Longer texts are not folded: no verifier reads that much of an answer as letters or numbers
 #: (OCR and ROUGE read such answers as written), and folding a megabyte of superscripts or
 #: vulgar fractions takes half a second.
 MAX_FOLD_CHARS = 8192
+
+
+def remove_invisible(text: str) -> str:
+    """``text`` without the characters that render as nothing (:data:`INVISIBLE_RE`).
+
+    The router applies it to the whole response before extraction (except for verifiers that
+    read raw text, such as ``code_exec``), so a tag or a ``\\boxed{}`` split by one is still
+    seen as written on the screen.
+
+    Example:
+        >>> remove_invisible("<ans\\u200bwer>B</answer>"), remove_invisible("plain")
+        ('<answer>B</answer>', 'plain')
+    """
+    if text.isascii():
+        return text
+    pattern = _invisible_re(text)
+    if not pattern.search(text):
+        return text
+    for char in _INVISIBLE_CHARS:  # str.replace is far faster than re.sub on a flood of them
+        if char in text:
+            text = text.replace(char, "")
+    if pattern is INVISIBLE_RE and len(text) <= MAX_ASTRAL_INVISIBLE_CHARS:
+        text = _INVISIBLE_ASTRAL_RE.sub("", text)  # the ones beyond U+FFFF (tag characters)
+    return text
 
 
 def fold_compat(text: str) -> str:
@@ -64,8 +113,7 @@ def fold_compat(text: str) -> str:
     """
     if text.isascii():
         return text
-    if INVISIBLE_RE.search(text):  # at any length: a hedge must not hide behind them
-        text = INVISIBLE_RE.sub("", text)
+    text = remove_invisible(text)  # at any length: a hedge must not hide behind them
     if len(text) > MAX_FOLD_CHARS:
         return text
     if _SUPERSCRIPT_START_RE.search(text):
