@@ -311,6 +311,8 @@ def parse_choice(
                 hedge = _HEDGE_RE.match(text, m.end())
             if hedge and _PRONOUN_I_RE.match(text, hedge.end()) and hedge.group("letter") == "I":
                 hedge = None  # "B, I think": the pronoun, not option I
+            if hedge and _is_article(text, hedge):
+                hedge = None  # "B. Then a man enters", "B and a dog": an article, not option A
             if hedge and hedge.group("letter").upper() != letter:
                 return None, f"hedged answer ({letter} and {hedge.group('letter').upper()})"
             tail = rest.strip(" \t.:：,;)]")
@@ -358,6 +360,23 @@ def parse_choice(
         if last_line and len(last_line) < 200:
             return parse_choice(last_line, options, paraphrase=paraphrase)
     return None, "no option letter found"
+
+
+_NEXT_WORD_RE = re.compile(r"\s{1,3}([A-Za-z]+)")
+_ALTERNATIVE_JOIN_RE = re.compile(r"\b(?:or|vs|versus)\b|[/|或还還]", re.IGNORECASE)
+
+
+def _is_article(text: str, hedge: re.Match[str]) -> bool:
+    """Whether the second letter a hedge match found is an article or pronoun ("a", "I")
+    before a word, not an option: unbracketed, joined by no "or" and followed by a word that
+    does not designate ("B. Then a man enters" and "B and a dog" name no A; "B or a red one"
+    and "B, A because ..." do)."""
+    if hedge.group("letter") not in _ARTICLE_LETTERS | {"a", "i"}:
+        return False
+    if "(" in hedge.group() or "[" in hedge.group() or _ALTERNATIVE_JOIN_RE.search(hedge.group()):
+        return False  # "B or a red one" still offers another option
+    word = _NEXT_WORD_RE.match(text, hedge.end())
+    return word is not None and word.group(1).casefold() not in _DESIGNATOR_FOLLOWERS
 
 
 def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str]:
