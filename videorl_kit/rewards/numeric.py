@@ -773,6 +773,9 @@ _CN_BOUND_RE = re.compile(
 )
 
 
+_PAST_ZERO_RE = re.compile(r"\b(?:below|above|under|over)\s{1,3}zero\b", re.IGNORECASE)
+
+
 def _open_range(text: str) -> str | None:
     """The range ``text`` states instead of a value (open or with dots), or None.
 
@@ -834,6 +837,10 @@ def _answer_number(answer_text: str) -> AnswerValue:
     if not asserted:
         return None, False, "the answer only rejects numbers", ()
     open_range = _open_range(asserted)
+    if open_range is None and _has_number_word(asserted):  # "at least four", "four plus"
+        worded = asserted if len(asserted) <= 8192 else f"{asserted[:4096]}\n{asserted[-4096:]}"
+        worded = _PAST_ZERO_RE.sub(" ", worded)  # "4 degrees below zero" is -4, no bound
+        open_range = _open_range(number_words_as_digits(worded))
     if open_range:  # "at least 4", "4 or more", "4..5": every value past a bound, or between
         return None, False, f"a range commits to no value ({open_range})", ()
     reading = read_single_number(asserted)
