@@ -112,6 +112,29 @@ def test_an_open_range_commits_to_no_value(n: int, bound: str) -> None:
     assert NUMERIC(f"<answer>{n}</answer>", str(n)).accuracy == 1.0
 
 
+WORDS = [
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+
+
+@given(i=st.integers(0, len(WORDS) - 1), bound=st.sampled_from(BOUNDS[:27]))
+def test_an_open_range_in_number_words_commits_to_no_value(i: int, bound: str) -> None:
+    response = f"<answer>{bound.format(n=WORDS[i])}</answer>"
+    assert NUMERIC(response, str(i + 1)).accuracy == 0.0, response
+    assert NUMERIC(f"<answer>{WORDS[i]}</answer>", str(i + 1)).accuracy == 1.0
+
+
 @given(
     n=st.integers(0, 500),
     gap=st.integers(1, 5),
