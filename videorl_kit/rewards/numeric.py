@@ -837,8 +837,8 @@ def _answer_number(answer_text: str) -> AnswerValue:
     if not asserted:
         return None, False, "the answer only rejects numbers", ()
     open_range = _open_range(asserted)
-    if open_range is None and _has_number_word(asserted):  # "at least four", "four plus"
-        worded = asserted if len(asserted) <= 8192 else f"{asserted[:4096]}\n{asserted[-4096:]}"
+    worded = asserted if len(asserted) <= 8192 else f"{asserted[:4096]}\n{asserted[-4096:]}"
+    if open_range is None and _has_number_word(worded):  # "at least four", "four plus"
         worded = _PAST_ZERO_RE.sub(" ", worded)  # "4 degrees below zero" is -4, no bound
         open_range = _open_range(number_words_as_digits(worded))
     if open_range:  # "at least 4", "4 or more", "4..5": every value past a bound, or between
