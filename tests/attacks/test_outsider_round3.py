@@ -181,11 +181,6 @@ SMUGGLED_FLAGS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: extra_args `--flag=value` / argparse-prefix keys bypass the refusal of "
-    "recipe-set and refused flags (agent/reward file, model, dataset, packing)",
-)
 @pytest.mark.parametrize("case", sorted(SMUGGLED_FLAGS))
 def test_extra_args_cannot_smuggle_a_flag_in_another_spelling(project: Path, case: str) -> None:
     recipe = _recipe(project, f"ea-{case}", **{"openrlhf.extra_args": SMUGGLED_FLAGS[case]})
