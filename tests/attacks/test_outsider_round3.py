@@ -220,11 +220,6 @@ def test_plan_commands_run_nothing_from_hostile_paths(project: Path, tmp_path: P
     assert not m_store.exists() and not m_out.exists(), commands
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a hf:// model revision is neither validated nor quoted: `--plan` lists "
-    "`hf download ORG/NAME --revision main$(touch${IFS}FILE) ...` as the command to run",
-)
 def test_plan_hf_download_command_runs_nothing_from_the_revision(
     project: Path, tmp_path: Path
 ) -> None:
@@ -240,11 +235,6 @@ def test_plan_hf_download_command_runs_nothing_from_the_revision(
     assert not marker.exists(), hf[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a hf:// model whose repo id is not one (`Org/Name$(...)`, also `../../etc`) "
-    "passes validate and `train --plan` dies with a huggingface_hub traceback",
-)
 @pytest.mark.parametrize("model", ["hf://Org/Name$(id)@main"])
 def test_hf_model_with_a_bad_repo_id_is_one_line(project: Path, model: str) -> None:
     recipe = _recipe(project, "bad-repo", model=model)

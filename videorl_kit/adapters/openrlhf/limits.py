@@ -178,6 +178,13 @@ def openrlhf_problems(recipe: Any) -> list[tuple[str, str]]:
             f"{micro_batches}",
         ))  # fmt: skip
     problems += extra_args_problems(cluster.extra_args, colocate=cluster.colocate)
+    project = getattr(getattr(recipe, "logging", None), "wandb_project", None)
+    if project and project.startswith("-"):
+        problems.append((
+            "logging.wandb_project",
+            f"{quoted(project)} starts with '-': OpenRLHF's parser would read the value of "
+            "--logger.wandb.project as a flag",
+        ))  # fmt: skip
     return problems
 
 
