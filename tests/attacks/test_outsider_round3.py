@@ -203,11 +203,6 @@ def _plan(project: Path, recipe: Path, output: str) -> dict:
     return json.loads(cp.stdout[cp.stdout.index("{") :])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `train --plan` prints and writes commands to run (missing[].command, "
-    "launch.write_bundle/submit) with the store path and run folder unquoted",
-)
 def test_plan_commands_run_nothing_from_hostile_paths(project: Path, tmp_path: Path) -> None:
     m_store, m_out = tmp_path / "pwned_store", tmp_path / "pwned_out"
     recipe = _recipe(project, "plan-store", store=f"../st $(touch {m_store})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -287,7 +288,8 @@ def _print_report(report: RunReport, dry_run: bool) -> None:
     if report.tasks:
         console.print(task_table(report.tasks))
     console.print(f"run: {report.output_dir}", markup=False)
-    console.print(f"plot it: videorl-kit plot {report.output_dir}", markup=False)
+    plot_it = shlex.join(["videorl-kit", "plot", str(report.output_dir)])
+    console.print(f"plot it: {plot_it}", markup=False, highlight=False)
 
 
 def plot(
