@@ -24,6 +24,8 @@ from videorl_kit.train.run import RunReport
 
 HOSTILE = "q'\"$(touch m1)`touch m2`;touch m3&&touch m4|touch m5>m6 #"
 """Quotes, command substitution, backticks, separators, a redirection and a comment."""
+HUB_FILE = f"--local-dir=x {HOSTILE}"
+"""A Hub data file named like an option of ``hf download``."""
 PROGRAMS = ("videorl-kit", "hf", "ray", "accelerate")
 ONE_GPU = "openrlhf: {nodes: 1, gpus_per_node: 1, vllm_engines: 1, video: native}\n"
 runner = CliRunner()
@@ -69,7 +71,7 @@ def _project(tmp_path: Path, train_world: Path) -> tuple[Path, Path]:
     world.write_specs(project, "qwen2.5-vl")
     hub = world.spec_text("from-hub", "numerical", "synth/count.jsonl", 28).replace(
         "data: {path: synth/count.jsonl,",
-        f"data: {{hub: {{repo: org/name, revision: main, file: {json.dumps(HOSTILE)}}},",
+        f"data: {{hub: {{repo: org/name, revision: main, file: {json.dumps(HUB_FILE)}}},",
     )
     (project / "specs-qwen2.5-vl" / "from-hub.yaml").write_text(hub)
     recipe = project / "recipe.yaml"
@@ -115,7 +117,7 @@ def test_plan_commands_run_only_the_program_they_name(
     assert str(project / "store") + f" {HOSTILE}" in words, words  # the path, one word
     assert any(w.startswith(str(project / "specs-qwen2.5-vl")) for w in words), words
     download = next(c for c in pasted if c.startswith("hf download org/name"))
-    assert shlex.split(download)[3] == HOSTILE  # the Hub file, one word
+    assert shlex.split(download)[-2:] == ["--", HUB_FILE]  # the Hub file: one word, no option
 
 
 def test_dry_run_launch_line_runs_only_the_launch_script(train_world: Path, tmp_path: Path) -> None:

@@ -462,11 +462,12 @@ def _data_samples(draft: PlanDraft) -> None:
                         "hf",
                         "download",
                         hub.repo,
-                        hub.file,
                         "--repo-type",
                         "dataset",
                         "--revision",
                         hub.revision,
+                        "--",  # the file, even one named like an option, is a file
+                        hub.file,
                     ]
                 ),
             )

@@ -164,3 +164,13 @@ def test_values_the_kit_takes_reach_openrlhf_as_written(parser):
     assert actor["gradient_checkpointing_enable"] and not verdict.args["vllm"]["enforce_eager"]
     for part in ("train", "data"):  # what the recipe sets is untouched
         assert verdict.args[part] == plain.args[part]
+
+
+@pytest.mark.parametrize("value", [-1e-05, "-x", "--", ["bf16", "-y"]])
+def test_a_value_openrlhfs_parser_reads_as_a_flag_is_refused_first(parser, value):
+    flag = "--ds.param_dtype" if isinstance(value, list) else "--actor.entropy_coef"
+    verdict = parser.check(argv_for(_recipe_data({flag: value})))
+    assert not verdict.accepted and verdict.kind == "usage", verdict
+    [(where, message)] = extra_args_problems({flag: value}, colocate=True)
+    assert where == f"openrlhf.extra_args.{flag}"
+    assert "OpenRLHF's parser would read it as a flag" in message or "not a list" in message
