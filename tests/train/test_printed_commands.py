@@ -142,3 +142,17 @@ def test_plot_it_line_quotes_the_run_folder(capsys: pytest.CaptureFixture[str]) 
     _print_report(RunReport(run, {}, trained=True), dry_run=False)
     [line] = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("plot it: ")]
     assert shlex.split(line.removeprefix("plot it: ")) == ["videorl-kit", "plot", str(run)]
+
+
+@pytest.mark.parametrize("backend", ["openrlhf", "trl"])
+def test_a_recipe_path_that_starts_with_a_dash_stays_a_path(
+    offline: None, train_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    project, recipe = _project(tmp_path, train_world)
+    recipe.rename(project / "-r.yaml")
+    monkeypatch.chdir(project)
+    plan = json.loads(
+        runner.invoke(app, ["train", "./-r.yaml", "--plan", "--json", "--backend", backend]).stdout
+    )
+    launch = plan["launch"].get("write_bundle") or plan["launch"]["command"]
+    assert shlex.split(launch)[:3] == ["videorl-kit", "train", "./-r.yaml"], launch

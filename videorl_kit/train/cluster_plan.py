@@ -45,6 +45,7 @@ from videorl_kit.train.plan import (
     plan_only,
 )
 from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe
+from videorl_kit.train.script_values import path_arg
 
 GIB = 1024**3
 
@@ -375,7 +376,8 @@ def _spec_files(loaded: LoadedRecipe, ids: list[str] | None = None) -> list[str]
 
 def _build_cache(files: list[str], store: Path) -> str:
     """The ``build-cache`` command line of ``files`` into ``store``, every word quoted."""
-    return shlex.join(["videorl-kit", "build-cache", *files, "--store", str(store)])
+    words = [path_arg(f) for f in files]
+    return shlex.join(["videorl-kit", "build-cache", *words, "--store", str(store)])
 
 
 def _count_rows(spec: Any) -> int | None:

@@ -56,6 +56,18 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+def path_arg(path: object) -> str:
+    """``path`` as a command-line argument that no program reads as an option: a relative path
+    that starts with ``-`` gets ``./`` in front (quote the result for a shell: ``shlex.join``).
+
+    Example:
+        >>> path_arg("-x.yaml"), path_arg("/runs/-x"), path_arg("recipes/a.yaml")
+        ('./-x.yaml', '/runs/-x', 'recipes/a.yaml')
+    """
+    text = str(path)
+    return f"./{text}" if text.startswith("-") else text
+
+
 def ray_address_problem(value: str) -> str | None:
     """Why ``value`` is not a Ray address the job can be submitted to, or None.
 

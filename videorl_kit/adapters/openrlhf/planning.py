@@ -38,6 +38,7 @@ from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.cluster_plan import GIB, BackendPlan, Missing, PlanDraft
 from videorl_kit.train.plan import BASE_MODEL_DIR
+from videorl_kit.train.script_values import path_arg
 
 
 def _model_arg(draft: PlanDraft, root: Path) -> tuple[str, Missing | None]:
@@ -194,7 +195,7 @@ def plan_bundle(draft: PlanDraft, ray_address: str | None = None) -> BackendPlan
             [
                 "videorl-kit",
                 "train",
-                str(loaded.path),
+                path_arg(loaded.path),
                 "--backend",
                 "openrlhf",
                 "--dry-run",
