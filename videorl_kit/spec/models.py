@@ -26,7 +26,7 @@ from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_prob
 from videorl_kit.core.reward_rules import AnswerSource, FormatRule, RewardWeights
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.hf.errors import HubError
-from videorl_kit.hf.refs import check_revision, format_hf_uri
+from videorl_kit.hf.refs import check_revision, format_hf_uri, normalize_repo_path
 from videorl_kit.spec.eval_section import EvalSection
 from videorl_kit.spec.paths import PathRoots, find_spec_root, root_folders
 
@@ -83,6 +83,15 @@ class HubData(StrictModel):
             return check_revision(value)
         except HubError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("file")
+    @classmethod
+    def _inside_the_repo(cls, value: str) -> str:
+        try:
+            normalize_repo_path(value, what="file")
+        except HubError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @property
     def uri(self) -> str:
