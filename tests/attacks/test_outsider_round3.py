@@ -181,11 +181,6 @@ SMUGGLED_FLAGS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: extra_args `--flag=value` / argparse-prefix keys bypass the refusal of "
-    "recipe-set and refused flags (agent/reward file, model, dataset, packing)",
-)
 @pytest.mark.parametrize("case", sorted(SMUGGLED_FLAGS))
 def test_extra_args_cannot_smuggle_a_flag_in_another_spelling(project: Path, case: str) -> None:
     recipe = _recipe(project, f"ea-{case}", **{"openrlhf.extra_args": SMUGGLED_FLAGS[case]})
@@ -208,11 +203,6 @@ def _plan(project: Path, recipe: Path, output: str) -> dict:
     return json.loads(cp.stdout[cp.stdout.index("{") :])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `train --plan` prints and writes commands to run (missing[].command, "
-    "launch.write_bundle/submit) with the store path and run folder unquoted",
-)
 def test_plan_commands_run_nothing_from_hostile_paths(project: Path, tmp_path: Path) -> None:
     m_store, m_out = tmp_path / "pwned_store", tmp_path / "pwned_out"
     recipe = _recipe(project, "plan-store", store=f"../st $(touch {m_store})")
@@ -225,11 +215,6 @@ def test_plan_commands_run_nothing_from_hostile_paths(project: Path, tmp_path: P
     assert not m_store.exists() and not m_out.exists(), commands
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a hf:// model revision is neither validated nor quoted: `--plan` lists "
-    "`hf download ORG/NAME --revision main$(touch${IFS}FILE) ...` as the command to run",
-)
 def test_plan_hf_download_command_runs_nothing_from_the_revision(
     project: Path, tmp_path: Path
 ) -> None:
@@ -245,11 +230,6 @@ def test_plan_hf_download_command_runs_nothing_from_the_revision(
     assert not marker.exists(), hf[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a hf:// model whose repo id is not one (`Org/Name$(...)`, also `../../etc`) "
-    "passes validate and `train --plan` dies with a huggingface_hub traceback",
-)
 @pytest.mark.parametrize("model", ["hf://Org/Name$(id)@main"])
 def test_hf_model_with_a_bad_repo_id_is_one_line(project: Path, model: str) -> None:
     recipe = _recipe(project, "bad-repo", model=model)

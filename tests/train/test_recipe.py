@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from videorl_kit.cli import app
+from videorl_kit.core.errors import UserError
 from videorl_kit.spec.loader import SpecError
 from videorl_kit.train.recipe import is_recipe_document, load_recipe
 
@@ -227,3 +228,49 @@ def test_validate_command_tells_recipes_from_specs(folder: Path) -> None:
     assert [i["text"] for i in report["specs"][2]["issues"]] == [
         "bad.yaml:7: optim.steps: Input should be greater than or equal to 1"
     ]
+
+
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("hf://Org/Name$(id)@main", "is not a Hub repo id"),
+        ("hf://../../etc", "is not a Hub repo id"),
+        ("hf://Org/Na`id`me", "is not a Hub repo id"),
+        ("hf://Org/Name/extra", "is not a Hub repo id"),
+        ("hf://", "is not a Hub repo id"),
+        ("hf://Org/Name@main$(touch${IFS}F)", "invalid revision"),
+        ("hf://Org/Name@main;id", "invalid revision"),
+        ("hf://Org/Name@'x'", "invalid revision"),
+        ("hf://Org/Name@-x", "invalid revision"),
+        ("hf://Org/Name@a..b", "invalid revision"),
+        ("hf://Org/Name@", "invalid revision"),
+    ],
+)
+def test_a_hub_model_that_is_not_one_is_one_line_at_its_field(
+    folder: Path, model: str, says: str
+) -> None:
+    path = write(folder, RECIPE.replace("tiny:qwen2.5-vl", json.dumps(model)))
+    with pytest.raises(SpecError) as caught:
+        load_recipe(path)
+    [line] = str(caught.value).splitlines()
+    assert line.startswith("recipe.yaml:2: model: ") and says in line, line
+
+
+@pytest.mark.parametrize(
+    "model", ["hf://Qwen/Qwen2.5-VL-7B-Instruct", "hf://gpt2@refs/pr/1", f"hf://o/n@{'a' * 40}"]
+)
+def test_a_hub_model_with_a_repo_id_and_a_ref_is_taken(folder: Path, model: str) -> None:
+    assert (
+        load_recipe(write(folder, RECIPE.replace("tiny:qwen2.5-vl", model))).recipe.model == model
+    )
+
+
+def test_train_refuses_a_hub_model_override_that_is_not_one(folder: Path) -> None:
+    path = write(folder, RECIPE)
+    for model, says in [("hf://o/n@main$(id)", "invalid revision"), ("hf://o/n$(id)", "repo id")]:
+        for mode in ("--plan", "--dry-run"):
+            result = runner.invoke(app, ["train", str(path), mode, "--model", model])
+            message = str(result.exception)
+            assert isinstance(result.exception, UserError), result.exception
+            assert message.startswith(f"--model: '{model}'") and says in message, message
+            assert "\n" not in message

@@ -117,7 +117,10 @@ def test_the_7b_openrlhf_recipe_plans_without_store_model_or_network(
         f"{REPO}/task_specs/datasets/video-r1-260k-image.yaml --store {tmp_path / 'no-store'}"
     )
     data = missing["data of video-r1-260k-video, video-r1-260k-image"]
-    assert data.startswith("hf download Video-R1/Video-R1-data Video-R1-260k.json")
+    assert data == (
+        "hf download Video-R1/Video-R1-data --repo-type dataset --revision "
+        "f344b446ede75b5639cf7a7f583c262ed4caca61 -- Video-R1-260k.json"
+    )
     model = missing["model hf"]
     assert "hf download Qwen/Qwen2.5-VL-7B-Instruct --revision REV --local-dir DIR" in model
 

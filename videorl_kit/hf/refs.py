@@ -21,13 +21,15 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from videorl_kit.core.safe_text import quoted
 from videorl_kit.hf.errors import HubError
 
 HF_SCHEME = "hf://"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
 REPO_ID_RE = re.compile(rf"^{_NAME}/{_NAME}$")
 COMMIT_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-_BAD_REVISION = re.compile(r"(^[./])|\.\.|[\s~^:?*\[\\]|@\{|[./]$")
+_REVISION_CHARS = re.compile(r"[A-Za-z0-9._+/-]{1,255}")
+_BAD_REVISION = re.compile(r"^[-./]|\.\.|//|/[.-]|\.lock(/|$)|[./]$")
 
 
 @dataclass(frozen=True)
@@ -74,16 +76,24 @@ def check_repo_id(repo: str) -> str:
 def check_revision(revision: str) -> str:
     """Return ``revision`` if it is a plausible git ref or commit sha, else raise.
 
+    A revision is at most 255 of the characters letters, digits, ``.``, ``_``, ``+``, ``-``
+    and ``/`` (what Hub branches, tags and shas use; no shell or control character), within
+    git's ref rules: no ``..`` or ``//``, no part that starts with ``.`` or ``-`` or ends with
+    ``.lock``, no ``.`` or ``/`` at the end.
+
     Example:
         >>> check_revision("refs/pr/1")
         'refs/pr/1'
         >>> check_revision("a..b")
         Traceback (most recent call last):
         ...
-        videorl_kit.hf.errors.HubError: invalid revision 'a..b': not a branch, tag or commit sha
+        videorl_kit.hf.errors.HubError: invalid revision 'a..b': not a branch, tag or commit sha ...
     """
-    if not revision or len(revision) > 255 or _BAD_REVISION.search(revision):
-        raise HubError(f"invalid revision {revision!r}: not a branch, tag or commit sha")
+    if not _REVISION_CHARS.fullmatch(revision) or _BAD_REVISION.search(revision):
+        raise HubError(
+            f"invalid revision {quoted(revision)}: not a branch, tag or commit sha (letters, "
+            "digits and . _ + - / within git's ref rules)"
+        )
     return revision
 
 

@@ -25,7 +25,8 @@ from videorl_kit.core.budget import ImageBudget, VideoBudget
 from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.core.reward_rules import AnswerSource, FormatRule, RewardWeights
 from videorl_kit.core.strict_model import StrictModel
-from videorl_kit.hf.refs import format_hf_uri
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.refs import check_revision, format_hf_uri, normalize_repo_path
 from videorl_kit.spec.eval_section import EvalSection
 from videorl_kit.spec.paths import PathRoots, find_spec_root, root_folders
 
@@ -74,6 +75,23 @@ class HubData(StrictModel):
     revision: str = Field(..., description="Commit sha (or tag) to pin; recorded in results.")
     split: str = Field("train", description="Split name, used in sample ids and reports.")
     file: str = Field(..., description="Path of the JSONL/JSON/Parquet file inside the repo.")
+
+    @field_validator("revision")
+    @classmethod
+    def _git_ref(cls, value: str) -> str:
+        try:
+            return check_revision(value)
+        except HubError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("file")
+    @classmethod
+    def _inside_the_repo(cls, value: str) -> str:
+        try:
+            normalize_repo_path(value, what="file")
+        except HubError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @property
     def uri(self) -> str:

@@ -8,6 +8,8 @@ Example:
 
 from __future__ import annotations
 
+import shlex
+
 from videorl_kit.core.errors import UserError, VideoRLKitError
 
 
@@ -54,10 +56,12 @@ def rebuild_hint(store: str, *, schema_changed: bool = False) -> str:
     Example:
         >>> rebuild_hint("/data/cache")
         'build it with `videorl-kit build-cache SPEC... --store /data/cache`'
+        >>> rebuild_hint("/data/my cache")  # the path quoted for a shell
+        "build it with `videorl-kit build-cache SPEC... --store '/data/my cache'`"
         >>> rebuild_hint("/data/cache", schema_changed=True)  # doctest: +ELLIPSIS
         'move /data/cache away (or delete it) and rebuild with `videorl-kit build-cache ...`'
     """
-    command = f"`videorl-kit build-cache SPEC... --store {store}`"
+    command = f"`videorl-kit build-cache SPEC... --store {shlex.quote(store)}`"
     if schema_changed:
         return f"move {store} away (or delete it) and rebuild with {command}"
     return f"build it with {command}"

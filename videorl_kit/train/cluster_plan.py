@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import struct
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from videorl_kit.train.plan import (
     plan_only,
 )
 from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe
+from videorl_kit.train.script_values import path_arg
 
 GIB = 1024**3
 
@@ -364,12 +366,18 @@ class BackendPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def _spec_files(loaded: LoadedRecipe, ids: list[str] | None = None) -> str:
-    return " ".join(
+def _spec_files(loaded: LoadedRecipe, ids: list[str] | None = None) -> list[str]:
+    return [
         os.path.normpath(str(entry.spec.source_file or entry.given_as))
         for entry in loaded.tasks
         if ids is None or entry.spec.id in ids
-    )
+    ]
+
+
+def _build_cache(files: list[str], store: Path) -> str:
+    """The ``build-cache`` command line of ``files`` into ``store``, every word quoted."""
+    words = [path_arg(f) for f in files]
+    return shlex.join(["videorl-kit", "build-cache", *words, "--store", str(store)])
 
 
 def _count_rows(spec: Any) -> int | None:
@@ -415,7 +423,7 @@ def _store_samples(draft: PlanDraft) -> None:
         draft.missing.append(
             Missing(
                 f"store {store}: not built",
-                f"videorl-kit build-cache {_spec_files(loaded)} --store {store}",
+                _build_cache(_spec_files(loaded), store),
             )
         )
         return
@@ -431,7 +439,7 @@ def _store_samples(draft: PlanDraft) -> None:
         draft.missing.append(
             Missing(
                 f"store {store}: tasks not cached: {', '.join(unbuilt)}",
-                f"videorl-kit build-cache {_spec_files(loaded, unbuilt)} --store {store}",
+                _build_cache(_spec_files(loaded, unbuilt), store),
             )
         )
         return
@@ -451,13 +459,26 @@ def _data_samples(draft: PlanDraft) -> None:
         if hub is not None:
             key = (
                 f"{hub.uri} not in the local Hub cache",
-                f"hf download {hub.repo} {hub.file} --repo-type dataset --revision {hub.revision}",
+                shlex.join(
+                    [
+                        "hf",
+                        "download",
+                        hub.repo,
+                        "--repo-type",
+                        "dataset",
+                        "--revision",
+                        hub.revision,
+                        "--",  # the file, even one named like an option, is a file
+                        hub.file,
+                    ]
+                ),
             )
         else:
             path = os.path.normpath(entry.spec.resolve(entry.spec.data.path, field="data.path"))
             key = (
                 f"{path} not found",
-                f"put the data file in place (see {os.path.normpath(str(entry.spec.source_file))})",
+                "put the data file in place (see "
+                f"{shlex.quote(os.path.normpath(str(entry.spec.source_file)))})",
             )
         absent.setdefault(key, []).append(entry.spec.id)
     for (what, command), tasks in absent.items():
@@ -478,12 +499,10 @@ def _model_info(draft: PlanDraft) -> None:
         return
     if model.kind == "local":
         folder = Path(model.name)
+        download = f"hf download ORG/NAME --revision REV --local-dir {shlex.quote(model.name)}"
         if not (folder / "config.json").is_file():
             draft.missing.append(
-                Missing(
-                    f"model {model.name}: no config.json (not downloaded)",
-                    f"hf download ORG/NAME --revision REV --local-dir {model.name}",
-                )
+                Missing(f"model {model.name}: no config.json (not downloaded)", download)
             )
         else:
             draft.model_folder = folder
@@ -494,9 +513,9 @@ def _model_info(draft: PlanDraft) -> None:
             if local_patch_factor(folder) is None:
                 draft.missing.append(
                     Missing(
-                        f"model {model.name}: no processor files (preprocessor_config.json)",
-                        f"hf download ORG/NAME --revision REV --local-dir {model.name} "
-                        "(the processor's files with the weights)",
+                        f"model {model.name}: no processor files (preprocessor_config.json): "
+                        "download the processor's files with the weights",
+                        download,
                     )
                 )
         draft.model_shape = (folder_shape(folder) if draft.model_folder else None) or known_model(
@@ -508,9 +527,9 @@ def _model_info(draft: PlanDraft) -> None:
         draft.model_folder = cached
         draft.model_shape = folder_shape(cached)
     else:
-        rev = f" --revision {model.revision}" if model.revision else ""
+        rev = ["--revision", model.revision] if model.revision else []
         what = f"model {model.describe()}: not in the local Hub cache"
-        draft.model_missing = Missing(what, f"hf download {model.name}{rev}")
+        draft.model_missing = Missing(what, shlex.join(["hf", "download", model.name, *rev]))
         draft.missing.append(draft.model_missing)
     draft.model_shape = draft.model_shape or known_model(model.name)
 

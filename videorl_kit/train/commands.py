@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,6 +17,7 @@ from videorl_kit.core.errors import UserError
 from videorl_kit.train.completions import COMPLETIONS_FILE, latest_completions
 from videorl_kit.train.metrics import TaskSummary
 from videorl_kit.train.plot import plot_run
+from videorl_kit.train.script_values import path_arg
 from videorl_kit.train.tiny_model import FAMILIES, HEAD_DIMS, build_tiny_model, check_family
 
 if TYPE_CHECKING:  # the run and the plan load Lance: imported when `train` runs
@@ -287,7 +289,8 @@ def _print_report(report: RunReport, dry_run: bool) -> None:
     if report.tasks:
         console.print(task_table(report.tasks))
     console.print(f"run: {report.output_dir}", markup=False)
-    console.print(f"plot it: videorl-kit plot {report.output_dir}", markup=False)
+    plot_it = shlex.join(["videorl-kit", "plot", path_arg(report.output_dir)])
+    console.print(f"plot it: {plot_it}", markup=False, highlight=False)
 
 
 def plot(

@@ -26,11 +26,13 @@ from typing import Any
 import yaml
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import quoted
 from videorl_kit.hf.refs import HF_SCHEME
 from videorl_kit.store import CachedSampleDataset
 from videorl_kit.store.errors import rebuild_hint
 from videorl_kit.train.offline.select import store_problems
 from videorl_kit.train.recipe import BackendChecks, LoadedRecipe, Recipe, load_recipe
+from videorl_kit.train.script_values import hf_model_problem, text_problem
 from videorl_kit.train.tiny_model import TINY_PREFIX, patch_factor
 
 RESOLVED_RECIPE = "recipe.resolved.yaml"
@@ -411,6 +413,10 @@ def apply_overrides(
         optim = loaded.recipe.optim.model_copy(update={"steps": max_steps})
         loaded = _with_recipe(loaded, optim=optim)
     if model:
+        problem = text_problem(model)
+        problem = f"{quoted(model)} {problem}" if problem else hf_model_problem(model)
+        if problem:
+            raise UserError(f"--model: {problem}")
         loaded = _with_recipe(loaded, model=parse_model(model, Path.cwd()).describe())
     source = parse_model(loaded.recipe.model, loaded.path.parent)
     store_dir = Path(store) if store is not None else loaded.resolve(loaded.recipe.store)

@@ -63,7 +63,12 @@ from videorl_kit.train.algorithms import (
     unknown_algorithm_message,
 )
 from videorl_kit.train.offline.section import OfflineSection, offline_problems
-from videorl_kit.train.script_values import RayAddress, ScriptArgs, ScriptText
+from videorl_kit.train.script_values import (
+    RayAddress,
+    ScriptArgs,
+    ScriptText,
+    hf_model_problem,
+)
 from videorl_kit.train.tiny_model import FAMILIES, TINY_PREFIX, patch_factor
 
 RECIPE_KEYS = ("tasks", "algorithm")
@@ -231,10 +236,13 @@ class Recipe(StrictModel):
 
     @field_validator("model")
     @classmethod
-    def _known_tiny_family(cls, value: str) -> str:
+    def _known_model(cls, value: str) -> str:
         if value.startswith(TINY_PREFIX) and value[len(TINY_PREFIX) :] not in FAMILIES:
             choices = " or ".join(f"{TINY_PREFIX}{f}" for f in FAMILIES)
             raise ValueError(f"unknown tiny model {value!r}; choose {choices}")
+        problem = hf_model_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @model_validator(mode="after")

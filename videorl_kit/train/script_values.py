@@ -6,6 +6,7 @@ Ray address and extra flags. The script quotes every one of them; these rules re
 
 * a path, model or id with a control character (a newline, a carriage return, an escape, a
   bidirectional override): it would end a line of the script or hide what a reader sees;
+* a ``hf://`` model whose repo id or revision is not one (:func:`hf_model_problem`);
 * a Ray address that is not an address: ``http(s)://HOST[:PORT][/PATH]`` (the dashboard's job
   API), ``ray://HOST:PORT`` (Ray Client), ``HOST:PORT`` (a head node) or ``auto``.
 
@@ -29,6 +30,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from videorl_kit.core.safe_text import control_characters, quoted
+from videorl_kit.hf.errors import HubError
+from videorl_kit.hf.refs import HF_SCHEME, check_revision
 
 _HOST = r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])"
 _RAY_ADDRESS = re.compile(
@@ -53,6 +56,18 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+def path_arg(path: object) -> str:
+    """``path`` as a command-line argument that no program reads as an option: a relative path
+    that starts with ``-`` gets ``./`` in front (quote the result for a shell: ``shlex.join``).
+
+    Example:
+        >>> path_arg("-x.yaml"), path_arg("/runs/-x"), path_arg("recipes/a.yaml")
+        ('./-x.yaml', '/runs/-x', 'recipes/a.yaml')
+    """
+    text = str(path)
+    return f"./{text}" if text.startswith("-") else text
+
+
 def ray_address_problem(value: str) -> str | None:
     """Why ``value`` is not a Ray address the job can be submitted to, or None.
 
@@ -68,6 +83,39 @@ def ray_address_problem(value: str) -> str | None:
         f"{quoted(value)} is not a Ray address: use http(s)://HOST[:PORT] (the dashboard's "
         "job API, e.g. http://head-node:8265), ray://HOST:PORT, HOST:PORT or auto"
     )
+
+
+def hf_model_problem(value: str) -> str | None:
+    """Why a ``hf://ORG/NAME[@REVISION]`` model is not one, or None (also for a folder or a
+    ``tiny:`` model). The repo id follows huggingface_hub's rules (``validate_repo_id``), the
+    revision git's ref rules in the characters Hub refs use
+    (:func:`~videorl_kit.hf.refs.check_revision`): no value that a shell, a URL or a path
+    would read as more than a name.
+
+    Example:
+        >>> hf_model_problem("hf://Qwen/Qwen2.5-VL-7B-Instruct@main") is None
+        True
+        >>> print(hf_model_problem("hf://Org/Name@main$(id)"))
+        'hf://Org/Name@main$(id)': invalid revision 'main$(id)': not a branch, tag or commit ...
+    """
+    if not value.startswith(HF_SCHEME):
+        return None
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    repo, at, revision = value[len(HF_SCHEME) :].partition("@")
+    try:
+        validate_repo_id(repo)
+    except HFValidationError as exc:
+        return (
+            f"{quoted(value)}: {quoted(repo)} is not a Hub repo id: {exc} (write "
+            "hf://ORG/NAME[@REVISION])"
+        )
+    if at:
+        try:
+            check_revision(revision)
+        except HubError as exc:
+            return f"{quoted(value)}: {exc}"
+    return None
 
 
 def _one_line(value: str) -> str:

@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -57,16 +58,18 @@ def hub_model_problem(model: Any) -> str | None:
     """
     if model.kind != "hub":
         return None
+    download = shlex.join(
+        ["hf", "download", model.name, "--revision", model.revision or "REV", "--local-dir", "DIR"]
+    )
     if not model.revision:
         return (
             f"model {model.describe()}: not pinned; OpenRLHF runs need a pinned, downloaded "
-            f"model: pin a revision (hf://ORG/NAME@REV), download it (hf download {model.name} "
-            "--revision REV --local-dir DIR) and set model: DIR (or --model DIR)"
+            f"model: pin a revision (hf://ORG/NAME@REV), download it ({download}) and set "
+            "model: DIR (or --model DIR)"
         )
     return (
         f"model {model.describe()}: OpenRLHF {SUPPORTED_OPENRLHF} loads models by name "
-        "without a revision; download that revision to shared storage "
-        f"(hf download {model.name} --revision {model.revision} --local-dir DIR) and "
+        f"without a revision; download that revision to shared storage ({download}) and "
         "set model: DIR"
     )
 

@@ -39,6 +39,7 @@ Example (``write_bundle(plan)`` returns a :class:`Bundle`):
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,8 +140,8 @@ class Bundle:
         return self.root / "launch.sh"
 
     def command(self) -> str:
-        """The command that launches the bundle on a cluster."""
-        return f"bash {self.launch_script}"
+        """The command that launches the bundle on a cluster (the path quoted for a shell)."""
+        return shlex.join(["bash", str(self.launch_script)])
 
 
 def _model(plan: Any) -> tuple[str, Any]:

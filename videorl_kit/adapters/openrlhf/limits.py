@@ -13,6 +13,9 @@ the two agree):
   (``vllm_engines × vllm_tensor_parallel_size == nodes × gpus_per_node``);
 * every actor process needs at least one micro-batch per step
   (``prompts_per_step × group_size ÷ micro_batch_size ≥ nodes × gpus_per_node``);
+* each key of ``openrlhf.extra_args`` is the full spelling of an OpenRLHF 0.11.2 flag
+  (no ``--flag=value``, no abbreviation, no whitespace: :func:`.flags.key_problem`) and each
+  value fits its flag and cannot be read as a flag (:func:`.flags.value_problem`);
 * ``openrlhf.extra_args`` may not repeat a flag the recipe already sets
   (:data:`KIT_FLAGS`), nor turn on what vision-language training cannot do (packing,
   dynamic batching, ring attention: OpenRLHF asserts against packing for VLMs and forces
@@ -39,6 +42,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from videorl_kit.adapters.openrlhf.flags import key_problem, read_key, value_problem
 from videorl_kit.core.safe_text import quoted
 from videorl_kit.train.script_values import text_problem
 
@@ -122,12 +126,17 @@ def extra_args_problems(extra: dict[str, Any], *, colocate: bool) -> list[tuple[
     problems = []
     for flag, value in extra.items():
         where = f"openrlhf.extra_args.{flag}"
-        if not flag.startswith("--") or "." not in flag:
-            problems.append((where, f"{flag!r} is not an OpenRLHF 0.11.2 dotted flag such as "
-                             "--ds.param_dtype"))  # fmt: skip
+        spelling = key_problem(flag)
+        if spelling:
+            meant = read_key(flag).flags if flag.startswith("--") else ()
+            if len(meant) == 1 and meant[0] in KIT_FLAGS:
+                spelling += f"; but the recipe already sets {meant[0]}: change the recipe field"
+            problems.append((where, spelling))
         elif flag in KIT_FLAGS:
             problems.append((where, f"the recipe already sets {flag}; change the recipe field "
                              "instead"))  # fmt: skip
+        elif value_problem(flag, value):
+            problems.append((where, str(value_problem(flag, value))))
         elif flag in _NOT_FOR_VLM and _switched_on(flag, value):
             problems.append((where, f"vision-language training cannot use {flag}: "
                              f"{_NOT_FOR_VLM[flag]}"))  # fmt: skip
@@ -169,6 +178,13 @@ def openrlhf_problems(recipe: Any) -> list[tuple[str, str]]:
             f"{micro_batches}",
         ))  # fmt: skip
     problems += extra_args_problems(cluster.extra_args, colocate=cluster.colocate)
+    project = getattr(getattr(recipe, "logging", None), "wandb_project", None)
+    if project and project.startswith("-"):
+        problems.append((
+            "logging.wandb_project",
+            f"{quoted(project)} starts with '-': OpenRLHF's parser would read the value of "
+            "--logger.wandb.project as a flag",
+        ))  # fmt: skip
     return problems
 
 

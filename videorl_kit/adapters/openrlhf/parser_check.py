@@ -36,6 +36,7 @@ Example (a stand-in source file with the same shape as OpenRLHF's):
 
 from __future__ import annotations
 
+import argparse
 import ast
 import contextlib
 import copy
@@ -195,6 +196,26 @@ class OpenRLHFParser:
             raise _Accepted(args)
 
         return train
+
+    def argument_parser(self) -> argparse.ArgumentParser:
+        """OpenRLHF's own :class:`argparse.ArgumentParser`, as its ``__main__`` block builds it
+        (run up to ``parse_args``, which ``--help`` ends); the kit's table of its flags
+        (:data:`~videorl_kit.adapters.openrlhf.flags.OPENRLHF_FLAGS`) is tested against it."""
+        namespace: dict[str, Any] = {"__name__": "__main__", "train": self._stand_in_train()}
+        with _ARGV_LOCK:
+            saved = sys.argv
+            sys.argv = [self.source.name, "--help"]
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(self._main, namespace)
+            except SystemExit:
+                pass
+            finally:
+                sys.argv = saved
+        parser = namespace.get("parser")
+        if not isinstance(parser, argparse.ArgumentParser):
+            raise ValueError(f"{self.source}: its __main__ block builds no `parser`")
+        return parser
 
     def check(self, argv: Sequence[str]) -> ParserVerdict:
         """Parse and check ``argv`` (without the program name) the way OpenRLHF would."""

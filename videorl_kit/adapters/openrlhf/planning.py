@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import math
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from videorl_kit.adapters.openrlhf.launch import DEFAULT_RAY_ADDRESS
 from videorl_kit.core.errors import UserError
 from videorl_kit.train.cluster_plan import GIB, BackendPlan, Missing, PlanDraft
 from videorl_kit.train.plan import BASE_MODEL_DIR
+from videorl_kit.train.script_values import path_arg
 
 
 def _model_arg(draft: PlanDraft, root: Path) -> tuple[str, Missing | None]:
@@ -47,10 +49,10 @@ def _model_arg(draft: PlanDraft, root: Path) -> tuple[str, Missing | None]:
         return str(Path(model.name).resolve()), None
     state = "pinned" if model.revision else "not pinned"
     problem = f"model {model.describe()}: {state}; OpenRLHF trains a downloaded folder"
-    rev = model.revision or "REV"
+    download = ["hf", "download", model.name, "--revision", model.revision or "REV"]
     command = (
-        f"hf download {model.name} --revision {rev} --local-dir DIR, then set model: DIR in "
-        f"{draft.loaded.path} (or pass --model DIR)"
+        f"{shlex.join([*download, '--local-dir', 'DIR'])}, then set model: DIR in "
+        f"{shlex.quote(str(draft.loaded.path))} (or pass --model DIR)"
     )
     return "<MODEL_DIR>", Missing(problem, command)
 
@@ -189,8 +191,19 @@ def plan_bundle(draft: PlanDraft, ray_address: str | None = None) -> BackendPlan
         "argv": argv,
         "ray_address": ray_address or cluster.ray_address or DEFAULT_RAY_ADDRESS,
         "bundle": str(root),
-        "write_bundle": f"videorl-kit train {loaded.path} --dry-run --output {root}",
-        "submit": f"bash {root / 'launch.sh'}",
+        "write_bundle": shlex.join(
+            [
+                "videorl-kit",
+                "train",
+                path_arg(loaded.path),
+                "--backend",
+                "openrlhf",
+                "--dry-run",
+                "--output",
+                str(root),
+            ]
+        ),
+        "submit": shlex.join(["bash", str(root / "launch.sh")]),
     }
     return BackendPlan(
         launch=launch,

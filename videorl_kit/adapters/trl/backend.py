@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from videorl_kit.train.completions import COMPLETIONS_FILE, CompletionLog
 from videorl_kit.train.metrics import METRICS_FILE, MetricsLog
 from videorl_kit.train.plan import TrainPlan, check_patch_factor
 from videorl_kit.train.recipe import LoadedRecipe
+from videorl_kit.train.script_values import path_arg
 
 CONFIG_FILE = "trl_config.json"
 FINAL_MODEL_DIR = "model"
@@ -153,9 +155,10 @@ class TrlBackend:
         if draft.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
             missing.append(Missing("package: vllm (trl.use_vllm)", "pip install vllm"))
         path = draft.loaded.path
-        command = f"videorl-kit train {path}"
+        command = shlex.join(["videorl-kit", "train", path_arg(path)])
         if processes > 1:
-            command = f"accelerate launch --num_processes {processes} -m videorl_kit train {path}"
+            command = shlex.join(["accelerate", "launch", "--num_processes", str(processes), "-m",
+                                  "videorl_kit", "train", path_arg(path)])  # fmt: skip
         completions = draft.recipe.optim.prompts_per_step * draft.recipe.rollout.group_size
         sizing = {
             "processes": processes,
