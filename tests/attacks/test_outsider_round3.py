@@ -332,11 +332,6 @@ def test_report_escapes_every_hostile_value(eval_run: Path, project: Path, tmp_p
         assert len(widths) == 1, table[:500]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a negative stderr in results.json kills `report` with a matplotlib "
-    "traceback (ValueError: 'yerr' must not contain negative values)",
-)
 def test_report_negative_stderr_is_one_line(eval_run: Path, project: Path, tmp_path: Path) -> None:
     def mutate(results: dict) -> None:
         results["tasks"]["video-mme"]["metrics"]["accuracy"]["stderr"] = -5.0
@@ -347,11 +342,6 @@ def test_report_negative_stderr_is_one_line(eval_run: Path, project: Path, tmp_p
     assert "results.json" in _out(cp), _out(cp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: the 'strict' results schema takes NaN, Infinity, a numeric string and a "
-    "boolean as a metric value and the report prints them (nan ± nan, inf, 90.0, 100.0)",
-)
 @pytest.mark.parametrize("value", [float("nan"), "0.9"])
 def test_report_refuses_a_metric_that_is_not_a_finite_number(
     eval_run: Path, project: Path, tmp_path: Path, value: object

@@ -15,23 +15,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import one_line, quoted
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.eval.samples_log import atomic_write_text
 
 RESULTS_FILE = "results.json"
 SCHEMA_VERSION = 1
 
+#: A score: a finite number (NaN and infinities are refused; null where none was computed).
+Score = Annotated[float, Field(allow_inf_nan=False)]
+#: A standard error: a finite number, never negative (null below two clusters).
+StdErr = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
 
 class Metric(StrictModel):
     """A mean over ``n`` samples and its standard error clustered by video (None: < 2 videos)."""
 
-    value: float | None
-    stderr: float | None
+    value: Score | None
+    stderr: StdErr | None
     n: int = Field(..., ge=0)
 
 
@@ -40,8 +46,8 @@ class CategoryRow(StrictModel):
 
     value: str
     n: int = Field(..., ge=0)
-    score: float | None
-    stderr: float | None
+    score: Score | None
+    stderr: StdErr | None
 
 
 class SkippedSample(StrictModel):
@@ -166,6 +172,11 @@ class EvalResults(StrictModel):
 def load_results(run_dir: str | Path) -> EvalResults:
     """Read and validate ``run_dir/results.json`` (a :class:`UserError` names what is wrong).
 
+    Reading is strict: every value must have its declared JSON type (a string ``"0.9"`` or
+    ``true`` is not a number, ``true`` is not a count), scores and standard errors must be
+    finite (no ``NaN``/``Infinity``), and a standard error is never negative; ``null`` stays
+    valid where the schema allows it (a metric with no scored sample, one video).
+
     Example:
         >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
@@ -179,9 +190,13 @@ def load_results(run_dir: str | Path) -> EvalResults:
             "when `videorl-kit eval` is run again with the same --out)"
         )
     try:
-        return EvalResults.model_validate_json(path.read_bytes())
+        return EvalResults.model_validate_json(path.read_bytes(), strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        where = f"{field}: " if field else ""  # no field: the file is not JSON
-        raise UserError(f"{path}: {where}{first['msg']} ({exc.error_count()} problems)") from None
+        where = f"{one_line(field)}: " if field else ""  # no field: the file is not JSON
+        got = first.get("input")
+        shown = f", got {quoted(got, 40)}" if field and not isinstance(got, dict | list) else ""
+        raise UserError(
+            f"{path}: {where}{first['msg']}{shown} ({exc.error_count()} problems)"
+        ) from None
