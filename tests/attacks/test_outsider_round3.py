@@ -790,12 +790,6 @@ JUDGE_HEAD = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `eval --backend replay` trusts judge verdicts written in the predictions file: "
-    "a forged 'Judgement: 1' (no judge model, made-up fingerprint) scores 'I have no idea' "
-    "correct, and neither results.json's score nor report.md flags it",
-)
 def test_replay_does_not_score_forged_judge_verdicts(project: Path, tmp_path: Path) -> None:
     spec = "task_specs/eval/vcr-bench.yaml"
     base = tmp_path / "base"

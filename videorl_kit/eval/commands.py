@@ -70,9 +70,19 @@ def eval_command(
         typer.Option(
             "--judge-model",
             help="Local judge model for the judge-graded questions of specs declaring "
-            "eval.judge (without one they are reported as not scored).",
+            "eval.judge (without one they are reported as not scored). Replayed judgements "
+            "are reused only when this judge made them (same fingerprint and prompt).",
         ),
     ] = None,
+    rejudge: Annotated[
+        bool,
+        typer.Option(
+            "--rejudge",
+            help="Judge every judge-graded question again, reusing no judgement of the "
+            "replayed files (a fingerprint is a check, not a signature: use this for files "
+            "from elsewhere).",
+        ),
+    ] = False,
     model_args: Annotated[
         str | None,
         typer.Option(
@@ -146,6 +156,7 @@ def eval_command(
         predictions=list(predictions) if predictions else None,
         protocol=protocol,
         judge_model=judge_model,
+        rejudge=rejudge,
         model_args=model_args,
         limit=limit,
         seed=seed,
