@@ -696,11 +696,6 @@ def _no_escapes(output: bytes) -> bool:
     return b"\x1b]" not in output and b"\x1b[2J" not in output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `cache status` / `cache verify` print store values (task id, source uri, "
-    "truncation, warnings) with raw terminal escapes (OSC 52 clipboard write, clear screen)",
-)
 def test_cache_status_prints_no_terminal_escape_from_the_store(
     project: Path, tmp_path: Path
 ) -> None:
@@ -725,11 +720,6 @@ def test_cache_status_prints_no_terminal_escape_from_the_store(
         assert _no_escapes(cp.stdout + cp.stderr), (command, cp.stdout[-2000:])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `validate --data` prints a data row's media path with raw terminal escapes "
-    "(the row id beside it is escaped)",
-)
 def test_validate_data_prints_no_terminal_escape_from_a_row(project: Path) -> None:
     row = {
         "problem": "How many?",

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from videorl_kit.core.terminal import TerminalConsole, echo
 from videorl_kit.eval.report import fmt_score, render_report
 from videorl_kit.eval.results import EvalResults
 
@@ -31,7 +31,7 @@ def _summary(results: EvalResults, out: Path) -> None:
             f"{task.n_scored}/{task.n_rows}",
             str(task.n_skipped + task.n_unverifiable + task.n_error + task.n_unscored),
         )
-    Console(soft_wrap=True, markup=False).print(table)
+    TerminalConsole(soft_wrap=True, markup=False).print(table)
 
 
 def eval_command(
@@ -147,7 +147,7 @@ def eval_command(
     """
     from videorl_kit.eval.runner import EvalConfig, run_eval  # polars: only when evaluating
 
-    console = Console(stderr=True, soft_wrap=True, markup=False)
+    console = TerminalConsole(stderr=True, soft_wrap=True, markup=False)
     config = EvalConfig(
         specs=specs,
         out=out,
@@ -199,7 +199,7 @@ def report_command(
       videorl-kit report runs/base runs/rl-step-200 --out reports/compare
     """
     path = render_report(list(runs), out, allow_mixed=allow_mixed)
-    typer.echo(str(path))
+    echo(str(path))
 
 
 def register(app: typer.Typer) -> None:
