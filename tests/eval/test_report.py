@@ -116,6 +116,18 @@ def test_a_value_that_is_not_a_finite_number_is_refused(two_runs, tmp_path, wher
     assert result.exit_code == 1
 
 
+def test_no_number_field_of_the_run_takes_infinity(two_runs, tmp_path):
+    text = (two_runs / "gold" / "results.json").read_text()
+    results = json.loads(text)
+    results["run"]["seconds"] = "@@RAW@@"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text(
+        json.dumps(results).replace('"@@RAW@@"', "Infinity")
+    )
+    with pytest.raises(UserError, match=r"results\.json: run\.seconds: .*finite number"):
+        load_results(tmp_path / "run")
+
+
 def test_null_scores_stay_valid(two_runs, tmp_path):
     """A metric nothing was scored for (value null) and a one-video stderr (null) are kept."""
     results = json.loads((two_runs / "gold" / "results.json").read_text())

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.safe_text import one_line, quoted
@@ -33,7 +33,13 @@ Score = Annotated[float, Field(allow_inf_nan=False)]
 StdErr = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-class Metric(StrictModel):
+class _Results(StrictModel):
+    """A part of ``results.json``: strict, and no NaN or infinity in any number field."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class Metric(_Results):
     """A mean over ``n`` samples and its standard error clustered by video (None: < 2 videos)."""
 
     value: Score | None
@@ -41,7 +47,7 @@ class Metric(StrictModel):
     n: int = Field(..., ge=0)
 
 
-class CategoryRow(StrictModel):
+class CategoryRow(_Results):
     """Mean per-sample score of one value of a category column."""
 
     value: str
@@ -50,14 +56,14 @@ class CategoryRow(StrictModel):
     stderr: StdErr | None
 
 
-class SkippedSample(StrictModel):
+class SkippedSample(_Results):
     """A row that was not scored, and why (malformed row, failed video, generation error)."""
 
     sample_id: str
     reason: str
 
 
-class DataSource(StrictModel):
+class DataSource(_Results):
     """Where the rows came from, exactly."""
 
     kind: Literal["hub", "local", "fixture"]
@@ -73,7 +79,7 @@ class DataSource(StrictModel):
     )
 
 
-class TaskResult(StrictModel):
+class TaskResult(_Results):
     """Everything about one evaluated benchmark."""
 
     task_id: str
@@ -117,7 +123,7 @@ class TaskResult(StrictModel):
     samples_sha256: str
 
 
-class ModelInfo(StrictModel):
+class ModelInfo(_Results):
     """What produced the responses."""
 
     backend: Literal["transformers", "vllm", "replay", "random_choice"]
@@ -128,7 +134,7 @@ class ModelInfo(StrictModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunInfo(StrictModel):
+class RunInfo(_Results):
     """How, when and with what software the run was made."""
 
     run_id: str
@@ -154,7 +160,7 @@ class RunInfo(StrictModel):
     command: list[str] = Field(default_factory=list)
 
 
-class EvalResults(StrictModel):
+class EvalResults(_Results):
     """The whole ``results.json``."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
