@@ -27,10 +27,12 @@ from videorl_kit.eval.samples_log import atomic_write_text
 RESULTS_FILE = "results.json"
 SCHEMA_VERSION = 1
 
-#: A score: a finite number (NaN and infinities are refused; null where none was computed).
-Score = Annotated[float, Field(allow_inf_nan=False)]
-#: A standard error: a finite number, never negative (null below two clusters).
-StdErr = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A score: a mean of per-sample scores, each in [0, 1] (the reward contract), so a number in
+#: [0, 1]; NaN and infinities are refused; null where none was computed.
+Score = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+#: A standard error of such a mean, clustered by video: never negative and below 1 (at most
+#: about 0.71 for scores in [0, 1]); null below two clusters.
+StdErr = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 class _Results(StrictModel):
@@ -180,8 +182,8 @@ def load_results(run_dir: str | Path) -> EvalResults:
 
     Reading is strict: every value must have its declared JSON type (a string ``"0.9"`` or
     ``true`` is not a number, ``true`` is not a count), scores and standard errors must be
-    finite (no ``NaN``/``Infinity``), and a standard error is never negative; ``null`` stays
-    valid where the schema allows it (a metric with no scored sample, one video).
+    finite numbers in [0, 1] (no ``NaN``/``Infinity``, no negative standard error); ``null``
+    stays valid where the schema allows it (a metric with no scored sample, one video).
 
     Example:
         >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
