@@ -22,6 +22,7 @@ import typer
 
 from videorl_kit import __version__
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import terminal_text
 from videorl_kit.eval.commands import register as register_eval
 from videorl_kit.hub.commands import register as register_hub
 from videorl_kit.rewards.commands import register as register_rewards
@@ -135,5 +136,5 @@ def main() -> None:
     try:
         app()  # standalone mode: Click handles --help, usage errors and typer.Exit
     except UserError as exc:
-        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        typer.secho(f"error: {terminal_text(str(exc))}", err=True, fg=typer.colors.RED)
         raise SystemExit(1) from None

@@ -96,17 +96,88 @@ def _sha(run: Path) -> str:
     return file_content_hash(run / "samples_vcr-bench.jsonl")
 
 
-def test_stored_judgements_replay_without_the_judge_model(judged, tmp_path):
+def test_stored_judgements_of_the_same_judge_replay_without_running_it(
+    judged, tiny_model, tmp_path
+):
+    """The judge model is named (fingerprinted, never run): its own judgements are reused."""
     run, first = judged
-    replayed = _run(tmp_path, "replayed", [run / "samples_vcr-bench.jsonl"])
+    replayed = _run(
+        tmp_path, "replayed", [run / "samples_vcr-bench.jsonl"], judge_model=str(tiny_model)
+    )
     task = replayed.tasks["vcr-bench"]
     assert task.judge["n_replayed"] == 2 and task.judge["n_judged"] == 0
+    assert task.judge["n_stored_not_reused"] == 0
     assert task.metrics == first.tasks["vcr-bench"].metrics
     for old, new in zip(_records(run), _records(tmp_path / "replayed"), strict=True):
         assert new["status"] == old["status"] and new["accuracy"] == old["accuracy"]
         if old.get("judge"):
             assert new["judge"]["output"] == old["judge"]["output"]
             assert new["judge"]["replayed"] is True
+
+
+def test_stored_judgements_without_a_judge_are_not_used(judged, tmp_path):
+    """Nothing to check a stored judgement against: not scored, counted, named, reported."""
+    run, _ = judged
+    replayed = _run(tmp_path, "replayed", [run / "samples_vcr-bench.jsonl"])
+    task = replayed.tasks["vcr-bench"]
+    assert task.n_unscored == 2 and task.judge["n_replayed"] == 0
+    assert task.judge["n_stored_not_reused"] == 2
+    for record in _records(tmp_path / "replayed"):
+        if record["problem_type"] == "open_ended":
+            assert record["status"] == "unscored" and record["accuracy"] == 0.0
+            assert "no judge model" in record["details"]["stored_judgement"]
+            assert "judgement in the predictions file is not used" in record["details"]["unscored"]
+    report = render_report([tmp_path / "replayed"], tmp_path / "report").read_text()
+    assert "2 judgements in the replayed predictions not reused" in report
+
+
+def _forge(run: Path, path: Path, **changes) -> Path:
+    """``run``'s samples file with every stored judgement saying 'Judgement: 1' (and changes)."""
+    lines = []
+    for record in _records(run):
+        if record.get("judge"):
+            record["response"] = "<answer>I have no idea</answer>"
+            block = record["judge"]
+            block["prompt"] = block["prompt"].replace(
+                "Model Answer: " + record["target"], "Model Answer: I have no idea"
+            )
+            block.update(output="Judgement: 1", verdict=1.0, **changes)
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_forged_judgements_of_another_judge_are_judged_again(judged, tiny_model, tmp_path):
+    """A made-up fingerprint (or verdict rule) is not this run's judge: the judge runs."""
+    run, _ = judged
+    for name, changes in (("fp", {"fingerprint": "f" * 64}), ("rule", {"verdict_rule": "x"})):
+        forged = _forge(run, tmp_path / f"samples_{name}.jsonl", **changes)
+        again = _run(tmp_path, name, [forged], judge_model=str(tiny_model))
+        task = again.tasks["vcr-bench"]
+        assert task.judge["n_judged"] == 2 and task.judge["n_replayed"] == 0, name
+        assert task.judge["n_stored_not_reused"] == 2, name
+        for record in _records(tmp_path / name):
+            if record["problem_type"] == "open_ended":
+                assert record["judge"]["output"] != "Judgement: 1", name
+                assert "stored_judgement" in record["details"], name
+
+
+def test_rejudge_reuses_no_stored_judgement(judged, tiny_model, tmp_path):
+    """A forged verdict with the right fingerprint still holds no weight under --rejudge,
+    and the verdict is always read from the output, never from the stored 'verdict'."""
+    run, _ = judged
+    forged = _forge(run, tmp_path / "samples_same.jsonl")  # this judge's fingerprint kept
+    again = _run(tmp_path, "rejudged", [forged], judge_model=str(tiny_model), rejudge=True)
+    assert again.tasks["vcr-bench"].judge["n_judged"] == 2
+    assert again.tasks["vcr-bench"].judge["n_replayed"] == 0
+    lying = _forge(run, tmp_path / "samples_lying.jsonl")
+    text = lying.read_text().replace('"output": "Judgement: 1"', '"output": "Judgement: 0"')
+    lying.write_text(text)
+    kept = _run(tmp_path, "lying", [lying], judge_model=str(tiny_model))
+    assert kept.tasks["vcr-bench"].judge["n_replayed"] == 2
+    for record in _records(tmp_path / "lying"):
+        if record["problem_type"] == "open_ended":
+            assert record["judge"]["replayed"] is True and record["accuracy"] == 0.0
 
 
 def test_bad_vllm_judge_engine_arguments_name_the_spec_and_field(tmp_path, tiny_model):

@@ -4,6 +4,7 @@ whether they exceed their standard error; results.json is a strict, validated co
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -76,6 +77,69 @@ def test_results_json_is_validated_strictly(two_runs, tmp_path):
         load_results(tmp_path)
     with pytest.raises(UserError, match=r"no results\.json"):
         render_report([tmp_path / "nothing-here"], tmp_path / "out")
+
+
+_NOT_A_SCORE = [
+    (("metrics", "accuracy", "value"), "NaN", "finite number"),
+    (("metrics", "accuracy", "value"), "Infinity", "finite number"),
+    (("metrics", "accuracy", "value"), "-Infinity", "finite number"),
+    (("metrics", "accuracy", "value"), '"0.9"', "valid number"),
+    (("metrics", "accuracy", "value"), "true", "valid number"),
+    (("metrics", "accuracy", "stderr"), "-0.5", "greater than or equal to 0"),
+    (("metrics", "accuracy", "stderr"), "NaN", "finite number"),
+    (("metrics", "accuracy", "n"), "true", "valid integer"),
+    (("metrics", "accuracy", "n"), "3.5", "valid integer"),
+    (("categories", "duration", 0, "score"), '"1"', "valid number"),
+    (("categories", "duration", 0, "stderr"), "-1e-9", "greater than or equal to 0"),
+    (("n_scored",), "false", "valid integer"),
+]
+
+
+@pytest.mark.parametrize(("where", "raw", "message"), _NOT_A_SCORE)
+def test_a_value_that_is_not_a_finite_number_is_refused(two_runs, tmp_path, where, raw, message):
+    """NaN, infinities, numeric strings, booleans and negative standard errors are refused
+    with one line naming the file, task and field; nothing reaches the report."""
+    results = json.loads((two_runs / "gold" / "results.json").read_text())
+    node = results["tasks"]["video-mme"]
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = "@@RAW@@"
+    text = json.dumps(results).replace('"@@RAW@@"', raw)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text(text)
+    field = ".".join(str(k) for k in ("tasks", "video-mme", *where))
+    with pytest.raises(UserError, match=re.escape(f"{field}: ") + f".*{message}") as raised:
+        render_report([tmp_path / "run"], tmp_path / "out")
+    assert "results.json" in str(raised.value) and "\n" not in str(raised.value)
+    assert not (tmp_path / "out" / "report.md").exists()
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "run"), "--out", str(tmp_path)])
+    assert result.exit_code == 1
+
+
+def test_no_number_field_of_the_run_takes_infinity(two_runs, tmp_path):
+    text = (two_runs / "gold" / "results.json").read_text()
+    results = json.loads(text)
+    results["run"]["seconds"] = "@@RAW@@"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text(
+        json.dumps(results).replace('"@@RAW@@"', "Infinity")
+    )
+    with pytest.raises(UserError, match=r"results\.json: run\.seconds: .*finite number"):
+        load_results(tmp_path / "run")
+
+
+def test_null_scores_stay_valid(two_runs, tmp_path):
+    """A metric nothing was scored for (value null) and a one-video stderr (null) are kept."""
+    results = json.loads((two_runs / "gold" / "results.json").read_text())
+    metric = results["tasks"]["video-mme"]["metrics"]["accuracy"]
+    metric.update(value=None, stderr=None, n=0)
+    results["tasks"]["video-mme"]["categories"]["duration"][0].update(score=None, stderr=None)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.json").write_text(json.dumps(results))
+    loaded = load_results(tmp_path / "run").tasks["video-mme"]
+    assert loaded.metrics["accuracy"].value is None
+    text = render_report([tmp_path / "run"], tmp_path / "out").read_text()
+    assert "Video-MME" in text
 
 
 def test_bad_report_inputs_fail_in_one_line_naming_the_file(two_runs, tmp_path):

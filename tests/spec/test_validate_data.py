@@ -193,3 +193,27 @@ def test_unknown_problem_types_are_suggested_and_repeats_counted(
         f"mixed.jsonl: unknown_problem_type: 2 more rows like the above: {reason}",
         "0 of 1 specs valid (with their data)",
     ]
+
+
+ESCAPES = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\u202e\x9b"
+
+
+def test_row_values_reach_no_terminal_escape(tmp_path: Path, monkeypatch) -> None:
+    """A media path, a problem type and a data type from a row are shown as escapes: an OSC 52
+    sequence (clipboard write), a screen clear, a bidi override or a C1 CSI never act."""
+    monkeypatch.chdir(tmp_path)
+    rows = [
+        *MIXED_ROWS,
+        {**MIXED_ROWS[1], "problem_id": 50, "path": f"v/{ESCAPES}.mp4"},
+        {**MIXED_ROWS[0], "problem_type": f"poetry{ESCAPES}"},
+        {**MIXED_ROWS[2], "data_type": f"text{ESCAPES}"},
+    ]
+    spec = write_mixed(tmp_path, rows)
+    touch_media(tmp_path, MIXED_ROWS)
+    result = validate(str(spec))
+    assert result.exit_code == 1
+    assert "v/\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\u202e\\u009b.mp4 not found" in result.stdout
+    shown = runner.invoke(app, ["validate", str(spec), "--data", "--json"]).stdout
+    for output in (result.stdout, shown):
+        assert not {"\x1b", "\x07", "\u202e", "\x9b"} & set(output), output
+    json.loads(shown)

@@ -118,7 +118,10 @@ def control_characters(text: str) -> list[str]:
 
 
 def _escape(ch: str) -> str:
-    return repr(ch)[1:-1] if ch.isascii() else f"\\u{ord(ch):04x}"
+    if ch.isascii():
+        return repr(ch)[1:-1]
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"  # as Python spells it
 
 
 def escape_controls(text: str) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from videorl_kit.core.terminal import TerminalConsole, echo
 from videorl_kit.eval.report import fmt_score, render_report
 from videorl_kit.eval.results import EvalResults
 
@@ -31,7 +31,7 @@ def _summary(results: EvalResults, out: Path) -> None:
             f"{task.n_scored}/{task.n_rows}",
             str(task.n_skipped + task.n_unverifiable + task.n_error + task.n_unscored),
         )
-    Console(soft_wrap=True, markup=False).print(table)
+    TerminalConsole(soft_wrap=True, markup=False).print(table)
 
 
 def eval_command(
@@ -70,9 +70,19 @@ def eval_command(
         typer.Option(
             "--judge-model",
             help="Local judge model for the judge-graded questions of specs declaring "
-            "eval.judge (without one they are reported as not scored).",
+            "eval.judge (without one they are reported as not scored). Replayed judgements "
+            "are reused only when this judge made them (same fingerprint and prompt).",
         ),
     ] = None,
+    rejudge: Annotated[
+        bool,
+        typer.Option(
+            "--rejudge",
+            help="Judge every judge-graded question again, reusing no judgement of the "
+            "replayed files (a fingerprint is a check, not a signature: use this for files "
+            "from elsewhere).",
+        ),
+    ] = False,
     model_args: Annotated[
         str | None,
         typer.Option(
@@ -137,7 +147,7 @@ def eval_command(
     """
     from videorl_kit.eval.runner import EvalConfig, run_eval  # polars: only when evaluating
 
-    console = Console(stderr=True, soft_wrap=True, markup=False)
+    console = TerminalConsole(stderr=True, soft_wrap=True, markup=False)
     config = EvalConfig(
         specs=specs,
         out=out,
@@ -146,6 +156,7 @@ def eval_command(
         predictions=list(predictions) if predictions else None,
         protocol=protocol,
         judge_model=judge_model,
+        rejudge=rejudge,
         model_args=model_args,
         limit=limit,
         seed=seed,
@@ -188,7 +199,7 @@ def report_command(
       videorl-kit report runs/base runs/rl-step-200 --out reports/compare
     """
     path = render_report(list(runs), out, allow_mixed=allow_mixed)
-    typer.echo(str(path))
+    echo(str(path))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,10 +7,16 @@ Some benchmarks grade open answers with a judge model. A spec says which problem
 * with ``eval.judge.model`` (a local model folder, or ``--judge-model``), the judge reads
   the spec's prompt rendered for the answer, greedy, through the transformers or vLLM
   backend; its verdict (:func:`~videorl_kit.spec.judging.parse_verdict`) is the accuracy;
-* a replayed samples file that holds a judgement for the same judge prompt gives it back
-  without running the judge (``replayed``);
-* without either, or when the judge gives no verdict, the question is ``unscored``: counted
-  (``n_unscored``), never averaged as a 0.
+* a replayed samples file that holds a judgement of *this run's* judge (the judge model's
+  fingerprint, the verdict rule and the rendered prompt all equal) gives it back without
+  running the judge (``replayed``); its verdict is read again from the stored output, never
+  taken from the stored ``verdict``. A stored judgement is an input from a file, like the
+  stored ``accuracy`` a replay re-grades: without a judge model for this run it cannot be
+  checked and is not used; a judgement of another judge (or a made-up fingerprint) is judged
+  again; ``rejudge`` judges every question again. Each judgement not reused is named in the
+  record's ``details.stored_judgement`` and counted (``n_stored_not_reused``);
+* without a judgement, or when the judge gives no verdict, the question is ``unscored``:
+  counted (``n_unscored``), never averaged as a 0.
 
 Every judgement and its prompt are kept in the sample's record (``judge``).
 
@@ -36,6 +42,10 @@ from videorl_kit.spec.eval_section import GenerationParams, JudgeSpec
 from videorl_kit.spec.judging import judge_prompt, parse_verdict
 
 UNSCORED = "unscored"
+#: The ``details`` key naming why a judgement stored in a replayed file was not reused.
+STORED_NOT_REUSED = "stored_judgement"
+#: What a reused stored judgement keeps (its stored ``verdict`` is read again from ``output``).
+_STORED_KEYS = ("prompt", "output", "model", "fingerprint", "verdict_rule")
 
 
 @dataclass
@@ -45,6 +55,7 @@ class JudgeRun:
     spec: JudgeSpec
     backend: Backend | None
     stored: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rejudge: bool = False
 
     def applies(self, problem_type: str) -> bool:
         """Whether questions of ``problem_type`` are graded by the judge."""
@@ -66,7 +77,30 @@ class JudgeRun:
             "n_judged": sum(1 for b in blocks if not b.get("replayed")),
             "n_replayed": sum(1 for b in blocks if b.get("replayed")),
             "n_unscored": sum(1 for r in graded if r.status == UNSCORED),
+            "n_stored_not_reused": sum(1 for r in graded if STORED_NOT_REUSED in r.details),
         }
+
+    def stored_problem(self, stored: dict[str, Any], prompt: str) -> str | None:
+        """Why a judgement stored in a replayed file cannot be reused here (None: it can):
+        it must come from this run's judge model (same fingerprint), verdict rule and prompt.
+
+        Example:
+            >>> from videorl_kit.spec.eval_section import JudgeSpec
+            >>> run = JudgeRun(JudgeSpec(problem_types=["open_ended"], prompt="{{ gold }}"), None)
+            >>> run.stored_problem({"prompt": "p", "output": "Judgement: 1"}, "p")
+            'no judge model in this run to check it against (give --judge-model)'
+        """
+        if self.backend is None:
+            return "no judge model in this run to check it against (give --judge-model)"
+        if self.rejudge:
+            return "--rejudge"
+        if stored.get("prompt") != prompt:
+            return "its judge prompt differs from this run's"
+        if stored.get("verdict_rule") != self.spec.verdict:
+            return "its verdict rule differs from this run's"
+        if stored.get("fingerprint") != self.backend.info().fingerprint:
+            return "made by another judge model (fingerprint differs from this run's judge)"
+        return None
 
     def grade(
         self,
@@ -89,10 +123,21 @@ class JudgeRun:
                 answer=answer, response=record.response,
             )  # fmt: skip
             stored = self.stored.get(record.sample_id)
-            if stored is not None and stored.get("prompt") == prompt:
-                out[index] = self._verdict(record, {**stored, "replayed": True}, weights)
-            elif self.backend is None:
-                out[index] = _unscored(record, "judge-graded question and no judge model")
+            problem = None if stored is None else self.stored_problem(stored, prompt)
+            if stored is not None and problem is None:
+                block = {key: stored.get(key) for key in _STORED_KEYS}
+                out[index] = self._verdict(record, {**block, "replayed": True}, weights)
+                continue
+            if problem is not None:  # named in the record, counted in the summary
+                record = record.model_copy(
+                    update={"details": {**record.details, STORED_NOT_REUSED: problem}}
+                )
+                out[index] = record
+            if self.backend is None:
+                reason = "judge-graded question and no judge model"
+                if problem is not None:
+                    reason += f"; the judgement in the predictions file is not used: {problem}"
+                out[index] = _unscored(record, reason)
             else:
                 pending.append((index, prompt))
         if pending and self.backend is not None:
@@ -120,7 +165,7 @@ class JudgeRun:
             for (index, prompt), output in zip(pending, outputs, strict=True):
                 if isinstance(output, Exception):
                     reason = f"judge failed: {type(output).__name__}: {output}"[:300]
-                    out[index] = _unscored(records[index], reason)
+                    out[index] = _unscored(out[index], reason)
                     continue
                 block = {
                     "prompt": prompt,
@@ -129,7 +174,7 @@ class JudgeRun:
                     "fingerprint": info.fingerprint,
                     "verdict_rule": self.spec.verdict,
                 }
-                out[index] = self._verdict(records[index], block, weights)
+                out[index] = self._verdict(out[index], block, weights)
         return out
 
     def _verdict(

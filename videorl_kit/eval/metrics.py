@@ -106,6 +106,8 @@ def mean_and_stderr(
     if n == 0:
         return None, None, 0
     mean = float(frame.get_column(column).mean())  # type: ignore[arg-type]
+    if 1.0 < mean <= 1.0 + 1e-9:  # rounding of a sum of scores in [0, 1]: still at most 1
+        mean = 1.0
     sums = frame.group_by(cluster).agg((pl.col(column) - mean).sum().alias("dev"))
     groups = sums.height
     if groups < 2:

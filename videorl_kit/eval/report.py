@@ -288,6 +288,13 @@ def render_report(folders: list[str | Path], out: str | Path, *, allow_mixed: bo
                         else ""
                     )
                 )
+            not_reused = (task.judge or {}).get("n_stored_not_reused")
+            if isinstance(not_reused, int) and not isinstance(not_reused, bool) and not_reused:
+                warnings.append(
+                    f"{md(run.label)}/{md(task.task_id)}: {not_reused} judgements in the "
+                    "replayed predictions not reused (not checkable against this run's judge; "
+                    "see details.stored_judgement in the samples file)"
+                )
             if task.data.source_verified is False:
                 warnings.append(
                     f"{md(run.label)}/{md(task.task_id)}: the spec's annotation source is marked "

@@ -15,43 +15,57 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import one_line, quoted
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.eval.samples_log import atomic_write_text
 
 RESULTS_FILE = "results.json"
 SCHEMA_VERSION = 1
 
+#: A score: a mean of per-sample scores, each in [0, 1] (the reward contract), so a number in
+#: [0, 1]; NaN and infinities are refused; null where none was computed.
+Score = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+#: A standard error of such a mean, clustered by video: never negative and below 1 (at most
+#: about 0.71 for scores in [0, 1]); null below two clusters.
+StdErr = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
-class Metric(StrictModel):
+
+class _Results(StrictModel):
+    """A part of ``results.json``: strict, and no NaN or infinity in any number field."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class Metric(_Results):
     """A mean over ``n`` samples and its standard error clustered by video (None: < 2 videos)."""
 
-    value: float | None
-    stderr: float | None
+    value: Score | None
+    stderr: StdErr | None
     n: int = Field(..., ge=0)
 
 
-class CategoryRow(StrictModel):
+class CategoryRow(_Results):
     """Mean per-sample score of one value of a category column."""
 
     value: str
     n: int = Field(..., ge=0)
-    score: float | None
-    stderr: float | None
+    score: Score | None
+    stderr: StdErr | None
 
 
-class SkippedSample(StrictModel):
+class SkippedSample(_Results):
     """A row that was not scored, and why (malformed row, failed video, generation error)."""
 
     sample_id: str
     reason: str
 
 
-class DataSource(StrictModel):
+class DataSource(_Results):
     """Where the rows came from, exactly."""
 
     kind: Literal["hub", "local", "fixture"]
@@ -67,7 +81,7 @@ class DataSource(StrictModel):
     )
 
 
-class TaskResult(StrictModel):
+class TaskResult(_Results):
     """Everything about one evaluated benchmark."""
 
     task_id: str
@@ -111,7 +125,7 @@ class TaskResult(StrictModel):
     samples_sha256: str
 
 
-class ModelInfo(StrictModel):
+class ModelInfo(_Results):
     """What produced the responses."""
 
     backend: Literal["transformers", "vllm", "replay", "random_choice"]
@@ -122,7 +136,7 @@ class ModelInfo(StrictModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunInfo(StrictModel):
+class RunInfo(_Results):
     """How, when and with what software the run was made."""
 
     run_id: str
@@ -148,7 +162,7 @@ class RunInfo(StrictModel):
     command: list[str] = Field(default_factory=list)
 
 
-class EvalResults(StrictModel):
+class EvalResults(_Results):
     """The whole ``results.json``."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -166,6 +180,11 @@ class EvalResults(StrictModel):
 def load_results(run_dir: str | Path) -> EvalResults:
     """Read and validate ``run_dir/results.json`` (a :class:`UserError` names what is wrong).
 
+    Reading is strict: every value must have its declared JSON type (a string ``"0.9"`` or
+    ``true`` is not a number, ``true`` is not a count), scores and standard errors must be
+    finite numbers in [0, 1] (no ``NaN``/``Infinity``, no negative standard error); ``null``
+    stays valid where the schema allows it (a metric with no scored sample, one video).
+
     Example:
         >>> load_results("/nonexistent")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
@@ -179,9 +198,13 @@ def load_results(run_dir: str | Path) -> EvalResults:
             "when `videorl-kit eval` is run again with the same --out)"
         )
     try:
-        return EvalResults.model_validate_json(path.read_bytes())
+        return EvalResults.model_validate_json(path.read_bytes(), strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        where = f"{field}: " if field else ""  # no field: the file is not JSON
-        raise UserError(f"{path}: {where}{first['msg']} ({exc.error_count()} problems)") from None
+        where = f"{one_line(field)}: " if field else ""  # no field: the file is not JSON
+        got = first.get("input")
+        shown = f", got {quoted(got, 40)}" if field and not isinstance(got, dict | list) else ""
+        raise UserError(
+            f"{path}: {where}{first['msg']}{shown} ({exc.error_count()} problems)"
+        ) from None

@@ -88,6 +88,7 @@ class EvalConfig:
     command: list[str] = field(default_factory=list)
     protocol: str = "reasoning"
     judge_model: str | None = None
+    rejudge: bool = False
 
 
 # -- backend --------------------------------------------------------------------------------
@@ -134,6 +135,7 @@ def run_manifest(config: EvalConfig, tasks: list[EvalTask], model: ModelInfo) ->
         "variant": config.variant,
         "protocol": config.protocol,
         "judges": {t.id: _judge_model(config, t) for t in tasks if t.section.judge is not None},
+        **({"rejudge": True} if config.rejudge else {}),
         "fixture": config.fixture,
         "overrides": list(config.overrides),
         "tasks": {
@@ -205,7 +207,7 @@ def make_judges(
                 )  # fmt: skip
             judge_backend = loaded[key]
         mine = {sid: block for (tid, sid), block in stored.items() if tid == task.id}
-        judges[task.id] = JudgeRun(spec, judge_backend, mine)
+        judges[task.id] = JudgeRun(spec, judge_backend, mine, rejudge=config.rejudge)
     return judges, list(loaded.values())
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.terminal import TerminalConsole
 from videorl_kit.spec.loader import discover_spec_paths
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -33,12 +33,12 @@ TokenOption = Annotated[
 ]
 
 
-def _out() -> Console:
-    return Console(soft_wrap=True, markup=False)
+def _out() -> TerminalConsole:
+    return TerminalConsole(soft_wrap=True, markup=False)
 
 
-def _err() -> Console:
-    return Console(stderr=True, soft_wrap=True, markup=False)
+def _err() -> TerminalConsole:
+    return TerminalConsole(stderr=True, soft_wrap=True, markup=False)
 
 
 def publish_command(

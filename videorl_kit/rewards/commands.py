@@ -23,6 +23,7 @@ import typer
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.problem_types import canonical_problem_type
 from videorl_kit.core.safe_text import terminal_text, to_json
+from videorl_kit.core.terminal import echo_json
 from videorl_kit.rewards import router
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec import SpecError, load_spec
@@ -199,7 +200,7 @@ def score(
                 row = _error_row(line_no, f"scoring failed ({type(exc).__name__})")
             text = to_json(row)  # a lone surrogate in a response must not end the output
             if as_json:
-                typer.echo(text)
+                echo_json(text)
             if sink is not None:
                 sink.write(text + "\n")
             rows.append(row)
@@ -227,10 +228,11 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _print_table(file: Path, rows: list[dict[str, Any]], out: Path | None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True, markup=False)
+    from videorl_kit.core.terminal import TerminalConsole
+
+    console = TerminalConsole(soft_wrap=True, markup=False)
     table = Table(title=f"rewards for {file}")
     for column in ("line", "type", "status", "accuracy", "format", "overall", "answer / reason"):
         table.add_column(column, justify="right" if column in ("accuracy", "format") else "left")
@@ -349,16 +351,17 @@ def explain(
         raise UserError("give --response and --answer (or --line FILE:N)")
     steps = fn.explain(response, gold, opts)
     if as_json:
-        typer.echo(to_json(steps, indent=2))
+        echo_json(to_json(steps, indent=2))
         return
     _print_steps(steps)
 
 
 def _print_steps(steps: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(soft_wrap=True, markup=False)
+    from videorl_kit.core.terminal import TerminalConsole
+
+    console = TerminalConsole(soft_wrap=True, markup=False)
     ex, fmt, result = steps["extraction"], steps["format"], steps["result"]
     table = Table(show_header=False, title="reward explain")
     table.add_column("step", style="bold")

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.safe_text import terminal_text
+from videorl_kit.core.terminal import TerminalConsole, echo
 from videorl_kit.spec.budget import estimate_image, estimate_video
 from videorl_kit.spec.check_data import check_data
 from videorl_kit.spec.data import iter_samples
@@ -25,8 +25,8 @@ from videorl_kit.spec.prompt import render_prompt
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
-def _console() -> Console:
-    return Console(soft_wrap=True, markup=False)
+def _console() -> TerminalConsole:
+    return TerminalConsole(soft_wrap=True, markup=False)
 
 
 DocumentKind = tuple[
@@ -108,11 +108,11 @@ def make_validate(other_kinds: Sequence[DocumentKind] = ()) -> Callable[..., Non
         else:
             for result in results:
                 for issue in result["issues"]:
-                    typer.echo(issue["text"])
+                    echo(issue["text"])
                 for note in result.get("notes", []):
-                    typer.echo(f"{result['file']}: {note}")
+                    echo(f"{result['file']}: {note}")
                 for line in result.get("data", {}).get("issues", []):
-                    typer.echo(line)
+                    echo(line)
             checked = " (with their data)" if data else ""
             summary = f"{len(results) - n_bad} of {len(results)} specs valid{checked}"
             typer.secho(summary, fg=typer.colors.GREEN if not n_bad else typer.colors.RED)

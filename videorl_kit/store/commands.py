@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,6 +20,7 @@ from rich.text import Text
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.safe_text import one_line
+from videorl_kit.core.terminal import TerminalConsole
 from videorl_kit.spec.loader import discover_spec_paths
 from videorl_kit.store.build_config import BuildConfig
 from videorl_kit.store.defaults import (
@@ -40,8 +40,8 @@ cache_app = typer.Typer(
 )
 
 
-def _console(stderr: bool = False) -> Console:
-    return Console(soft_wrap=True, stderr=stderr, markup=False)
+def _console(stderr: bool = False) -> TerminalConsole:
+    return TerminalConsole(soft_wrap=True, stderr=stderr, markup=False)
 
 
 def _print_json(payload: Any) -> None:
@@ -305,7 +305,7 @@ def _shown_path(source: str) -> str:
     return one_line(shown)
 
 
-def _print_failed_files(console: Console, failed: dict[str, str], store: str) -> None:
+def _print_failed_files(console: TerminalConsole, failed: dict[str, str], store: str) -> None:
     """The files that failed to decode, one line each: the file, then why."""
     if not failed:
         return
@@ -341,7 +341,7 @@ def _print_truncated(truncated: dict[str, str], store: str) -> None:
         )
 
 
-def _print_skips(console: Console, skips: dict[str, dict[str, Any]], title: str) -> None:
+def _print_skips(console: TerminalConsole, skips: dict[str, dict[str, Any]], title: str) -> None:
     """Skipped samples by rule: the count, then example rows (task, row number, reason)."""
     if not skips:
         return

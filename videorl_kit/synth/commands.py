@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.terminal import TerminalConsole
 from videorl_kit.synth.catalog import TASK_NAMES
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def synth(
         raise UserError(f"--n must be at least 1, got {n}")
     from videorl_kit.synth.suite import generate_suite
 
-    console = Console(stderr=True, markup=False)
+    console = TerminalConsole(stderr=True, markup=False)
     started = time.perf_counter()
     with console.status("generating…", spinner="dots") as status:
 
@@ -70,7 +70,7 @@ def synth(
     table = Table("file", "problem type", "data", "rows", title=f"synthetic suite in {out_dir}")
     for summary in manifest.tasks:
         table.add_row(summary.file, summary.problem_type, summary.data_type, str(summary.rows))
-    out = Console(soft_wrap=True, markup=False)
+    out = TerminalConsole(soft_wrap=True, markup=False)
     out.print(table)
     out.print(
         f"{manifest.n_rows} rows, {manifest.n_videos} videos, {manifest.n_images} images "

@@ -13,6 +13,7 @@ import typer
 
 from videorl_kit.core.errors import UserError
 from videorl_kit.core.safe_text import to_json
+from videorl_kit.core.terminal import echo_json
 
 #: Characters of a message shown in the table (the full text is printed below it).
 MESSAGE_CHARS = 90
@@ -110,7 +111,7 @@ def check(
         properties=properties or None,
     )
     if as_json:
-        typer.echo(to_json(report.to_dict(), indent=2))
+        echo_json(to_json(report.to_dict(), indent=2))
     else:
         _print_report(report)
     if not report.ok:
@@ -118,11 +119,12 @@ def check(
 
 
 def _print_report(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(soft_wrap=True, highlight=False, markup=False)
+    from videorl_kit.core.terminal import TerminalConsole
+
+    console = TerminalConsole(soft_wrap=True, highlight=False, markup=False)
     title = f"reward check {report.verifier} ({report.problem_type}), seed {report.seed}"
     table = Table(title=title)
     table.add_column("property")

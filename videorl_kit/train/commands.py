@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.terminal import TerminalConsole, echo
 from videorl_kit.train.completions import COMPLETIONS_FILE, latest_completions
 from videorl_kit.train.metrics import TaskSummary
 from videorl_kit.train.plot import plot_run
@@ -63,7 +63,7 @@ def tiny_model(
     if as_json:
         typer.echo(json.dumps(info.as_dict(), indent=2))
         return
-    typer.echo(
+    echo(
         f"wrote a tiny {info.family} model ({info.n_parameters:,} parameters, vocabulary "
         f"{info.vocab_size}, resize factor {info.patch_factor}, head size {info.head_dim}) "
         f"to {info.path}"
@@ -160,13 +160,13 @@ def make_train(backends: Mapping[str, BackendFactory]) -> Callable[..., None]:
         factory = backends.get(plan.backend)
         if factory is None:
             raise UserError(f"backend {plan.backend!r} is not available in this installation")
-        warn = Console(stderr=True, soft_wrap=True, markup=False)
+        warn = TerminalConsole(stderr=True, soft_wrap=True, markup=False)
         for line in plan.warnings:
             warn.print(Text.assemble(("warning:", "yellow"), f" {line}"), highlight=False)
         report = run_training(plan, factory(), dry_run=dry_run)
         _print_report(report, dry_run)
         if dry_run:
-            Console(soft_wrap=True, markup=False).print(_data_line(plan), highlight=False)
+            TerminalConsole(soft_wrap=True, markup=False).print(_data_line(plan), highlight=False)
 
     return train
 
@@ -187,7 +187,7 @@ def _plan(backends: Mapping[str, BackendFactory], recipe: Path, *, as_json: bool
     if as_json:
         typer.echo(json.dumps(record, indent=2))
         return
-    console = Console(soft_wrap=True, markup=False)
+    console = TerminalConsole(soft_wrap=True, markup=False)
     for table in plan_tables(record):
         console.print(table)
     console.print(f"plan written to {path}", highlight=False, markup=False)
@@ -279,7 +279,7 @@ def _data_line(plan: TrainPlan) -> str:
 
 
 def _print_report(report: RunReport, dry_run: bool) -> None:
-    console = Console(soft_wrap=True, markup=False)
+    console = TerminalConsole(soft_wrap=True, markup=False)
     if dry_run:
         console.print_json(json.dumps(report.prepared, default=str))
         console.print(
@@ -304,7 +304,7 @@ def plot(
     """
 
     for path in plot_run(run_dir):
-        typer.echo(str(path))
+        echo(str(path))
 
 
 def _clip(text: Any, limit: int) -> str:
@@ -360,7 +360,7 @@ def inspect(
             _clip(r.get("gold"), 40),
             _number(r.get("reward")) if r.get("status") == "ok" else str(r.get("status")),
         )  # fmt: skip
-    Console(soft_wrap=True, markup=False).print(table)
+    TerminalConsole(soft_wrap=True, markup=False).print(table)
 
 
 def register(app: typer.Typer, backends: Mapping[str, BackendFactory] | None = None) -> None:

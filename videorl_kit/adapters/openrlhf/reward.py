@@ -48,6 +48,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.chat import ChatMarkers, ResponseSplitError, split_response
 from videorl_kit.adapters.openrlhf.labels import LabelError, decode_label
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import escape_controls
 from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec.models import TaskSpec
 
@@ -212,7 +213,8 @@ class BundleReward:
         if count <= WARNINGS_PER_REASON:
             where = f"task {sample.task_id}" if sample.task_id else f"label {str(label)[:200]!r}"
             more = " (further ones are only counted)" if count == WARNINGS_PER_REASON else ""
-            logger.warning("reward 0 for %s: %s: %s%s", where, sample.error, sample.reason, more)
+            shown = escape_controls(f"{where}: {sample.error}: {sample.reason}")  # a log line
+            logger.warning("reward 0 for %s%s", shown, more)
 
     def __call__(
         self, queries: Sequence[Any], prompts: Sequence[Any], labels: Sequence[Any]

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from transformers import TrainerCallback
 
+from videorl_kit.core.terminal import TerminalConsole
 from videorl_kit.train.metrics import MetricsLog
 
 VISION_MARKER = ".visual."
@@ -73,8 +73,8 @@ class RichProgressCallback(TrainerCallback):
     """A Rich progress bar: the trainer's name (``GRPO``, ``RLOO``), step, mean reward, KL and
     time left."""
 
-    def __init__(self, console: Console | None = None, label: str = "GRPO"):
-        self.console = console or Console(stderr=True, markup=False)
+    def __init__(self, console: TerminalConsole | None = None, label: str = "GRPO"):
+        self.console = console or TerminalConsole(stderr=True, markup=False)
         self.label = label
         self.progress: Progress | None = None
         self.task: Any = None

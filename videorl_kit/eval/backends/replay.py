@@ -6,7 +6,8 @@ Each line is one of:
 * ``{"id", "response"}`` (optionally ``"task"``: the spec id; it must be given when the same
   id exists in two of the evaluated tasks);
 * a line of a kit run's ``samples_<task>.jsonl`` (``task_id``, ``sample_id``, ``response``
-  and, for a judge-graded question, the stored ``judge`` judgement, which the replay reuses);
+  and, for a judge-graded question, the stored ``judge`` judgement, which the replay reuses only
+  when this run's judge made it, see :mod:`videorl_kit.eval.judge`);
 * an lmms-eval log entry of ``[<date>_]samples_<lmms task>.jsonl``
   (:mod:`videorl_kit.eval.lmms_eval_logs`): the file name's lmms-eval task is an alias of a
   kit benchmark (``LMMS_EVAL_ALIASES``, the one table of them); ``doc_id`` is matched to that

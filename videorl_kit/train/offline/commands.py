@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+
+from videorl_kit.core.terminal import TerminalConsole, echo
 
 if TYPE_CHECKING:
     from videorl_kit.train.recipe import BackendChecks
@@ -99,7 +100,7 @@ def import_command(
     """
     from videorl_kit.train.offline.importer import import_trajectories
 
-    console = Console(stderr=True, markup=False)
+    console = TerminalConsole(stderr=True, markup=False)
     report = import_trajectories(
         files,
         store,
@@ -110,7 +111,7 @@ def import_command(
     if as_json:
         _print_json(report.as_dict())
     else:
-        Console(soft_wrap=True, markup=False).print(report.summary())
+        TerminalConsole(soft_wrap=True, markup=False).print(report.summary())
 
 
 @trajectories_app.command("stats")
@@ -146,9 +147,9 @@ def stats_command(
     if as_json:
         _print_json({"store": str(store), "rows": rows, "plot": str(written) if written else None})
         return
-    console = Console(markup=False)
+    console = TerminalConsole(markup=False)
     if not console.is_terminal:  # piped: no terminal width to fit, keep each row on one line
-        console = Console(width=200, markup=False)
+        console = TerminalConsole(width=200, markup=False)
     if not rows:
         console.print(f"{store}: no trajectories match", markup=False)
         return
@@ -186,7 +187,7 @@ def export_command(
     if as_json:
         _print_json(report.as_dict())
     else:
-        typer.echo(f"wrote {report.n_rows} trajectories of {report.n_tasks} tasks to {report.out}")
+        echo(f"wrote {report.n_rows} trajectories of {report.n_tasks} tasks to {report.out}")
 
 
 def register(app: typer.Typer) -> None:
