@@ -38,6 +38,7 @@ from typing import Any
 import lance
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from videorl_kit.store.errors import (
     MissingKeyError,
@@ -53,13 +54,22 @@ from videorl_kit.store.frame_bytes import (
     is_blob_column,
 )
 from videorl_kit.store.frame_codec import BlockChecksumError, FrameCodecError
-from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
+from videorl_kit.store.row_digest import (
+    CACHE_KEY_REGEX,
+    is_cache_key,
+    row_digest,
+    row_problem,
+    shown_key,
+)
+from videorl_kit.store.schema import FRAMES_TABLE, budget_hash, cache_key
 from videorl_kit.store.tables import StoreTables
 
 _META_COLUMNS: tuple[str, ...] = (
     "cache_key",
     "source_uri",
     "source_content_hash",
+    "source_size",
+    "source_mtime_ns",
     "modality",
     "budget_hash",
     "budget_json",
@@ -86,6 +96,7 @@ _META_COLUMNS: tuple[str, ...] = (
     "patch",
     "temporal_patch",
     "visual_tokens",
+    "row_digest",
 )
 
 
@@ -151,10 +162,11 @@ class _RowIndex:
     """Compact in-memory metadata of every frames row, plus where its bytes are."""
 
     _INTS = ("source_frames", "height", "width", "patch", "temporal_patch", "visual_tokens",
-             "cache_schema_version")  # fmt: skip
+             "cache_schema_version", "source_size", "source_mtime_ns")  # fmt: skip
     _FLOATS = ("source_fps", "duration_s")
     _STRINGS = ("cache_key", "source_uri", "source_content_hash", "modality", "budget_hash",
-                "decoder", "decoder_version", "sampler_version", "frames_sha256")  # fmt: skip
+                "budget_json", "decoder", "decoder_version", "sampler_version", "frames_sha256",
+                "row_digest")  # fmt: skip
 
     def __init__(self, dataset: lance.LanceDataset):
         table = dataset.to_table(columns=[*_META_COLUMNS, "frames"], with_row_address=True)
@@ -180,14 +192,8 @@ class _RowIndex:
         self.truncations: list[str | None] = table.column("truncation").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
-        self.budgets = {
-            h: json.loads(j)
-            for h, j in zip(
-                table.column("budget_hash").to_pylist(),
-                table.column("budget_json").to_pylist(),
-                strict=True,
-            )
-        }
+        # each row's own budget (rows that share a budget_json text share the dict)
+        self.budgets = {j: json.loads(j) for j in set(table.column("budget_json").to_pylist())}
         self.locations = blob_locations(
             dataset,
             "frames",
@@ -196,8 +202,76 @@ class _RowIndex:
         )
 
     def list_at(self, name: str, row: int) -> list[Any]:
+        return self.array_at(name, row).tolist()
+
+    def array_at(self, name: str, row: int) -> np.ndarray:
+        """Row ``row``'s value of list column ``name`` as a view of the index array."""
         offsets, values = self.lists[name]
-        return values[offsets[row] : offsets[row + 1]].tolist()
+        return values[offsets[row] : offsets[row + 1]]
+
+    def first_bad_key(self) -> int | None:
+        """The position of the first row whose key is not a cache key (None: all are)."""
+        keys = self.strings["cache_key"]
+        good = pc.match_substring_regex(keys, CACHE_KEY_REGEX).fill_null(False)
+        if self.n == 0 or pc.all(good).as_py():
+            return None
+        return int(pc.index(good, False).as_py())
+
+    def shape_problem(self, row: int) -> str | None:
+        """:func:`~videorl_kit.store.row_digest.row_problem` of row ``row`` (every read)."""
+        offsets = {name: self.lists[name][0] for name in self.lists}
+
+        def count(name: str) -> int:
+            return int(offsets[name][row + 1] - offsets[name][row])
+
+        i = self.ints
+        return row_problem(
+            self.shapes[row], i["height"][row], i["width"][row], self.codecs[row],
+            count("timestamps_s"), count("frame_indices"), count("frames_chunk_sizes"),
+            count("frames_block_xxh3"),
+        )  # fmt: skip
+
+    def digest_problem(self, row: int) -> str | None:
+        """Why row ``row``'s metadata is not what the build wrote (None when it is): its
+        recomputed :func:`~videorl_kit.store.row_digest.row_digest` differs from the stored
+        one, or its key is not the hash of the key inputs it holds."""
+        s, i, f = self.strings, self.ints, self.floats
+        values: dict[str, Any] = {name: s[name][row].as_py() for name in self._STRINGS}
+        values.update((name, i[name][row]) for name in self._INTS)
+        values.update((name, f[name][row]) for name in self._FLOATS)
+        for name in self.lists:
+            values[name] = self.array_at(name, row)
+        values.update(
+            frames_shape=self.shapes[row],
+            frames_codec=self.codecs[row],
+            decode_warnings=self.warnings[row],
+            truncation=self.truncations[row],
+            source_height=self.optional["source_height"][row],
+            source_width=self.optional["source_width"][row],
+        )
+        if row_digest(values) != values["row_digest"]:
+            return (
+                "has metadata (shape, timing, key or key inputs) that does not match its "
+                "row_digest: it was edited or damaged after the build"
+            )
+        try:
+            budget = json.loads(values["budget_json"])
+            key = cache_key(
+                content_hash=values["source_content_hash"], modality=values["modality"],
+                budget=budget, decoder=values["decoder"],
+                decoder_version=values["decoder_version"],
+                sampler_version=values["sampler_version"],
+                cache_schema_version=int(values["cache_schema_version"]),
+            )  # fmt: skip
+            expected_budget = budget_hash(values["modality"], budget)
+        except (ValueError, TypeError) as exc:
+            return f"has a budget_json that is not a budget ({exc})"
+        if key != self.keys[row]:
+            return "is stored under a key that is not the hash of its own key inputs"
+        if expected_budget != values["budget_hash"]:
+            stored = values["budget_hash"]
+            return f"has budget_hash {stored} but its budget hashes to {expected_budget}"
+        return None
 
     def item(self, row: int, frames: np.ndarray) -> CachedFrames:
         s, i, f = self.strings, self.ints, self.floats
@@ -218,7 +292,7 @@ class _RowIndex:
             modality=text("modality"),
             source_uri=text("source_uri"),
             source_content_hash=text("source_content_hash"),
-            budget=self.budgets[text("budget_hash")],
+            budget=self.budgets[text("budget_json")],
             budget_hash=text("budget_hash"),
             decoder=text("decoder"),
             decoder_version=text("decoder_version"),
@@ -300,6 +374,7 @@ class FrameStore:
         version: int | None = None,
         direct_reads: bool = True,
         verify: bool = True,
+        check_keys: bool = True,
     ):
         self._tables = tables
         self._dataset = tables.table(FRAMES_TABLE, version=version)
@@ -310,7 +385,17 @@ class FrameStore:
             )
         self._expected = expected_budget_hash
         self._index = _RowIndex(self._dataset)
+        bad = self._index.first_bad_key() if check_keys else None
+        if bad is not None:
+            raise self._damaged(
+                bad,
+                "has a cache key that is not one (64 lowercase hex digits): the table was "
+                "edited outside the kit (the kit names files after keys, so it reads no row "
+                "of this store)",
+                key=f"{bad} (key {shown_key(self._index.keys[bad])})",
+            )
         self._position: dict[str, int] = {key: i for i, key in enumerate(self._index.keys)}
+        self._verified: set[int] = set()  # rows whose metadata matched their row_digest
         self._bytes = FrameBytesReader(self._dataset, "frames", direct=direct_reads)
         self._direct = direct_reads
         self.verify = verify
@@ -392,6 +477,12 @@ class FrameStore:
         for key in keys:
             position = self._position.get(key)
             if position is None:
+                if not is_cache_key(key):
+                    raise MissingKeyError(
+                        f"{shown_key(key)} is not a cache key (64 lowercase hex digits), so "
+                        f"store {self.root} cannot hold it; a samples row naming it was edited "
+                        f"outside the kit: {rebuild_hint(str(self.root))}"
+                    )
                 raise MissingKeyError(
                     f"cache key {key!r} is not in store {self.root} (version {self.version}); "
                     f"{rebuild_hint(str(self.root))}"
@@ -418,21 +509,37 @@ class FrameStore:
             >>> item = store.get(key)
             >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames
             (dtype('uint8'), True)
-            >>> store.get("no-such-key")
+            >>> store.get("0" * 64)
             Traceback (most recent call last):
             ...
-            videorl_kit.store.errors.MissingKeyError: cache key 'no-such-key' is not in store ...
+            videorl_kit.store.errors.MissingKeyError: cache key '000...' is not in store ...
         """
         return self.get_many([key], verify=verify)[0]
 
-    def _damaged(self, position: int, problem: str) -> StoreIntegrityError:
+    def _damaged(self, position: int, problem: str, key: str | None = None) -> StoreIntegrityError:
         index = self._index
         source = index.strings["source_uri"][position].as_py()
         return StoreIntegrityError(
-            f"{self.root}: frames row {index.keys[position]} (source {source}) {problem}; "
-            f"{repair_hint(str(self.root))}",
+            f"{self.root}: frames row {key or index.keys[position]} (source {source}) "
+            f"{problem}; {repair_hint(str(self.root))}",
             problem,
         )
+
+    def _check_metadata(self, position: int, check: bool) -> None:
+        """:class:`StoreIntegrityError` when a row's metadata cannot describe its frames
+        (always checked) or, when ``check``, does not match its ``row_digest``.
+
+        The digest is recomputed from the in-memory index the first time a row is read with
+        verification and remembered: the index does not change while the reader lives.
+        """
+        index = self._index
+        problem = index.shape_problem(position)
+        if problem is None and check and position not in self._verified:
+            problem = index.digest_problem(position)
+            if problem is None:
+                self._verified.add(position)
+        if problem is not None:
+            raise self._damaged(position, problem)
 
     def _frames(self, position: int, check: bool) -> np.ndarray:
         """The decoded frames of one row; :class:`StoreIntegrityError` when they cannot be."""
@@ -475,6 +582,7 @@ class FrameStore:
         check = self.verify if verify is None else verify
         by_position: dict[int, CachedFrames] = {}
         for position in unique:
+            self._check_metadata(position, check)
             frames = self._frames(position, check)
             frames.flags.writeable = False  # shared by repeated keys: never modify in place
             by_position[position] = self._check_budget(index.item(position, frames))
