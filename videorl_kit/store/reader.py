@@ -17,6 +17,16 @@ trainer as wrong pixels. The same one-line error, never a crash, answers a data 
 cut short or deleted after the store was opened. ``verify=False`` (on :meth:`FrameStore.open`
 or per call) skips the checksums, for hot loops over a trusted store.
 
+What turns the checked bytes into frames, and what comes with them (the shape, codec, block
+sizes and checksums, timestamps, frame indices, fps, size, the key and its inputs), is checked
+too: the first read of a row with verification recomputes its ``row_digest`` from the
+in-memory index (:mod:`videorl_kit.store.row_digest`, tens of microseconds, remembered for the
+reader's life) and the key from the row's own key inputs; every read, verified or not, checks
+that the shape agrees with the row's height and width and that there is one timestamp, frame
+index and block per frame. A store holding a key that is not 64 hex digits is refused when it
+is opened: the kit names files after keys. The digests detect damage and edits made outside
+the kit; they are no signature (see that module's threat model).
+
 Example (``store_dir`` holds the synthetic demo task's cache: two 4 s clips at 8 fps and two
 stills; ``key`` is a clip's cache key):
     >>> store = FrameStore.open(store_dir)
@@ -359,6 +369,9 @@ def require_budget(tables: StoreTables, modality: str, budget: Any) -> str:
 class FrameStore:
     """Read-only access to the frames of a store, pinned at one table version.
 
+    Construct it with :meth:`open`. ``check_keys=False`` (for ``cache repair`` only, which
+    removes such rows) opens a store that holds a key that is not a cache key.
+
     Example:
         >>> store = FrameStore.open(store_dir)
         >>> clip = store.get(key)
@@ -419,8 +432,8 @@ class FrameStore:
         carry it; otherwise :class:`StoreMismatchError` says how to build it. A store
         written by another cache-schema version is always refused. ``direct_reads=False``
         reads frames through Lance's blob reader instead of ``preadv`` (slower, same bytes).
-        ``verify=False`` skips the per-read checksum of the stored bytes (see the module
-        notes): only for hot loops over a store you trust.
+        ``verify=False`` skips the per-read checksums of the stored bytes and of each row's
+        metadata (see the module notes): only for hot loops over a store you trust.
 
         Example:
             >>> FrameStore.open("/nonexistent")  # doctest: +ELLIPSIS
@@ -502,8 +515,10 @@ class FrameStore:
     def get(self, key: str, *, verify: bool | None = None) -> CachedFrames:
         """Read one cached item (:class:`MissingKeyError` if ``key`` is unknown).
 
-        The stored bytes are checked against their checksum unless ``verify=False`` (default:
-        the store's setting); :class:`StoreIntegrityError` when they differ.
+        The stored bytes are checked against their checksums and the row's metadata against
+        its digest unless ``verify=False`` (default: the store's setting);
+        :class:`StoreIntegrityError` when they differ, or when the row's shape or timing
+        cannot describe its frames (checked whatever ``verify`` says).
 
         Example:
             >>> item = store.get(key)
