@@ -263,9 +263,9 @@ FRAMES_SCHEMA: Final[pa.Schema] = _table_schema(
     pa.field("temporal_patch", pa.int32(), nullable=False),
     pa.field("visual_tokens", pa.int64(), nullable=False),
     pa.field("decode_seconds", pa.float64(), nullable=False),
-    pa.field("created_at", _TS, nullable=False),
     # XXH3-128 of the row's metadata (videorl_kit.store.row_digest.DIGEST_FIELDS)
     pa.field("row_digest", pa.string(), nullable=False),
+    pa.field("created_at", _TS, nullable=False),  # last: the Ray engine appends it
 )
 
 FAILURES_SCHEMA: Final[pa.Schema] = _table_schema(
