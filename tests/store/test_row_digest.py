@@ -209,6 +209,7 @@ def test_repair_removes_a_row_whose_key_is_not_a_cache_key(store: Path) -> None:
     _edit(store, row["cache_key"], {"cache_key": TRAVERSAL})
     report = repair_store(store)
     assert [r["cache_key"] for r in report.removed] == [TRAVERSAL]
+    assert f"removed {TRAVERSAL!r} (" in report.summary()
     reader = FrameStore.open(store)  # readable again; the sample's key is decoded anew
     assert TRAVERSAL not in reader
     assert row["cache_key"] in reader and reader.get(row["cache_key"]).frames.size

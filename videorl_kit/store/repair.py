@@ -41,7 +41,7 @@ from videorl_kit.store.identify import FileIdentity, decoder_identity, failure_r
 from videorl_kit.store.inputs import MediaItem
 from videorl_kit.store.integrity import accept_versions, damaged_files, rolled_back_tables
 from videorl_kit.store.reader import FrameStore
-from videorl_kit.store.row_digest import is_cache_key
+from videorl_kit.store.row_digest import is_cache_key, shown_key
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import (
     FAILURES_TABLE,
@@ -109,7 +109,7 @@ class RepairReport:
         lines += [f"lost {n} {t} row(s) with those files" for t, n in self.rows_lost.items() if n]
         if self.redecoded:
             lines.append(f"decoded {len(self.redecoded)} row(s) again from their sources")
-        lines += [f"removed {r['cache_key'][:16]} ({r['source_uri']}): {r['reason']}"
+        lines += [f"removed {_label(r['cache_key'])} ({r['source_uri']}): {r['reason']}"
                   for r in self.removed]  # fmt: skip
         if self.removed or self.accepted_versions or self.rows_lost.get(SAMPLES_TABLE):
             lines.append(
@@ -117,6 +117,11 @@ class RepairReport:
                 "up to date"
             )
         return "\n".join(lines)
+
+
+def _label(key: str) -> str:
+    """A key as the summary shows it: its first 16 digits, or escaped when it is not a key."""
+    return key[:16] if is_cache_key(key) else shown_key(key)
 
 
 def _drop_damaged_fragments(tables: StoreTables, report: RepairReport) -> None:
