@@ -177,12 +177,15 @@ class _RowIndex:
     _STRINGS = ("cache_key", "source_uri", "source_content_hash", "modality", "budget_hash",
                 "budget_json", "decoder", "decoder_version", "sampler_version", "frames_sha256",
                 "row_digest")  # fmt: skip
+    _KEY_INPUTS = ("source_content_hash", "modality", "budget_hash", "budget_json", "decoder",
+                   "decoder_version", "sampler_version")  # fmt: skip
 
     def __init__(self, dataset: lance.LanceDataset):
         table = dataset.to_table(columns=[*_META_COLUMNS, "frames"], with_row_address=True)
         self.table = table.drop_columns(["frames", "_rowaddr"])
         self.n = table.num_rows
         self.strings = {name: table.column(name).combine_chunks() for name in self._STRINGS}
+        self.texts = {name: _text_buffers(array) for name, array in self.strings.items()}
         self.keys: list[str] = self.strings["cache_key"].to_pylist()
         self.ints = {n: table.column(n).to_numpy().astype(np.int64) for n in self._INTS}
         self.floats = {n: table.column(n).to_numpy().astype(np.float64) for n in self._FLOATS}
@@ -202,8 +205,10 @@ class _RowIndex:
         self.truncations: list[str | None] = table.column("truncation").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
-        # each row's own budget (rows that share a budget_json text share the dict)
-        self.budgets = {j: json.loads(j) for j in set(table.column("budget_json").to_pylist())}
+        # each row's own budget (rows that share a budget_json text share the dict); None
+        # for a text that is not a JSON object (refused when the row is read)
+        self.budgets = {j: _budget_of(j) for j in set(table.column("budget_json").to_pylist())}
+        self.budget_hashes: dict[tuple[str, str], str] = {}  # (modality, budget_json) -> hash
         self.locations = blob_locations(
             dataset,
             "frames",
@@ -228,7 +233,10 @@ class _RowIndex:
         return int(pc.index(good, False).as_py())
 
     def shape_problem(self, row: int) -> str | None:
-        """:func:`~videorl_kit.store.row_digest.row_problem` of row ``row`` (every read)."""
+        """:func:`~videorl_kit.store.row_digest.row_problem` of row ``row``, or a budget that
+        is not a JSON object (checked on every read)."""
+        if self.budgets[self.text("budget_json", row)] is None:
+            return "has a budget_json that is not a JSON object"
         offsets = {name: self.lists[name][0] for name in self.lists}
 
         def count(name: str) -> int:
@@ -245,8 +253,8 @@ class _RowIndex:
         """Why row ``row``'s metadata is not what the build wrote (None when it is): its
         recomputed :func:`~videorl_kit.store.row_digest.row_digest` differs from the stored
         one, or its key is not the hash of the key inputs it holds."""
-        s, i, f = self.strings, self.ints, self.floats
-        values: dict[str, Any] = {name: s[name][row].as_py() for name in self._STRINGS}
+        i, f = self.ints, self.floats
+        values: dict[str, Any] = {name: self.utf8(name, row) for name in self._STRINGS}
         values.update((name, i[name][row]) for name in self._INTS)
         values.update((name, f[name][row]) for name in self._FLOATS)
         for name in self.lists:
@@ -259,35 +267,47 @@ class _RowIndex:
             source_height=self.optional["source_height"][row],
             source_width=self.optional["source_width"][row],
         )
-        if row_digest(values) != values["row_digest"]:
+        if row_digest(values) != bytes(values["row_digest"]).decode("utf-8", "replace"):
             return (
                 "has metadata (shape, timing, key or key inputs) that does not match its "
                 "row_digest: it was edited or damaged after the build"
             )
-        try:
-            budget = json.loads(values["budget_json"])
-            key = cache_key(
-                content_hash=values["source_content_hash"], modality=values["modality"],
-                budget=budget, decoder=values["decoder"],
-                decoder_version=values["decoder_version"],
-                sampler_version=values["sampler_version"],
-                cache_schema_version=int(values["cache_schema_version"]),
-            )  # fmt: skip
-            expected_budget = budget_hash(values["modality"], budget)
-        except (ValueError, TypeError) as exc:
-            return f"has a budget_json that is not a budget ({exc})"
+        text = {name: self.text(name, row) for name in self._KEY_INPUTS}
+        budget = self.budgets[text["budget_json"]]
+        if budget is None:
+            return "has a budget_json that is not a JSON object"
+        key = cache_key(
+            content_hash=text["source_content_hash"], modality=text["modality"], budget=budget,
+            decoder=text["decoder"], decoder_version=text["decoder_version"],
+            sampler_version=text["sampler_version"],
+            cache_schema_version=int(values["cache_schema_version"]),
+        )  # fmt: skip
+        pair = (text["modality"], text["budget_json"])
+        if pair not in self.budget_hashes:
+            self.budget_hashes[pair] = budget_hash(text["modality"], budget)
+        expected_budget = self.budget_hashes[pair]
         if key != self.keys[row]:
             return "is stored under a key that is not the hash of its own key inputs"
-        if expected_budget != values["budget_hash"]:
-            stored = values["budget_hash"]
+        if expected_budget != text["budget_hash"]:
+            stored = text["budget_hash"]
             return f"has budget_hash {stored} but its budget hashes to {expected_budget}"
         return None
 
+    def utf8(self, name: str, row: int) -> np.ndarray:
+        """Row ``row``'s value of string column ``name``: its UTF-8 bytes, a view of the
+        index's Arrow buffer (no Python string is made)."""
+        offsets, data = self.texts[name]
+        return data[offsets[row] : offsets[row + 1]]
+
+    def text(self, name: str, row: int) -> str:
+        """Row ``row``'s value of string column ``name``."""
+        return self.utf8(name, row).tobytes().decode("utf-8")
+
     def item(self, row: int, frames: np.ndarray) -> CachedFrames:
-        s, i, f = self.strings, self.ints, self.floats
+        i, f = self.ints, self.floats
 
         def text(name: str) -> str:
-            return str(s[name][row].as_py())
+            return self.text(name, row)
 
         return CachedFrames(
             cache_key=self.keys[row],
@@ -316,6 +336,32 @@ class _RowIndex:
             decode_warnings=tuple(self.warnings[row]),
             truncation=self.truncations[row],
         )
+
+
+def _text_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, UTF-8 data) of a string array, as numpy views of its Arrow buffers."""
+    if pa.types.is_large_string(array.type):
+        offset_type = np.int64
+    elif pa.types.is_string(array.type):
+        offset_type = np.int32
+    else:
+        raise TypeError(f"expected a string column, got {array.type}")
+    _, offsets, data = array.buffers()
+    n = len(array)
+    if offsets is None:
+        return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    starts = np.frombuffer(offsets, dtype=offset_type)[array.offset : array.offset + n + 1]
+    bytes_ = np.zeros(0, dtype=np.uint8) if data is None else np.frombuffer(data, dtype=np.uint8)
+    return starts.astype(np.int64), bytes_
+
+
+def _budget_of(text: str) -> dict[str, Any] | None:
+    """The budget a row's ``budget_json`` holds (None when it is not a JSON object)."""
+    try:
+        budget = json.loads(text)
+    except ValueError:
+        return None
+    return budget if isinstance(budget, dict) else None
 
 
 def budget_dict(budget: Any) -> dict[str, Any]:

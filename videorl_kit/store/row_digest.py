@@ -92,8 +92,8 @@ _ARRAY_TYPES: Final[dict[str, tuple[bytes, str]]] = {
 }
 
 
-def _text(hasher: Any, value: str) -> None:
-    data = value.encode("utf-8")
+def _text(hasher: Any, value: str | bytes | np.ndarray) -> None:
+    data = value.encode("utf-8") if isinstance(value, str) else value
     hasher.update(b"s" + struct.pack("<Q", len(data)))
     hasher.update(data)
 
@@ -102,9 +102,10 @@ def row_digest(values: Mapping[str, Any]) -> str:
     """XXH3-128 (32 hex digits) of a frames row's metadata: the ``row_digest`` column.
 
     ``values`` maps every name in :data:`DIGEST_FIELDS` to the row's value (a list or a 1-D
-    numpy array for list columns; None where the column is null). The same values give the
-    same digest whatever container holds them, so the builder (Python lists) and the reader
-    (slices of its index arrays) agree.
+    numpy array for list columns; a string or its UTF-8 bytes, as ``bytes`` or a uint8 array,
+    for a string column; None where the column is null). The same values give the same
+    digest whatever container holds them, so the builder (Python values) and the reader
+    (views of its index's Arrow buffers) agree.
 
     Example:
         >>> row = {name: None for name, _ in DIGEST_FIELDS}
