@@ -27,6 +27,7 @@ from videorl_kit.store import FrameStore, MissingKeyError, StoreIntegrityError
 from videorl_kit.store.commit import sql_quote
 from videorl_kit.store.repair import repair_store
 from videorl_kit.store.row_digest import DIGEST_FIELDS, row_digest
+from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.verify import export_store, verify_store
 
 
@@ -188,8 +189,12 @@ def test_a_key_that_is_not_a_cache_key_refuses_the_store_at_open(store: Path) ->
         FrameStore.open(store)
     message = str(caught.value)
     assert len(message.splitlines()) == 1 and str(store) in message
-    assert f"(key {TRAVERSAL!r})" in message and "is not one (64 lowercase hex digits)" in message
+    assert f"has cache key {TRAVERSAL!r}, which is not a cache key (64 lowercase hex" in message
     assert "cache repair" in message
+    with pytest.raises(StoreIntegrityError, match="which is not a cache key"):
+        StoreTables.open(store)  # every command that opens the store: status, build, verify
+    with pytest.raises(StoreIntegrityError, match="which is not a cache key"):
+        FrameStore(StoreTables.open(store, check=False))  # a reader made another way
 
 
 def test_export_writes_nothing_for_a_store_with_a_traversal_key(

@@ -48,7 +48,6 @@ from typing import Any
 import lance
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from videorl_kit.store.errors import (
     MissingKeyError,
@@ -65,8 +64,9 @@ from videorl_kit.store.frame_bytes import (
 )
 from videorl_kit.store.frame_codec import BlockChecksumError, FrameCodecError
 from videorl_kit.store.row_digest import (
-    CACHE_KEY_REGEX,
+    first_malformed_key,
     is_cache_key,
+    malformed_key_problem,
     row_digest,
     row_problem,
     shown_key,
@@ -226,11 +226,7 @@ class _RowIndex:
 
     def first_bad_key(self) -> int | None:
         """The position of the first row whose key is not a cache key (None: all are)."""
-        keys = self.strings["cache_key"]
-        good = pc.match_substring_regex(keys, CACHE_KEY_REGEX).fill_null(False)
-        if self.n == 0 or pc.all(good).as_py():
-            return None
-        return int(pc.index(good, False).as_py())
+        return first_malformed_key(self.strings["cache_key"])
 
     def shape_problem(self, row: int) -> str | None:
         """:func:`~videorl_kit.store.row_digest.row_problem` of row ``row``, or a budget that
@@ -446,12 +442,10 @@ class FrameStore:
         self._index = _RowIndex(self._dataset)
         bad = self._index.first_bad_key() if check_keys else None
         if bad is not None:
-            raise self._damaged(
-                bad,
-                "has a cache key that is not one (64 lowercase hex digits): the table was "
-                "edited outside the kit (the kit names files after keys, so it reads no row "
-                "of this store)",
-                key=f"{bad} (key {shown_key(self._index.keys[bad])})",
+            problem = malformed_key_problem(bad, self._index.keys[bad])
+            raise StoreIntegrityError(
+                f"{tables.root}: the store is damaged: {problem}; {repair_hint(str(tables.root))}",
+                problem,
             )
         self._position: dict[str, int] = {key: i for i, key in enumerate(self._index.keys)}
         self._verified: set[int] = set()  # rows whose metadata matched their row_digest
@@ -577,12 +571,12 @@ class FrameStore:
         """
         return self.get_many([key], verify=verify)[0]
 
-    def _damaged(self, position: int, problem: str, key: str | None = None) -> StoreIntegrityError:
+    def _damaged(self, position: int, problem: str) -> StoreIntegrityError:
         index = self._index
-        source = index.strings["source_uri"][position].as_py()
+        source = index.text("source_uri", position)
         return StoreIntegrityError(
-            f"{self.root}: frames row {key or index.keys[position]} (source {source}) "
-            f"{problem}; {repair_hint(str(self.root))}",
+            f"{self.root}: frames row {index.keys[position]} (source {source}) {problem}; "
+            f"{repair_hint(str(self.root))}",
             problem,
         )
 

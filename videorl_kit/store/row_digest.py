@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import xxhash
 
 CACHE_KEY_PATTERN: Final[re.Pattern[str]] = re.compile(r"[0-9a-f]{64}")
@@ -158,6 +160,37 @@ def shown_key(key: object, limit: int = 80) -> str:
     """
     text = repr(key)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_malformed_key(keys: pa.Array | pa.ChunkedArray) -> int | None:
+    """The position of the first item of ``keys`` that is not a cache key (None: all are).
+
+    Example:
+        >>> first_malformed_key(pa.array(["0f" * 32, "../x", None])), first_malformed_key(
+        ...     pa.array(["0f" * 32]))
+        (1, None)
+    """
+    if len(keys) == 0:
+        return None
+    good = pc.match_substring_regex(keys, CACHE_KEY_REGEX).fill_null(False)
+    if pc.all(good).as_py():
+        return None
+    return int(pc.index(good, False).as_py())
+
+
+def malformed_key_problem(position: int, key: object) -> str:
+    """What a store refusing a malformed key says about its row (the store and repair hint
+    are added around it).
+
+    Example:
+        >>> malformed_key_problem(3, "../x")  # doctest: +ELLIPSIS
+        "frames row 3 has cache key '../x', which is not a cache key (64 lowercase hex ..."
+    """
+    return (
+        f"frames row {position} has cache key {shown_key(key)}, which is not a cache key (64 "
+        "lowercase hex digits): the table was edited outside the kit, which names files after "
+        "keys"
+    )
 
 
 def checked_cache_key(key: object) -> str:
