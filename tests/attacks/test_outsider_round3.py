@@ -494,11 +494,6 @@ def _key_of_first_clip(store: Path) -> str:
     return _first_count_row(store)[0]["video_keys"][0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: FrameStore.get reshapes the checked bytes by the row's frames_shape without "
-    "checking it against height/width: a transposed shape returns scrambled frames, no error",
-)
 def test_store_row_with_a_transposed_shape_is_refused(
     project: Path, reference_frames: Path, tmp_path: Path
 ) -> None:
@@ -518,12 +513,6 @@ def test_store_row_with_a_transposed_shape_is_refused(
     assert np.array_equal(frames, reference), frames.shape
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a row's timing (timestamps_s, frame_indices, source_fps) is outside the "
-    "per-read check: FrameStore.get returns edited timing silently (only `cache verify` "
-    "re-decodes and sees it)",
-)
 @pytest.mark.parametrize(
     ("column", "value"),
     [
@@ -572,11 +561,6 @@ def _escaped(target: Path) -> list[str]:
     return sorted(str(p) for p in target.parent.glob(target.name + "*"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: a cache key is used as a path: `cache export` of a store whose key is "
-    "`../../…/DIR` writes DIR/000000.jpg… outside --out",
-)
 def test_cache_export_writes_nothing_outside_out_for_a_traversal_key(
     project: Path, tmp_path: Path
 ) -> None:
@@ -587,11 +571,6 @@ def test_cache_export_writes_nothing_outside_out_for_a_traversal_key(
     assert "Traceback" not in _out(cp), _out(cp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `train --dry-run` (OpenRLHF bundle) exports media/<cache_key>.npy and .json: "
-    "a store key `../../…/FILE` overwrites FILE.npy / FILE.json anywhere the user can write",
-)
 def test_openrlhf_bundle_writes_nothing_outside_the_bundle_for_a_traversal_key(
     project: Path, tmp_path: Path
 ) -> None:
@@ -718,11 +697,6 @@ def test_validate_data_prints_no_terminal_escape_from_a_row(project: Path) -> No
     assert _no_escapes(cp.stdout + cp.stderr), cp.stdout[-2000:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: `cache verify` re-reads a row's source_uri as the store says: a FIFO (or "
-    "/dev/zero, /dev/urandom) there hangs verify forever; build-cache refuses the same paths",
-)
 def test_cache_verify_does_not_hang_on_a_fifo_source(project: Path, tmp_path: Path) -> None:
     store = _store_copy(project, tmp_path)
     fifo = tmp_path / "source.mp4"

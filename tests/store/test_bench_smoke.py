@@ -30,6 +30,7 @@ def test_bench_cache_runs_on_tiny_synthetic_videos(tmp_path: Path) -> None:
         "a_cached_vs_decode_speedup",
         "b_cached_vs_raw_read_throughput",
         "b_without_verify_vs_raw_read_throughput",
+        "b_first_read_vs_raw_read_throughput",
         "b_lance_reader_vs_raw_read_throughput",
         "c_frame_bytes_vs_float32",
         "c_table_folder_vs_peer_folder",

@@ -20,6 +20,7 @@ from videorl_kit.cli import app
 from videorl_kit.core.errors import UserError
 from videorl_kit.store import FrameStore
 from videorl_kit.store.frame_codec import block_checksums, block_sizes
+from videorl_kit.store.row_digest import row_digest
 from videorl_kit.store.schema import FRAMES_SCHEMA
 
 runner = CliRunner()
@@ -105,6 +106,7 @@ def _replace_frames(store: Path, key: str, frames: bytes, sha: str) -> None:
         frames=frames, frames_codec="none", frames_chunk_sizes=[], frames_sha256=sha,
         frames_block_xxh3=block_checksums(frames, block_sizes(row["frames_shape"], "none", [])),
     )  # fmt: skip
+    row["row_digest"] = row_digest(row)  # a consistent forgery: only re-decoding sees it
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)
 

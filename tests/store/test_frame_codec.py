@@ -26,6 +26,7 @@ from videorl_kit.store.frame_codec import (
     decode_frames_from,
     encode_frames,
 )
+from videorl_kit.store.row_digest import row_digest
 from videorl_kit.store.schema import FRAMES_SCHEMA
 from videorl_kit.store.verify import verify_store
 
@@ -128,6 +129,7 @@ def test_store_rows_decode_to_their_hash_and_damage_is_reported(
             b"\xf0" * (shape[0] * 10), [10] * shape[0]
         ),  # bad content
     )
+    row["row_digest"] = row_digest(row)  # consistent metadata: the bytes are what is wrong
     assert frame_bytes != 10
     table = pa.Table.from_pylist([row], schema=FRAMES_SCHEMA)
     dataset.merge_insert("cache_key").when_matched_update_all().execute(table)

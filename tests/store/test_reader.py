@@ -112,21 +112,24 @@ def test_other_schema_version_is_refused(built_store: Path, tmp_path: Path) -> N
         FrameStore.open(copy)
 
 
+@pytest.mark.parametrize("older", [5, 4])
 def test_a_store_of_the_previous_schema_is_refused_with_what_changed(
-    built_store: Path, tmp_path: Path
+    built_store: Path, tmp_path: Path, older: int
 ) -> None:
-    """Schema 4 kept one checksum per cell; this reader needs one per block: rebuild."""
+    """Schema 4 kept one checksum per cell, schema 5 no digest of a row's metadata (its
+    shape and timing were read unchecked); this reader needs both: rebuild."""
     copy = tmp_path / "copy"
     shutil.copytree(built_store, copy)
     import lance
 
-    lance.dataset(str(copy / "frames.lance")).update_config({CONFIG_SCHEMA_VERSION: "4"})
+    lance.dataset(str(copy / "frames.lance")).update_config({CONFIG_SCHEMA_VERSION: str(older)})
     with pytest.raises(StoreMismatchError) as caught:
         FrameStore.open(copy)
     message = str(caught.value)
     assert len(message.splitlines()) == 1
-    assert "written with cache schema version 4, this videorl-kit reads version 5" in message
-    assert "version 5: a checksum per stored frame block instead of one per cell" in message
+    assert f"written with cache schema version {older}, this videorl-kit reads version 6" in message
+    assert "version 6: a digest of each frames row's metadata" in message
+    assert ("version 5: a checksum per stored frame block" in message) == (older < 5)
     assert f"move {copy} away (or delete it) and rebuild" in message
 
 

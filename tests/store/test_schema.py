@@ -198,8 +198,10 @@ def test_budgets_are_recorded_once(tmp_path: Path) -> None:
     assert isinstance(lance.dataset(store.uri("frames")).config(), dict)
 
 
-def test_version_5_blocks_carry_checksums_and_rows_their_truncation() -> None:
-    assert CACHE_SCHEMA_VERSION == 5
+def test_version_6_blocks_carry_checksums_and_rows_their_truncation_and_digest() -> None:
+    assert CACHE_SCHEMA_VERSION == 6
+    assert FRAMES_SCHEMA.field("row_digest").type == pa.string()
+    assert not FRAMES_SCHEMA.field("row_digest").nullable
     assert not FRAMES_SCHEMA.field("frames_codec").nullable
     assert FRAMES_SCHEMA.field("frames_chunk_sizes").type == pa.list_(pa.int64())
     assert FRAMES_SCHEMA.field("frames_block_xxh3").type == pa.list_(pa.uint64())
@@ -207,3 +209,14 @@ def test_version_5_blocks_carry_checksums_and_rows_their_truncation() -> None:
     assert FRAMES_SCHEMA.field("decode_warnings").type == pa.list_(pa.string())
     assert FRAMES_SCHEMA.field("truncation").type == pa.string()
     assert FRAMES_SCHEMA.field("truncation").nullable
+
+
+def test_the_row_digest_covers_every_frames_column_but_the_bytes_and_build_statistics() -> None:
+    """A column added to the frames table without adding it to the digest fails here."""
+    from videorl_kit.store.row_digest import DIGEST_FIELDS
+
+    covered = [name for name, _ in DIGEST_FIELDS]
+    assert len(covered) == len(set(covered))
+    left_out = set(FRAMES_SCHEMA.names) - set(covered)
+    assert left_out == {"frames", "decode_seconds", "created_at", "row_digest"}
+    assert set(covered) <= set(FRAMES_SCHEMA.names)

@@ -464,9 +464,11 @@ def verify_command(
 ) -> None:
     """Re-decode a random sample of cached rows and compare them with the cache.
 
-    Checks each row's bytes against its stored sha256, the source's content hash, then the
-    frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
-    Exits 1 if any row is corrupt or does not match; `cache repair` fixes corrupt rows.
+    Checks each row's metadata against its digest and its bytes against their checksums and
+    sha256, the source's content hash, then the frame indices, timestamps and pixels of a
+    fresh decode (bit-exact unless --tolerance). A source that is a FIFO or device is not read
+    (the row is `unverifiable`, with the reason). Exits 1 if any row is corrupt or does not
+    match; `cache repair` fixes corrupt rows.
 
     Examples:
 
@@ -483,8 +485,9 @@ def verify_command(
         console = _console()
         table = Table("cache key", "source", "status", "detail", title=f"verify {report.store}")
         for check in report.checked:
-            style = {"ok": "green", "source_missing": "yellow", "source_changed": "yellow"}.get(
-                check.status, "red"
+            reported = ("source_missing", "source_changed", "unverifiable")
+            style = (
+                "green" if check.status == "ok" else "yellow" if check.status in reported else "red"
             )
             table.add_row(
                 check.cache_key[:16],

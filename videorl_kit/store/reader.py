@@ -17,6 +17,16 @@ trainer as wrong pixels. The same one-line error, never a crash, answers a data 
 cut short or deleted after the store was opened. ``verify=False`` (on :meth:`FrameStore.open`
 or per call) skips the checksums, for hot loops over a trusted store.
 
+What turns the checked bytes into frames, and what comes with them (the shape, codec, block
+sizes and checksums, timestamps, frame indices, fps, size, the key and its inputs), is checked
+too: the first read of a row with verification recomputes its ``row_digest`` from the
+in-memory index (:mod:`videorl_kit.store.row_digest`, tens of microseconds, remembered for the
+reader's life) and the key from the row's own key inputs; every read, verified or not, checks
+that the shape agrees with the row's height and width and that there is one timestamp, frame
+index and block per frame. A store holding a key that is not 64 hex digits is refused when it
+is opened: the kit names files after keys. The digests detect damage and edits made outside
+the kit; they are no signature (see that module's threat model).
+
 Example (``store_dir`` holds the synthetic demo task's cache: two 4 s clips at 8 fps and two
 stills; ``key`` is a clip's cache key):
     >>> store = FrameStore.open(store_dir)
@@ -53,13 +63,23 @@ from videorl_kit.store.frame_bytes import (
     is_blob_column,
 )
 from videorl_kit.store.frame_codec import BlockChecksumError, FrameCodecError
-from videorl_kit.store.schema import FRAMES_TABLE, budget_hash
+from videorl_kit.store.row_digest import (
+    first_malformed_key,
+    is_cache_key,
+    malformed_key_problem,
+    row_digest,
+    row_problem,
+    shown_key,
+)
+from videorl_kit.store.schema import FRAMES_TABLE, budget_hash, cache_key
 from videorl_kit.store.tables import StoreTables
 
 _META_COLUMNS: tuple[str, ...] = (
     "cache_key",
     "source_uri",
     "source_content_hash",
+    "source_size",
+    "source_mtime_ns",
     "modality",
     "budget_hash",
     "budget_json",
@@ -86,6 +106,7 @@ _META_COLUMNS: tuple[str, ...] = (
     "patch",
     "temporal_patch",
     "visual_tokens",
+    "row_digest",
 )
 
 
@@ -151,16 +172,20 @@ class _RowIndex:
     """Compact in-memory metadata of every frames row, plus where its bytes are."""
 
     _INTS = ("source_frames", "height", "width", "patch", "temporal_patch", "visual_tokens",
-             "cache_schema_version")  # fmt: skip
+             "cache_schema_version", "source_size", "source_mtime_ns")  # fmt: skip
     _FLOATS = ("source_fps", "duration_s")
     _STRINGS = ("cache_key", "source_uri", "source_content_hash", "modality", "budget_hash",
-                "decoder", "decoder_version", "sampler_version", "frames_sha256")  # fmt: skip
+                "budget_json", "decoder", "decoder_version", "sampler_version", "frames_sha256",
+                "row_digest")  # fmt: skip
+    _KEY_INPUTS = ("source_content_hash", "modality", "budget_hash", "budget_json", "decoder",
+                   "decoder_version", "sampler_version")  # fmt: skip
 
     def __init__(self, dataset: lance.LanceDataset):
         table = dataset.to_table(columns=[*_META_COLUMNS, "frames"], with_row_address=True)
         self.table = table.drop_columns(["frames", "_rowaddr"])
         self.n = table.num_rows
         self.strings = {name: table.column(name).combine_chunks() for name in self._STRINGS}
+        self.texts = {name: _text_buffers(array) for name, array in self.strings.items()}
         self.keys: list[str] = self.strings["cache_key"].to_pylist()
         self.ints = {n: table.column(n).to_numpy().astype(np.int64) for n in self._INTS}
         self.floats = {n: table.column(n).to_numpy().astype(np.float64) for n in self._FLOATS}
@@ -180,14 +205,10 @@ class _RowIndex:
         self.truncations: list[str | None] = table.column("truncation").to_pylist()
         shapes = table.column("frames_shape").combine_chunks().flatten().to_numpy()
         self.shapes = shapes.reshape(-1, 4).astype(np.int64)
-        self.budgets = {
-            h: json.loads(j)
-            for h, j in zip(
-                table.column("budget_hash").to_pylist(),
-                table.column("budget_json").to_pylist(),
-                strict=True,
-            )
-        }
+        # each row's own budget (rows that share a budget_json text share the dict); None
+        # for a text that is not a JSON object (refused when the row is read)
+        self.budgets = {j: _budget_of(j) for j in set(table.column("budget_json").to_pylist())}
+        self.budget_hashes: dict[tuple[str, str], str] = {}  # (modality, budget_json) -> hash
         self.locations = blob_locations(
             dataset,
             "frames",
@@ -196,14 +217,93 @@ class _RowIndex:
         )
 
     def list_at(self, name: str, row: int) -> list[Any]:
+        return self.array_at(name, row).tolist()
+
+    def array_at(self, name: str, row: int) -> np.ndarray:
+        """Row ``row``'s value of list column ``name`` as a view of the index array."""
         offsets, values = self.lists[name]
-        return values[offsets[row] : offsets[row + 1]].tolist()
+        return values[offsets[row] : offsets[row + 1]]
+
+    def first_bad_key(self) -> int | None:
+        """The position of the first row whose key is not a cache key (None: all are)."""
+        return first_malformed_key(self.strings["cache_key"])
+
+    def shape_problem(self, row: int) -> str | None:
+        """:func:`~videorl_kit.store.row_digest.row_problem` of row ``row``, or a budget that
+        is not a JSON object (checked on every read)."""
+        if self.budgets[self.text("budget_json", row)] is None:
+            return "has a budget_json that is not a JSON object"
+        offsets = {name: self.lists[name][0] for name in self.lists}
+
+        def count(name: str) -> int:
+            return int(offsets[name][row + 1] - offsets[name][row])
+
+        i = self.ints
+        return row_problem(
+            self.shapes[row], i["height"][row], i["width"][row], self.codecs[row],
+            count("timestamps_s"), count("frame_indices"), count("frames_chunk_sizes"),
+            count("frames_block_xxh3"),
+        )  # fmt: skip
+
+    def digest_problem(self, row: int) -> str | None:
+        """Why row ``row``'s metadata is not what the build wrote (None when it is): its
+        recomputed :func:`~videorl_kit.store.row_digest.row_digest` differs from the stored
+        one, or its key is not the hash of the key inputs it holds."""
+        i, f = self.ints, self.floats
+        values: dict[str, Any] = {name: self.utf8(name, row) for name in self._STRINGS}
+        values.update((name, i[name][row]) for name in self._INTS)
+        values.update((name, f[name][row]) for name in self._FLOATS)
+        for name in self.lists:
+            values[name] = self.array_at(name, row)
+        values.update(
+            frames_shape=self.shapes[row],
+            frames_codec=self.codecs[row],
+            decode_warnings=self.warnings[row],
+            truncation=self.truncations[row],
+            source_height=self.optional["source_height"][row],
+            source_width=self.optional["source_width"][row],
+        )
+        if row_digest(values) != bytes(values["row_digest"]).decode("utf-8", "replace"):
+            return (
+                "has metadata (shape, timing, key or key inputs) that does not match its "
+                "row_digest: it was edited or damaged after the build"
+            )
+        text = {name: self.text(name, row) for name in self._KEY_INPUTS}
+        budget = self.budgets[text["budget_json"]]
+        if budget is None:
+            return "has a budget_json that is not a JSON object"
+        key = cache_key(
+            content_hash=text["source_content_hash"], modality=text["modality"], budget=budget,
+            decoder=text["decoder"], decoder_version=text["decoder_version"],
+            sampler_version=text["sampler_version"],
+            cache_schema_version=int(values["cache_schema_version"]),
+        )  # fmt: skip
+        pair = (text["modality"], text["budget_json"])
+        if pair not in self.budget_hashes:
+            self.budget_hashes[pair] = budget_hash(text["modality"], budget)
+        expected_budget = self.budget_hashes[pair]
+        if key != self.keys[row]:
+            return "is stored under a key that is not the hash of its own key inputs"
+        if expected_budget != text["budget_hash"]:
+            stored = text["budget_hash"]
+            return f"has budget_hash {stored} but its budget hashes to {expected_budget}"
+        return None
+
+    def utf8(self, name: str, row: int) -> np.ndarray:
+        """Row ``row``'s value of string column ``name``: its UTF-8 bytes, a view of the
+        index's Arrow buffer (no Python string is made)."""
+        offsets, data = self.texts[name]
+        return data[offsets[row] : offsets[row + 1]]
+
+    def text(self, name: str, row: int) -> str:
+        """Row ``row``'s value of string column ``name``."""
+        return self.utf8(name, row).tobytes().decode("utf-8")
 
     def item(self, row: int, frames: np.ndarray) -> CachedFrames:
-        s, i, f = self.strings, self.ints, self.floats
+        i, f = self.ints, self.floats
 
         def text(name: str) -> str:
-            return str(s[name][row].as_py())
+            return self.text(name, row)
 
         return CachedFrames(
             cache_key=self.keys[row],
@@ -218,7 +318,7 @@ class _RowIndex:
             modality=text("modality"),
             source_uri=text("source_uri"),
             source_content_hash=text("source_content_hash"),
-            budget=self.budgets[text("budget_hash")],
+            budget=self.budgets[text("budget_json")],
             budget_hash=text("budget_hash"),
             decoder=text("decoder"),
             decoder_version=text("decoder_version"),
@@ -232,6 +332,32 @@ class _RowIndex:
             decode_warnings=tuple(self.warnings[row]),
             truncation=self.truncations[row],
         )
+
+
+def _text_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, UTF-8 data) of a string array, as numpy views of its Arrow buffers."""
+    if pa.types.is_large_string(array.type):
+        offset_type = np.int64
+    elif pa.types.is_string(array.type):
+        offset_type = np.int32
+    else:
+        raise TypeError(f"expected a string column, got {array.type}")
+    _, offsets, data = array.buffers()
+    n = len(array)
+    if offsets is None:
+        return np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    starts = np.frombuffer(offsets, dtype=offset_type)[array.offset : array.offset + n + 1]
+    bytes_ = np.zeros(0, dtype=np.uint8) if data is None else np.frombuffer(data, dtype=np.uint8)
+    return starts.astype(np.int64), bytes_
+
+
+def _budget_of(text: str) -> dict[str, Any] | None:
+    """The budget a row's ``budget_json`` holds (None when it is not a JSON object)."""
+    try:
+        budget = json.loads(text)
+    except ValueError:
+        return None
+    return budget if isinstance(budget, dict) else None
 
 
 def budget_dict(budget: Any) -> dict[str, Any]:
@@ -285,6 +411,9 @@ def require_budget(tables: StoreTables, modality: str, budget: Any) -> str:
 class FrameStore:
     """Read-only access to the frames of a store, pinned at one table version.
 
+    Construct it with :meth:`open`. ``check_keys=False`` (for ``cache repair`` only, which
+    removes such rows) opens a store that holds a key that is not a cache key.
+
     Example:
         >>> store = FrameStore.open(store_dir)
         >>> clip = store.get(key)
@@ -300,6 +429,7 @@ class FrameStore:
         version: int | None = None,
         direct_reads: bool = True,
         verify: bool = True,
+        check_keys: bool = True,
     ):
         self._tables = tables
         self._dataset = tables.table(FRAMES_TABLE, version=version)
@@ -310,7 +440,15 @@ class FrameStore:
             )
         self._expected = expected_budget_hash
         self._index = _RowIndex(self._dataset)
+        bad = self._index.first_bad_key() if check_keys else None
+        if bad is not None:
+            problem = malformed_key_problem(bad, self._index.keys[bad])
+            raise StoreIntegrityError(
+                f"{tables.root}: the store is damaged: {problem}; {repair_hint(str(tables.root))}",
+                problem,
+            )
         self._position: dict[str, int] = {key: i for i, key in enumerate(self._index.keys)}
+        self._verified: set[int] = set()  # rows whose metadata matched their row_digest
         self._bytes = FrameBytesReader(self._dataset, "frames", direct=direct_reads)
         self._direct = direct_reads
         self.verify = verify
@@ -334,8 +472,8 @@ class FrameStore:
         carry it; otherwise :class:`StoreMismatchError` says how to build it. A store
         written by another cache-schema version is always refused. ``direct_reads=False``
         reads frames through Lance's blob reader instead of ``preadv`` (slower, same bytes).
-        ``verify=False`` skips the per-read checksum of the stored bytes (see the module
-        notes): only for hot loops over a store you trust.
+        ``verify=False`` skips the per-read checksums of the stored bytes and of each row's
+        metadata (see the module notes): only for hot loops over a store you trust.
 
         Example:
             >>> FrameStore.open("/nonexistent")  # doctest: +ELLIPSIS
@@ -392,6 +530,12 @@ class FrameStore:
         for key in keys:
             position = self._position.get(key)
             if position is None:
+                if not is_cache_key(key):
+                    raise MissingKeyError(
+                        f"{shown_key(key)} is not a cache key (64 lowercase hex digits), so "
+                        f"store {self.root} cannot hold it; a samples row naming it was edited "
+                        f"outside the kit: {rebuild_hint(str(self.root))}"
+                    )
                 raise MissingKeyError(
                     f"cache key {key!r} is not in store {self.root} (version {self.version}); "
                     f"{rebuild_hint(str(self.root))}"
@@ -411,28 +555,46 @@ class FrameStore:
     def get(self, key: str, *, verify: bool | None = None) -> CachedFrames:
         """Read one cached item (:class:`MissingKeyError` if ``key`` is unknown).
 
-        The stored bytes are checked against their checksum unless ``verify=False`` (default:
-        the store's setting); :class:`StoreIntegrityError` when they differ.
+        The stored bytes are checked against their checksums and the row's metadata against
+        its digest unless ``verify=False`` (default: the store's setting);
+        :class:`StoreIntegrityError` when they differ, or when the row's shape or timing
+        cannot describe its frames (checked whatever ``verify`` says).
 
         Example:
             >>> item = store.get(key)
             >>> item.frames.dtype, len(item.timestamps_s) == item.n_frames
             (dtype('uint8'), True)
-            >>> store.get("no-such-key")
+            >>> store.get("0" * 64)
             Traceback (most recent call last):
             ...
-            videorl_kit.store.errors.MissingKeyError: cache key 'no-such-key' is not in store ...
+            videorl_kit.store.errors.MissingKeyError: cache key '000...' is not in store ...
         """
         return self.get_many([key], verify=verify)[0]
 
     def _damaged(self, position: int, problem: str) -> StoreIntegrityError:
         index = self._index
-        source = index.strings["source_uri"][position].as_py()
+        source = index.text("source_uri", position)
         return StoreIntegrityError(
             f"{self.root}: frames row {index.keys[position]} (source {source}) {problem}; "
             f"{repair_hint(str(self.root))}",
             problem,
         )
+
+    def _check_metadata(self, position: int, check: bool) -> None:
+        """:class:`StoreIntegrityError` when a row's metadata cannot describe its frames
+        (always checked) or, when ``check``, does not match its ``row_digest``.
+
+        The digest is recomputed from the in-memory index the first time a row is read with
+        verification and remembered: the index does not change while the reader lives.
+        """
+        index = self._index
+        problem = index.shape_problem(position)
+        if problem is None and check and position not in self._verified:
+            problem = index.digest_problem(position)
+            if problem is None:
+                self._verified.add(position)
+        if problem is not None:
+            raise self._damaged(position, problem)
 
     def _frames(self, position: int, check: bool) -> np.ndarray:
         """The decoded frames of one row; :class:`StoreIntegrityError` when they cannot be."""
@@ -475,6 +637,7 @@ class FrameStore:
         check = self.verify if verify is None else verify
         by_position: dict[int, CachedFrames] = {}
         for position in unique:
+            self._check_metadata(position, check)
             frames = self._frames(position, check)
             frames.flags.writeable = False  # shared by repeated keys: never modify in place
             by_position[position] = self._check_budget(index.item(position, frames))

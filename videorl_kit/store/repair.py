@@ -6,13 +6,14 @@ Steps, each recorded in the :class:`RepairReport`:
    accepted at the version Lance still has; what was committed after it is lost.
 2. Fragments whose data file is missing or truncated are dropped from their table (one Lance
    ``Delete`` commit per table); their rows are lost.
-3. Every frames row is checked: the stored bytes against their checksum, the decoded frames
-   against ``frames_sha256``. Damaged rows, and cache keys that ready samples need but that
-   the frames table no longer holds, are decoded again from their source file when it still
-   exists and still hashes to the recorded content (same cache key); the new row replaces
-   the damaged one. Anything else is removed and recorded in ``failures`` (class
-   ``UnrecoverableRowError``), where ``cache status`` shows it and a later ``build-cache``
-   settles the samples that used it.
+3. Every frames row is checked: its key's form, its metadata against its ``row_digest``
+   (:mod:`videorl_kit.store.row_digest`), the stored bytes against their checksum, the
+   decoded frames against ``frames_sha256``. Damaged rows, and cache keys that ready
+   samples need but that the frames table no longer holds, are decoded again from their
+   source file when it still exists and still hashes to the recorded content (same cache
+   key); the new row replaces the damaged one. Anything else is removed and recorded in
+   ``failures`` (class ``UnrecoverableRowError``), where ``cache status`` shows it and a
+   later ``build-cache`` settles the samples that used it.
 
 Repair is idempotent: run on a healthy store it changes nothing and says so.
 
@@ -31,7 +32,7 @@ from typing import Any
 
 import lance
 
-from videorl_kit.media.hashing import file_content_hash
+from videorl_kit.media.hashing import file_content_hash, not_a_regular_file
 from videorl_kit.store.commit import BatchCommitter
 from videorl_kit.store.defaults import DEFAULT_ITEM_TIMEOUT_S, DEFAULT_MP_CONTEXT
 from videorl_kit.store.engine_local import run_local
@@ -40,6 +41,7 @@ from videorl_kit.store.identify import FileIdentity, decoder_identity, failure_r
 from videorl_kit.store.inputs import MediaItem
 from videorl_kit.store.integrity import accept_versions, damaged_files, rolled_back_tables
 from videorl_kit.store.reader import FrameStore
+from videorl_kit.store.row_digest import is_cache_key, shown_key
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import (
     FAILURES_TABLE,
@@ -107,7 +109,7 @@ class RepairReport:
         lines += [f"lost {n} {t} row(s) with those files" for t, n in self.rows_lost.items() if n]
         if self.redecoded:
             lines.append(f"decoded {len(self.redecoded)} row(s) again from their sources")
-        lines += [f"removed {r['cache_key'][:16]} ({r['source_uri']}): {r['reason']}"
+        lines += [f"removed {_label(r['cache_key'])} ({r['source_uri']}): {r['reason']}"
                   for r in self.removed]  # fmt: skip
         if self.removed or self.accepted_versions or self.rows_lost.get(SAMPLES_TABLE):
             lines.append(
@@ -115,6 +117,11 @@ class RepairReport:
                 "up to date"
             )
         return "\n".join(lines)
+
+
+def _label(key: str) -> str:
+    """A key as the summary shows it: its first 16 digits, or escaped when it is not a key."""
+    return key[:16] if is_cache_key(key) else shown_key(key)
 
 
 def _drop_damaged_fragments(tables: StoreTables, report: RepairReport) -> None:
@@ -141,9 +148,12 @@ def _check_rows(store: FrameStore) -> list[_Damaged]:
          "decoder", "decoder_version"]
     ).to_pylist():  # fmt: skip
         try:
-            item = store.get(row["cache_key"], verify=True)
-            ok = hashlib.sha256(item.frames).hexdigest() == item.frames_sha256
-            reason = "its decoded frames do not match their sha256"
+            if not is_cache_key(row["cache_key"]):  # never read: readers refuse the store
+                ok, reason = False, "its cache key is not a cache key (the table was edited)"
+            else:
+                item = store.get(row["cache_key"], verify=True)
+                ok = hashlib.sha256(item.frames).hexdigest() == item.frames_sha256
+                reason = "its decoded frames do not match their sha256"
         except StoreIntegrityError as exc:
             ok, reason = False, exc.problem
         if not ok:
@@ -183,6 +193,9 @@ def _decode_task(item: _Damaged, budgets: dict[str, dict[str, Any]]) -> DecodeTa
     if budget is None:
         return f"its budget {item.budget_hash} is not recorded in the store"
     source = Path(item.source_uri)
+    special = not_a_regular_file(source)
+    if special is not None:
+        return f"its source {special}"
     if not source.is_file():
         return "its source file is gone"
     try:
@@ -237,7 +250,7 @@ def repair_store(
         report.accepted_versions = {t: list(v) for t, v in rolled_back.items()}
     _drop_damaged_fragments(tables, report)
 
-    store = FrameStore(tables)
+    store = FrameStore(tables, check_keys=False)
     report.rows_checked = len(store)
     todo = _check_rows(store) + _lost_keys(tables, set(store.keys()))
     budgets = tables.budgets()

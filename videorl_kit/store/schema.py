@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from videorl_kit.media.decoded import SAMPLER_VERSION
 
-CACHE_SCHEMA_VERSION: Final[int] = 5
+CACHE_SCHEMA_VERSION: Final[int] = 6
 """Version of the table layout and key recipe; bump on any change of meaning.
 
 History: 1 = first layout; 2 = ``samples`` records the spec's provenance (``spec_file``,
@@ -55,13 +55,17 @@ the missing-column check with the same rebuild hint); 4 = ``frames_xxh3`` (XXH3-
 stored cell, checked on every read) and ``decode_warnings`` (what the decoder noticed, e.g.
 frames the container holds but that do not decode); 5 = ``frames_block_xxh3`` (XXH3-64 of
 each stored block, one per frame, checked as each block is read) replaces ``frames_xxh3``, and
-``truncation`` says why a cached source looks cut short (null when it looks whole). A store of
+``truncation`` says why a cached source looks cut short (null when it looks whole); 6 =
+``row_digest`` (XXH3-128 of each frames row's metadata: shape, codec, block sizes and checksums,
+timing, size, key and key inputs; :mod:`videorl_kit.store.row_digest`), checked when a reader
+first reads the row. A store of
 another version is refused with a rebuild hint that says what changed
 (:data:`SCHEMA_CHANGES`).
 """
 
 SCHEMA_CHANGES: Final[dict[int, str]] = {
     5: "a checksum per stored frame block instead of one per cell, and the truncation column",
+    6: "a digest of each frames row's metadata (shape, timing, key), checked on read",
 }
 """What each cache-schema version changed, for the message that refuses an older store."""
 
@@ -129,8 +133,13 @@ def cache_key_inputs(
     budget: dict[str, Any],
     decoder: str,
     decoder_version: str,
+    sampler_version: str | None = None,
+    cache_schema_version: int | None = None,
 ) -> dict[str, Any]:
     """Everything the cache key is computed from, as one JSON-ready dict.
+
+    The sampler and cache-schema versions default (None) to this kit's; a reader checking a
+    stored row passes the row's own.
 
     Example:
         >>> sorted(cache_key_inputs(content_hash="x", modality="image", budget={},
@@ -144,8 +153,10 @@ def cache_key_inputs(
         "budget": budget,
         "decoder": decoder,
         "decoder_version": decoder_version,
-        "sampler_version": SAMPLER_VERSION,
-        "cache_schema_version": CACHE_SCHEMA_VERSION,
+        "sampler_version": SAMPLER_VERSION if sampler_version is None else sampler_version,
+        "cache_schema_version": (
+            CACHE_SCHEMA_VERSION if cache_schema_version is None else cache_schema_version
+        ),
     }
 
 
@@ -156,8 +167,10 @@ def cache_key(
     budget: dict[str, Any],
     decoder: str,
     decoder_version: str,
+    sampler_version: str | None = None,
+    cache_schema_version: int | None = None,
 ) -> str:
-    """The row key of a decoded media item (64 hex digits).
+    """The row key of a decoded media item (64 hex digits; see :func:`cache_key_inputs`).
 
     Example:
         >>> a = cache_key(content_hash="x", modality="video", budget={"fps": 2.0},
@@ -173,6 +186,8 @@ def cache_key(
         budget=budget,
         decoder=decoder,
         decoder_version=decoder_version,
+        sampler_version=sampler_version,
+        cache_schema_version=cache_schema_version,
     )
     return sha256_text(canonical_json(inputs))
 
@@ -248,7 +263,9 @@ FRAMES_SCHEMA: Final[pa.Schema] = _table_schema(
     pa.field("temporal_patch", pa.int32(), nullable=False),
     pa.field("visual_tokens", pa.int64(), nullable=False),
     pa.field("decode_seconds", pa.float64(), nullable=False),
-    pa.field("created_at", _TS, nullable=False),
+    # XXH3-128 of the row's metadata (videorl_kit.store.row_digest.DIGEST_FIELDS)
+    pa.field("row_digest", pa.string(), nullable=False),
+    pa.field("created_at", _TS, nullable=False),  # last: the Ray engine appends it
 )
 
 FAILURES_SCHEMA: Final[pa.Schema] = _table_schema(

@@ -39,6 +39,7 @@ from videorl_kit.store.errors import (
     repair_hint,
 )
 from videorl_kit.store.integrity import damaged_files, record_versions, rolled_back_tables
+from videorl_kit.store.row_digest import first_malformed_key, malformed_key_problem
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     CONFIG_BUDGET_PREFIX,
@@ -190,8 +191,9 @@ class StoreTables:
         record_versions(self.root, self.latest_versions())
 
     def check_integrity(self) -> None:
-        """:class:`StoreIntegrityError` (one line) if a table's data file is missing or
-        truncated, or a table went back to an older version than the kit last committed."""
+        """:class:`StoreIntegrityError` (one line) if a frames row's key is not a cache key, a
+        table's data file is missing or truncated, or a table went back to an older version
+        than the kit last committed."""
         for name in TABLE_NAMES:
             folder = self.root / f"{name}.lance"
             if folder.is_symlink():
@@ -215,6 +217,14 @@ class StoreTables:
                 f"version {recorded}: the manifests of the newer versions are gone, and Lance "
                 f"would silently serve older rows; {repair_hint(str(self.root))} to accept "
                 f"version {found} (a later build decodes what was lost again)"
+            )
+        # files are named after keys: a store holding something else is never read
+        keys = self.table(FRAMES_TABLE).to_table(columns=["cache_key"]).column("cache_key")
+        bad = first_malformed_key(keys)
+        if bad is not None:
+            raise StoreIntegrityError(
+                f"{self.root}: the store is damaged: "
+                f"{malformed_key_problem(bad, keys[bad].as_py())}; {repair_hint(str(self.root))}"
             )
 
     def check_schema_versions(self) -> None:

@@ -24,11 +24,13 @@ from typing import Any, Literal
 import numpy as np
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.media.errors import MissingFileError
 from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, frame_folder_hash
-from videorl_kit.media.hashing import file_content_hash
+from videorl_kit.media.hashing import file_content_hash, not_a_regular_file
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
+from videorl_kit.store.row_digest import checked_cache_key
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     FAILURES_TABLE,
@@ -165,7 +167,11 @@ def spec_sources(tables: StoreTables) -> list[dict[str, Any]]:
 
 # -- verify ---------------------------------------------------------------------------------
 
-VerifyStatus = Literal["ok", "mismatch", "corrupt", "source_missing", "source_changed", "error"]
+VerifyStatus = Literal[
+    "ok", "mismatch", "corrupt", "source_missing", "source_changed", "unverifiable", "error"
+]
+"""``unverifiable``: the source cannot be read safely (a FIFO or device such as ``/dev/zero``
+would block or never end), so the row is reported with the reason and not re-decoded."""
 
 
 @dataclass
@@ -194,8 +200,12 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when no row is mismatched, corrupt or in error (missing sources are reported)."""
-        return all(c.status in ("ok", "source_missing", "source_changed") for c in self.checked)
+        """True when no row is mismatched, corrupt or in error (rows whose source is missing,
+        changed or unreadable are reported, not failed)."""
+        return all(
+            c.status in ("ok", "source_missing", "source_changed", "unverifiable")
+            for c in self.checked
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -253,10 +263,17 @@ def check_row(
         return result("corrupt", "stored frames do not match their sha256")
     if not os.path.exists(cached.source_uri):
         return result("source_missing", "the source file is gone; cannot re-decode")
+    special = not_a_regular_file(
+        cached.source_uri, folder_ok=cached.decoder == FRAME_FOLDER_DECODER
+    )
+    if special is not None:  # the check build-cache applies to the same paths
+        return result("unverifiable", f"the source {special}; not read")
     try:
         if _source_hash(cached) != cached.source_content_hash:
             return result("source_changed", "the source's content hash differs from the cached one")
         fresh = redecode(cached)
+    except MissingFileError as exc:  # swapped for a FIFO or device, or removed, since the check
+        return result("unverifiable", f"the source cannot be read: {exc.reason}")
     except Exception as exc:
         return result("error", f"re-decode failed: {type(exc).__name__}: {exc}")
     frames = np.asarray(fresh.frames)
@@ -383,11 +400,12 @@ def export_store(
     with tmp_manifest.open("w", encoding="utf-8") as handle:
         for start in range(0, len(chosen), 16):
             for cached in store.get_many(chosen[start : start + 16]):
-                folder = out / "frames" / cached.cache_key
+                name = checked_cache_key(cached.cache_key)  # a file name: never a path
+                folder = out / "frames" / name
                 folder.mkdir(parents=True, exist_ok=True)
                 files = []
                 for index, frame in enumerate(cached.frames):
-                    relative = f"frames/{cached.cache_key}/{index:06d}.{fmt}"
+                    relative = f"frames/{name}/{index:06d}.{fmt}"
                     _write_image(frame, out / relative, fmt, quality)
                     files.append(relative)
                 paths_of[cached.cache_key] = files

@@ -39,6 +39,7 @@ from videorl_kit.media.decoders import DEFAULT_DECODER, get_decoder
 from videorl_kit.media.errors import MediaError
 from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, decode_frame_folder
 from videorl_kit.store.frame_codec import encode_frames
+from videorl_kit.store.row_digest import row_digest
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, canonical_json
 
 Status = Literal["ok", "failed", "skipped"]
@@ -158,7 +159,7 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         frame_indices, timestamps = [0], [0.0]
         source_fps, source_frames, duration = 0.0, 1, 0.0
     encoded = encode_frames(frames)
-    return {
+    row = {
         "cache_key": task.cache_key,
         "source_uri": task.source_uri,
         "source_content_hash": task.content_hash,
@@ -193,6 +194,8 @@ def frames_row(task: DecodeTask, decoded: Any, seconds: float) -> dict[str, Any]
         "visual_tokens": int(tokens),
         "decode_seconds": float(seconds),
     }
+    row["row_digest"] = row_digest(row)
+    return row
 
 
 def truncation_of(decoded: Any) -> str | None:

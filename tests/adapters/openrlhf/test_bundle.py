@@ -72,6 +72,29 @@ def frames_bundle(workspace, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.parametrize("key", ["../../escaped", "/tmp/escaped", "0f" * 31 + "/x"])
+def test_bundle_media_are_named_by_checked_cache_keys_never_paths(tmp_path, key):
+    """A key from an edited store (which its reader refuses anyway) never names a path: the
+    bundle's media writers take only 64-hex-digit keys (issue 19 §4, round 3 attack 11)."""
+    import numpy as np
+
+    from videorl_kit.adapters.openrlhf.media import write_video
+    from videorl_kit.adapters.openrlhf.prompts import _write_media
+
+    frames = np.zeros((1, 28, 28, 3), dtype=np.uint8)
+    bundle = tmp_path / "bundle"
+    with pytest.raises(ValueError, match="is not a cache key"):
+        write_video(bundle / "media", key, frames, {}, [0.0])
+    for video_path in ("native", "frames_as_images"):
+        item = SimpleNamespace(cache_key=key, modality="video", frames=frames,
+                               timestamps_s=[0.0], video_metadata=dict)  # fmt: skip
+        with pytest.raises(ValueError, match="is not a cache key"):
+            _write_media(item, bundle, video_path)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == []
+    good = write_video(bundle / "media", "0f" * 32, frames, {}, [0.0])
+    assert good == bundle / "media" / f"{'0f' * 32}.npy" and good.with_suffix(".json").exists()
+
+
 def argv_of(bundle: Path) -> list[str]:
     return json.loads((bundle / "argv.json").read_text(encoding="utf-8"))
 

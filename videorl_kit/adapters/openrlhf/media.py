@@ -17,7 +17,7 @@ Example:
     >>> folder = Path(tempfile.mkdtemp())
     >>> frames = np.zeros((2, 28, 56, 3), dtype=np.uint8)
     >>> meta = {"fps": 30.0, "frames_indices": [0, 15], "total_num_frames": 30}
-    >>> path = write_video(folder, "k1", frames, meta, [0.0, 0.5])
+    >>> path = write_video(folder, "0f" * 32, frames, meta, [0.0, 0.5])
     >>> video, loaded, timestamps = read_video(path)
     >>> video.shape, loaded["frames_indices"], timestamps
     ((2, 28, 56, 3), [0, 15], [0.0, 0.5])
@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from videorl_kit.store.row_digest import checked_cache_key
+
 VIDEO_SUFFIX = ".npy"
 
 
@@ -41,9 +43,12 @@ def write_video(
     video_metadata: dict[str, Any],
     timestamps_s: list[float],
 ) -> Path:
-    """Write one native-video item (frames and metadata) and return the ``.npy`` path."""
+    """Write one native-video item (frames and metadata) and return the ``.npy`` path.
+
+    ``key`` names the files: a cache key (64 hex digits), anything else is a ``ValueError``.
+    """
+    path = folder / f"{checked_cache_key(key)}{VIDEO_SUFFIX}"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{key}{VIDEO_SUFFIX}"
     np.save(path, np.ascontiguousarray(frames, dtype=np.uint8), allow_pickle=False)
     meta = {"video_metadata": video_metadata, "timestamps_s": list(timestamps_s)}
     path.with_suffix(".json").write_text(json.dumps(meta, sort_keys=True), encoding="utf-8")

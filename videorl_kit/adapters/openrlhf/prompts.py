@@ -26,6 +26,7 @@ from typing import Any
 from videorl_kit.adapters.openrlhf.labels import encode_label
 from videorl_kit.adapters.openrlhf.media import write_png_frames, write_video
 from videorl_kit.media.chat import frame_messages, timestamp_text, video_messages
+from videorl_kit.store.row_digest import checked_cache_key
 from videorl_kit.store.torch_dataset import CachedSampleDataset
 
 VIDEO_PATHS = ("frames_as_images", "native")
@@ -86,14 +87,15 @@ class _ImageTokens:
 
 def _write_media(item: Any, bundle: Path, video_path: str) -> list[str]:
     """Export one cached video or image once; the paths a row lists for it."""
+    name = checked_cache_key(item.cache_key)  # file names come from keys: never a path
     if video_path == "native" and item.modality == "video":
-        path = bundle / "media" / f"{item.cache_key}.npy"
+        path = bundle / "media" / f"{name}.npy"
         if not path.exists():
             meta = item.video_metadata()
-            write_video(path.parent, item.cache_key, item.frames, meta, item.timestamps_s)
+            write_video(path.parent, name, item.frames, meta, item.timestamps_s)
         return [str(path)]
     frames = item.frames if item.modality == "video" else item.frames[:1]
-    folder = bundle / "frames" / item.cache_key
+    folder = bundle / "frames" / name
     paths = [folder / f"{index}.png" for index in range(len(frames))]
     if not all(path.exists() for path in paths):
         paths = write_png_frames(folder, frames)
