@@ -460,23 +460,41 @@ def verify_command(
     tolerance: Annotated[
         int, typer.Option("--tolerance", min=0, max=255, help="Accepted max pixel difference.")
     ] = 0,
+    specs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--spec",
+            help="Task spec (file or folder, repeatable) to check the samples against "
+            "(default: the spec files the store recorded).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Re-decode a random sample of cached rows and compare them with the cache.
+    """Re-decode a random sample of cached rows and compare them with the cache, and check
+    every ready sample against its task spec's data row.
 
     Checks each row's bytes against its stored sha256, the source's content hash, then the
     frame indices, timestamps and pixels of a fresh decode (bit-exact unless --tolerance).
-    Exits 1 if any row is corrupt or does not match; `cache repair` fixes corrupt rows.
+    Each ready sample's answer, options and problem type must equal its spec's data row, and
+    its media keys must name the frames of the row's own files. Exits 1 if any row is
+    corrupt or does not match, or any sample disagrees with its spec; `cache repair` fixes
+    corrupt rows, `build-cache` again rewrites the samples from the specs.
 
     Examples:
 
       videorl-kit cache verify --store cache/
 
       videorl-kit cache verify --store cache/ --sample 0 --json
+
+      videorl-kit cache verify --store downloaded/ --spec task_specs/ --sample 0
     """
+    from videorl_kit.spec import load_spec
     from videorl_kit.store.verify import verify_store
 
-    report = verify_store(store, sample=sample or None, seed=seed, tolerance=tolerance)
+    loaded = [load_spec(path) for path in discover_spec_paths(list(specs or []))]
+    report = verify_store(
+        store, sample=sample or None, seed=seed, tolerance=tolerance, specs=loaded
+    )
     if as_json:
         _print_json(report.as_dict())
     else:
@@ -496,8 +514,28 @@ def verify_command(
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
         if report.counts.get("corrupt"):
             console.print(repair_hint(report.store), markup=False)
+        _print_sample_checks(console, report)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _print_sample_checks(console: Console, report: Any) -> None:
+    """The samples part of ``cache verify``: each disagreement, unchecked tasks, the repair."""
+    for problem in report.samples:
+        console.print(Text(one_line(str(problem)), style="red"))
+    for task, why in report.unchecked_tasks.items():
+        console.print(Text(one_line(f"task {task}: samples not checked: {why}"), style="yellow"))
+    console.print(
+        f"{report.n_samples_checked} samples checked against their specs: "
+        f"{len(report.samples)} disagree",
+        markup=False,
+    )
+    if report.samples:
+        console.print(
+            f"build the samples again from the specs with `videorl-kit build-cache SPEC... "
+            f"--store {report.store}` (the gold always comes from the spec)",
+            markup=False,
+        )
 
 
 @cache_app.command("repair")

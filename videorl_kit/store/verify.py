@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
+from videorl_kit.store.sample_check import FrameSources, SampleProblem, check_store_samples
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     FAILURES_TABLE,
@@ -38,6 +39,9 @@ from videorl_kit.store.schema import (
 )
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.worker import DecodeTask, decode_media
+
+if TYPE_CHECKING:
+    from videorl_kit.spec.models import TaskSpec
 
 
 def _folder_bytes(path: Path) -> int:
@@ -186,6 +190,9 @@ class VerifyReport:
     store: str
     checked: list[RowCheck] = field(default_factory=list)
     tolerance: int = 0
+    samples: list[SampleProblem] = field(default_factory=list)
+    n_samples_checked: int = 0
+    unchecked_tasks: dict[str, str] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -194,8 +201,11 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when no row is mismatched, corrupt or in error (missing sources are reported)."""
-        return all(c.status in ("ok", "source_missing", "source_changed") for c in self.checked)
+        """True when no frames row is mismatched, corrupt or in error (missing sources are
+        reported) and every checked sample agrees with its spec's data row."""
+        frames_ok = all(c.status in ("ok", "source_missing", "source_changed")
+                        for c in self.checked)  # fmt: skip
+        return frames_ok and not self.samples
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -206,6 +216,9 @@ class VerifyReport:
             "counts": self.counts,
             "ok": self.ok,
             "rows": [c.__dict__ for c in self.checked],
+            "n_samples_checked": self.n_samples_checked,
+            "samples": [p.as_dict() for p in self.samples],
+            "unchecked_tasks": self.unchecked_tasks,
         }
 
 
@@ -280,21 +293,30 @@ def verify_store(
     seed: int = 0,
     tolerance: int = 0,
     keys: Sequence[str] | None = None,
+    specs: Sequence[TaskSpec] = (),
 ) -> VerifyReport:
-    """Re-decode ``sample`` random rows (all rows when None) and compare them with the cache.
+    """Re-decode ``sample`` random rows (all rows when None) and compare them with the cache,
+    and check every ready sample against its spec's data row
+    (:func:`~videorl_kit.store.sample_check.check_store_samples`: ``specs``, else the spec
+    files the store recorded).
 
     Example:
         >>> report = verify_store(store_dir, sample=2)
-        >>> report.counts
-        {'ok': 2}
+        >>> report.counts, report.samples
+        ({'ok': 2}, [])
     """
-    store = FrameStore.open(store_dir)
+    tables = StoreTables.open(store_dir)
+    store = FrameStore(tables)
+    samples = check_store_samples(tables, FrameSources.of(store.metadata()), specs)
     chosen = list(keys) if keys is not None else store.keys()
     if keys is None and sample is not None and sample < len(chosen):
         # drawn from the sorted keys: the same seed picks the same rows however the table
         # is laid out (updates and compaction reorder rows, not keys)
         chosen = sorted(random.Random(seed).sample(sorted(chosen), sample))
-    report = VerifyReport(store=str(store.root), tolerance=tolerance)
+    report = VerifyReport(
+        store=str(store.root), tolerance=tolerance, samples=samples.problems,
+        n_samples_checked=samples.n_checked, unchecked_tasks=samples.unchecked_tasks,
+    )  # fmt: skip
     sources: dict[str, str] | None = None
     for key in chosen:
         try:
