@@ -182,16 +182,20 @@ class PathRoots:
         text = os.fspath(written)
         absolute = os.path.isabs(text)
         joined = text if absolute else os.path.join(os.fspath(base), text)
-        if (not absolute or not self.allow_absolute) and not _inside(
-            os.path.abspath(joined), self._lexical
-        ):
-            why = "is outside" if absolute else "leaves"
-            raise PathRefused(field, written, f"{why} its root ({_roots(self._lexical)})")
+        if not absolute or not self.allow_absolute:
+            normal = os.path.abspath(joined)
+            if not any(normal == f or normal.startswith(p) for f, p in self._prefixes):
+                why = "is outside" if absolute else "leaves"
+                raise PathRefused(field, written, f"{why} its root ({_roots(self._lexical)})")
         return Path(joined)
 
     @cached_property
     def _lexical(self) -> tuple[str, ...]:
         return tuple(os.path.abspath(f) for f in self.folders)
+
+    @cached_property
+    def _prefixes(self) -> tuple[tuple[str, str], ...]:  # what _inside compares, made once
+        return tuple((f, f.rstrip(os.sep) + os.sep) for f in self._lexical)
 
 
 def _not_special(path: Path, written: str | os.PathLike[str], field: str) -> Path:
