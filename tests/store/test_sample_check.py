@@ -195,3 +195,18 @@ def test_a_spec_written_in_code_checks_the_same(world: Path, tmp_path: Path) -> 
     _update(store, "row-1", {"answer": "'0'"})
     with pytest.raises(StoreMismatchError, match=r"build-cache SPEC\.\.\. --store"):
         CachedSampleDataset(store, spec=spec)
+
+
+def test_trajectories_are_scored_with_the_specs_gold(copy: Path, tmp_path: Path) -> None:
+    """``trajectories import`` re-scores each response: never against an edited store gold."""
+    from videorl_kit.train.offline.importer import import_trajectories
+
+    lines = tmp_path / "offline.jsonl"
+    lines.write_text(json.dumps({"task_id": TASK, "sample_id": "row-2", "model": "m",
+                                 "response": "<answer>2</answer>"}) + "\n")  # fmt: skip
+    _update(copy / "store", "row-1", {"answer": "'2'"})
+    with pytest.raises(StoreMismatchError, match=r"row 2 \(id 'row-1'\): the store's answer"):
+        import_trajectories([lines], copy / "store", specs=[copy / f"{TASK}.yaml"])
+    _update(copy / "store", "row-1", {"answer": "'1'"})  # put back: the import scores as before
+    report = import_trajectories([lines], copy / "store", specs=[copy / f"{TASK}.yaml"])
+    assert report.n_new == 1

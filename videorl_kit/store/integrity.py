@@ -37,6 +37,8 @@ from pathlib import Path
 
 import lance
 
+from videorl_kit.core.errors import VideoRLKitError
+
 STATE_NAME = "videorl_kit_state.json"
 """File in the store folder: ``{"versions": {table: last version the kit committed}}``."""
 
@@ -103,7 +105,7 @@ def _outside(root: Path, path: Path) -> str | None:
     return None
 
 
-class StateFileError(ValueError):
+class StateFileError(VideoRLKitError, ValueError):
     """The state file is present but cannot be read as ``{"versions": {table: int}}``."""
 
 
