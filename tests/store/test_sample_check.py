@@ -210,3 +210,15 @@ def test_trajectories_are_scored_with_the_specs_gold(copy: Path, tmp_path: Path)
     _update(copy / "store", "row-1", {"answer": "'1'"})  # put back: the import scores as before
     report = import_trajectories([lines], copy / "store", specs=[copy / f"{TASK}.yaml"])
     assert report.n_new == 1
+
+
+def test_cache_export_writes_no_edited_gold(copy: Path, tmp_path: Path) -> None:
+    """samples.jsonl hands the gold to trainers outside the kit: an edited one refuses it."""
+    from videorl_kit.store.verify import export_store
+
+    report = export_store(copy / "store", tmp_path / "ok", specs=[_spec(copy)])
+    assert report.n_samples == 4 and report.unchecked_tasks == {}
+    _update(copy / "store", "row-0", {"answer": "'9'"})
+    with pytest.raises(StoreMismatchError, match=r"row 1 \(id 'row-0'\)"):
+        export_store(copy / "store", tmp_path / "bad", specs=[_spec(copy)])
+    assert not (tmp_path / "bad").exists()  # refused before anything is written

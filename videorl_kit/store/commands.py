@@ -575,13 +575,22 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for frame files and manifests.")],
     fmt: Annotated[str, typer.Option("--format", help="Image format: jpg or png.")] = "jpg",
     quality: Annotated[int, typer.Option("--quality", min=1, max=100, help="JPEG quality.")] = 95,
+    specs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--spec",
+            help="Task spec (file or folder, repeatable) to check the samples against "
+            "(default: the spec files the store recorded).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export cached frames as image files plus manifest.jsonl and samples.jsonl.
 
     manifest.jsonl has one line per cached item (frame files, frame indices, timestamps,
     source fps, video_metadata); samples.jsonl lists ready samples with their frame files,
-    for trainers that need paths (e.g. OpenRLHF).
+    for trainers that need paths (e.g. OpenRLHF). The samples are checked against their
+    specs first (as `cache verify` does): a sample that disagrees refuses the export.
 
     Examples:
 
@@ -589,21 +598,26 @@ def export_command(
 
       videorl-kit cache export --store cache/ --out export/ --format png --json
     """
+    from videorl_kit.spec import load_spec
     from videorl_kit.store.verify import export_store
 
     if fmt not in ("jpg", "png"):
         raise UserError(f"--format must be jpg or png, not {fmt!r}")
+    loaded = [load_spec(path) for path in discover_spec_paths(list(specs or []))]
     if as_json:
-        report = export_store(store, out, fmt=fmt, quality=quality)  # type: ignore[arg-type]
+        report = export_store(store, out, fmt=fmt, quality=quality, specs=loaded)  # type: ignore[arg-type]
         _print_json(report.as_dict())
         return
     with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=_console(stderr=True)) as bar:  # fmt: skip
         task = bar.add_task("export", total=None)
         report = export_store(
-            store, out, fmt=fmt, quality=quality,  # type: ignore[arg-type]
+            store, out, fmt=fmt, quality=quality, specs=loaded,  # type: ignore[arg-type]
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )  # fmt: skip
+    for task_id, why in report.unchecked_tasks.items():
+        _console().print(Text(one_line(f"task {task_id}: samples not checked: {why}"),
+                              style="yellow"))  # fmt: skip
     _console().print(
         f"wrote {report.n_files} frame files of {report.n_items} items and {report.n_samples} "
         f"samples to {report.out} (manifest: {report.manifest})",

@@ -29,7 +29,12 @@ from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
-from videorl_kit.store.sample_check import FrameSources, SampleProblem, check_store_samples
+from videorl_kit.store.sample_check import (
+    FrameSources,
+    SampleProblem,
+    check_store_samples,
+    refuse,
+)
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     FAILURES_TABLE,
@@ -350,10 +355,22 @@ class ExportReport:
     n_samples: int = 0
     manifest: str = ""
     samples_manifest: str = ""
+    unchecked_tasks: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return dict(self.__dict__)
+
+
+def _samples_agree_with_specs(
+    store_dir: str | Path, store: FrameStore, specs: Sequence[TaskSpec]
+) -> dict[str, str]:
+    """Refuse (:class:`StoreMismatchError`) a store whose samples disagree with their specs;
+    return the tasks that could not be checked, with why."""
+    checked = check_store_samples(StoreTables.open(store_dir), FrameSources.of(store.metadata()),
+                                  specs)  # fmt: skip
+    refuse(store.root, checked.problems)
+    return checked.unchecked_tasks
 
 
 def _write_image(frame: np.ndarray, path: Path, fmt: str, quality: int) -> None:
@@ -378,8 +395,15 @@ def export_store(
     quality: int = 95,
     keys: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    specs: Sequence[TaskSpec] = (),
 ) -> ExportReport:
     """Write every cached item's frames as image files plus ``manifest.jsonl``.
+
+    ``samples.jsonl`` carries each sample's gold for trainers outside the kit, so the store's
+    samples are first checked against their specs (``specs``, else the recorded spec files;
+    :func:`~videorl_kit.store.sample_check.check_store_samples`): a disagreement refuses the
+    export before anything is written; tasks that could not be checked are listed in the
+    report's ``unchecked_tasks``.
 
     Layout: ``<out>/frames/<cache_key>/<i:06d>.<fmt>``; ``manifest.jsonl`` has one line per
     item with the relative frame paths and timing metadata (frame indices, timestamps,
@@ -395,9 +419,10 @@ def export_store(
     if fmt not in ("jpg", "png"):
         raise UserError(f"--format must be jpg or png, not {fmt!r}")
     store = FrameStore.open(store_dir)
+    unchecked = _samples_agree_with_specs(store_dir, store, specs)
     out = Path(out_dir)
     (out / "frames").mkdir(parents=True, exist_ok=True)
-    report = ExportReport(out=str(out))
+    report = ExportReport(out=str(out), unchecked_tasks=unchecked)
     chosen = list(keys) if keys is not None else store.keys()
     paths_of: dict[str, list[str]] = {}
     manifest = out / "manifest.jsonl"
