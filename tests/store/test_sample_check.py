@@ -222,3 +222,30 @@ def test_cache_export_writes_no_edited_gold(copy: Path, tmp_path: Path) -> None:
     with pytest.raises(StoreMismatchError, match=r"row 1 \(id 'row-0'\)"):
         export_store(copy / "store", tmp_path / "bad", specs=[_spec(copy)])
     assert not (tmp_path / "bad").exists()  # refused before anything is written
+
+
+def test_a_passed_check_is_remembered_only_while_nothing_changed(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second open of the same dataset skips re-reading the spec's rows; any edit of the
+    store's rows or of the data file after a passed check is still refused."""
+    from videorl_kit.store import sample_check
+
+    calls = []
+    real = sample_check.iter_samples
+
+    def counting(*args, **kwargs):  # the real reader, counted
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sample_check, "iter_samples", counting)
+    CachedSampleDataset(copy / "store", spec=_spec(copy))
+    CachedSampleDataset(copy / "store", spec=_spec(copy))
+    assert len(calls) == 1
+    _update(copy / "store", "row-2", {"answer": "'8'"})  # after a remembered pass
+    assert "the store's answer '8'" in _refusal(copy)
+    _update(copy / "store", "row-2", {"answer": "'2'"})
+    CachedSampleDataset(copy / "store", spec=_spec(copy))
+    data = copy / f"{TASK}.jsonl"
+    data.write_text(data.read_text().replace('"answer": "2"', '"answer": "6"'))
+    assert "the store's answer '2' differs from the spec's data row ('6')" in _refusal(copy)

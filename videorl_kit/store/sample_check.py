@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -49,9 +50,9 @@ from videorl_kit.core.safe_text import quoted
 from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, frame_folder_hash
 from videorl_kit.media.hashing import file_content_hash
 from videorl_kit.spec import load_spec
-from videorl_kit.spec.data import iter_samples
+from videorl_kit.spec.data import data_file, iter_samples
 from videorl_kit.store.errors import StoreMismatchError
-from videorl_kit.store.provenance import pin_hub_data
+from videorl_kit.store.provenance import pin_hub_data, spec_sha256
 from videorl_kit.store.schema import SAMPLES_TABLE
 
 if TYPE_CHECKING:
@@ -235,6 +236,73 @@ def check_samples(
                             f"{key[:16]} is the frames row of {quoted(source.source_uri, 200)} "
                             "(another file's frames)")  # fmt: skip
     return problems
+
+
+_AGREED: dict[tuple[Any, ...], None] = {}
+"""Checks that found nothing, in this process (see :func:`check_dataset`); bounded."""
+
+_AGREED_MAX = 256
+
+
+def _agreement_key(
+    tables: StoreTables, spec: TaskSpec, rows: Sequence[dict[str, Any]]
+) -> tuple[Any, ...] | None:
+    """What a passed check depends on: the checked columns of the rows, the store's table
+    versions (the frames rows the keys name), the spec's content and its data file's
+    identity (None for Hub data: never remembered)."""
+    if spec.data.hub is not None:
+        return None
+    try:
+        path = data_file(spec)
+        info = os.stat(path)
+    except (OSError, UserError):
+        return None
+    checked = [
+        (r["sample_id"], r["answer"], r["options"], r["problem_type"], r["video_keys"],
+         r["image_keys"])
+        for r in rows if r["task_id"] == spec.id
+    ]  # fmt: skip
+    content = hashlib.blake2b(repr(checked).encode("utf-8", "surrogatepass")).hexdigest()
+    versions = tuple(sorted(tables.latest_versions().items()))
+    return (os.path.realpath(tables.root), versions, spec_sha256(spec), str(path),
+            info.st_size, info.st_mtime_ns, info.st_ino, content)  # fmt: skip
+
+
+def check_dataset(
+    tables: StoreTables, rows: Sequence[dict[str, Any]], spec: TaskSpec, frames: FrameSources
+) -> None:
+    """:func:`check_samples` then :func:`refuse`, for a dataset opened over ``rows``.
+
+    A check that found nothing is remembered for this process while the store's tables are
+    at the same versions and the spec and its data file are unchanged, so the second open of
+    the same dataset (a trainer's plan, then its dataset) does not read the rows again.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> from videorl_kit.spec.models import TaskSpec
+        >>> from videorl_kit.store.tables import StoreTables
+        >>> data = pathlib.Path(tempfile.mkdtemp()) / "rows.jsonl"
+        >>> _ = data.write_text(json.dumps({"id": "q1", "problem": "2+2?", "answer": 4}))
+        >>> spec = TaskSpec.model_validate({"id": "t", "version": 1, "problem_type":
+        ...     "numerical", "data": {"path": str(data)}, "prompt": {"template": "x"}})
+        >>> tables = StoreTables.create(data.parent / "store")
+        >>> row = {"task_id": "t", "sample_id": "q1", "problem_type": "numerical",
+        ...        "answer": "4", "options": None, "video_keys": [], "image_keys": []}
+        >>> check_dataset(tables, [row], spec, FrameSources({}))  # agrees: nothing happens
+        >>> check_dataset(tables, [{**row, "answer": "5"}], spec, FrameSources({}))
+        Traceback (most recent call last):
+        ...
+        videorl_kit.store.errors.StoreMismatchError: ...: task t row 1 (id 'q1'): the store's ...
+    """
+    key = _agreement_key(tables, spec, rows)
+    if key is not None and key in _AGREED:
+        return
+    refuse(tables.root, check_samples(rows, spec, frames),
+           [str(spec.source_file)] if spec.source_file else [])  # fmt: skip
+    if key is not None:
+        if len(_AGREED) >= _AGREED_MAX:
+            _AGREED.pop(next(iter(_AGREED)))
+        _AGREED[key] = None
 
 
 def _shown(value: Any) -> str:

@@ -54,7 +54,7 @@ from videorl_kit.store.collate import collate_samples
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
 from videorl_kit.store.reader import CachedFrames, FrameStore, budget_dict, require_budget
-from videorl_kit.store.sample_check import FrameSources, check_samples, refuse
+from videorl_kit.store.sample_check import FrameSources, check_dataset
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import SAMPLES_TABLE
 from videorl_kit.store.tables import StoreTables
@@ -203,10 +203,8 @@ class CachedSampleDataset:
         self.budget_hashes: dict[str, str] = (
             {} if budget is None else check_sample_budgets(tables, budget, rows)
         )
-        if spec is not None:
-            problems = check_samples(rows, spec, FrameSources.of(self.frames.metadata()))
-            spec_file = [str(spec.source_file)] if spec.source_file else []
-            refuse(tables.root, problems, spec_file)
+        if spec is not None:  # the gold and the media come from the spec's data rows
+            check_dataset(tables, rows, spec, FrameSources.of(self.frames.metadata()))
         self._positions: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             self._positions.setdefault(row["sample_id"], []).append(index)
