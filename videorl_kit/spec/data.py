@@ -312,15 +312,22 @@ def row_is_kept(spec: TaskSpec, row: Any) -> bool:
     return True
 
 
-def iter_samples(spec: TaskSpec) -> Iterator[Sample]:
+def iter_samples(spec: TaskSpec, *, paths_by_name: bool = False) -> Iterator[Sample]:
     """Yield every kept row of ``spec`` as a :class:`Sample` (unusable rows carry a skip rule).
 
     A spec with ``eval.annotations`` reads rows in the benchmark's own layout first
     (:func:`~videorl_kit.spec.annotations.apply_layout`); ``Sample.raw`` keeps the raw row.
     Raises :class:`UserError` if the data file is missing or unreadable as a whole.
+    ``paths_by_name`` resolves media paths by their names only (no link followed, no file
+    looked at: :class:`~videorl_kit.spec.paths.PathRoots`), for a reader that compares the
+    rows with a built store and opens none of the media.
     """
     path = data_file(spec)
-    media = PathRoots((media_root_of(spec, path),), allow_absolute=spec.data.allow_absolute_paths)
+    media = PathRoots(
+        (media_root_of(spec, path),),
+        allow_absolute=spec.data.allow_absolute_paths,
+        by_name_only=paths_by_name,
+    )
     layout = spec.eval.annotations if spec.eval is not None else None
     kept = 0
     for index, (line, row) in enumerate(spec_rows(spec, path)):

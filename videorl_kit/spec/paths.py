@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from videorl_kit.core.errors import UserError
@@ -139,11 +140,14 @@ def _inside(path: str, folders: tuple[str, ...]) -> bool:
 class PathRoots:
     """Folders that paths must stay inside, and whether absolute paths may leave them.
 
-    Whatever the roots, a device, FIFO or socket is never accepted.
+    Whatever the roots, a device, FIFO or socket is never accepted. ``by_name_only`` checks
+    paths by their names alone (no link followed, nothing stat'ed): for re-reading the rows
+    of a store already built, whose media the reader does not open.
     """
 
     folders: tuple[Path, ...]
     allow_absolute: bool = False
+    by_name_only: bool = False
 
     def resolve(self, written: str | os.PathLike[str], *, base: Path, field: str = "path") -> Path:
         """``written`` resolved against ``base``; raises :class:`PathRefused` if it leaves.
@@ -158,6 +162,8 @@ class PathRoots:
         """
         if "\0" in os.fspath(written):  # no file name holds one; os calls would raise
             raise PathRefused(field, written, "holds a NUL character", outside=False)
+        if self.by_name_only:
+            return self._by_name(written, base, field)
         path = Path(written)
         joined = path if path.is_absolute() else base / path
         lexical = tuple(os.path.abspath(f) for f in self.folders)
@@ -170,6 +176,26 @@ class PathRoots:
             why = "is outside" if path.is_absolute() else "is a link that points outside"
             raise PathRefused(field, written, f"{why} its root ({_roots(lexical)})", allowable=True)
         return _not_special(joined, written, field)
+
+    def _by_name(self, written: str | os.PathLike[str], base: Path, field: str) -> Path:
+        """:meth:`resolve` by names only (string operations: this runs once per row)."""
+        text = os.fspath(written)
+        absolute = os.path.isabs(text)
+        joined = text if absolute else os.path.join(os.fspath(base), text)
+        if not absolute or not self.allow_absolute:
+            normal = os.path.abspath(joined)
+            if not any(normal == f or normal.startswith(p) for f, p in self._prefixes):
+                why = "is outside" if absolute else "leaves"
+                raise PathRefused(field, written, f"{why} its root ({_roots(self._lexical)})")
+        return Path(joined)
+
+    @cached_property
+    def _lexical(self) -> tuple[str, ...]:
+        return tuple(os.path.abspath(f) for f in self.folders)
+
+    @cached_property
+    def _prefixes(self) -> tuple[tuple[str, str], ...]:  # what _inside compares, made once
+        return tuple((f, f.rstrip(os.sep) + os.sep) for f in self._lexical)
 
 
 def _not_special(path: Path, written: str | os.PathLike[str], field: str) -> Path:

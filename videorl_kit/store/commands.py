@@ -460,25 +460,43 @@ def verify_command(
     tolerance: Annotated[
         int, typer.Option("--tolerance", min=0, max=255, help="Accepted max pixel difference.")
     ] = 0,
+    specs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--spec",
+            help="Task spec (file or folder, repeatable) to check the samples against "
+            "(default: the spec files the store recorded).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Re-decode a random sample of cached rows and compare them with the cache.
+    """Re-decode a random sample of cached rows and compare them with the cache, and check
+    every ready sample against its task spec's data row.
 
     Checks each row's metadata against its digest and its bytes against their checksums and
     sha256, the source's content hash, then the frame indices, timestamps and pixels of a
     fresh decode (bit-exact unless --tolerance). A source that is a FIFO or device is not read
-    (the row is `unverifiable`, with the reason). Exits 1 if any row is corrupt or does not
-    match; `cache repair` fixes corrupt rows.
+    (the row is `unverifiable`, with the reason). Each ready sample's answer, options and
+    problem type must equal its spec's data row, and its media keys must name the frames of
+    the row's own files. Exits 1 if any row is corrupt or does not match, or any sample
+    disagrees with its spec; `cache repair` fixes corrupt rows, `build-cache` again rewrites
+    the samples from the specs.
 
     Examples:
 
       videorl-kit cache verify --store cache/
 
       videorl-kit cache verify --store cache/ --sample 0 --json
+
+      videorl-kit cache verify --store downloaded/ --spec task_specs/ --sample 0
     """
+    from videorl_kit.spec import load_spec
     from videorl_kit.store.verify import verify_store
 
-    report = verify_store(store, sample=sample or None, seed=seed, tolerance=tolerance)
+    loaded = [load_spec(path) for path in discover_spec_paths(list(specs or []))]
+    report = verify_store(
+        store, sample=sample or None, seed=seed, tolerance=tolerance, specs=loaded
+    )
     if as_json:
         _print_json(report.as_dict())
     else:
@@ -499,8 +517,28 @@ def verify_command(
         console.print(f"{len(report.checked)} rows checked: {report.counts}", markup=False)
         if report.counts.get("corrupt"):
             console.print(repair_hint(report.store), markup=False)
+        _print_sample_checks(console, report)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _print_sample_checks(console: TerminalConsole, report: Any) -> None:
+    """The samples part of ``cache verify``: each disagreement, unchecked tasks, the repair."""
+    for problem in report.samples:
+        console.print(Text(one_line(str(problem)), style="red"))
+    for task, why in report.unchecked_tasks.items():
+        console.print(Text(one_line(f"task {task}: samples not checked: {why}"), style="yellow"))
+    console.print(
+        f"{report.n_samples_checked} samples checked against their specs: "
+        f"{len(report.samples)} disagree",
+        markup=False,
+    )
+    if report.samples:
+        console.print(
+            f"build the samples again from the specs with `videorl-kit build-cache SPEC... "
+            f"--store {report.store}` (the gold always comes from the spec)",
+            markup=False,
+        )
 
 
 @cache_app.command("repair")
@@ -540,13 +578,22 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for frame files and manifests.")],
     fmt: Annotated[str, typer.Option("--format", help="Image format: jpg or png.")] = "jpg",
     quality: Annotated[int, typer.Option("--quality", min=1, max=100, help="JPEG quality.")] = 95,
+    specs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--spec",
+            help="Task spec (file or folder, repeatable) to check the samples against "
+            "(default: the spec files the store recorded).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export cached frames as image files plus manifest.jsonl and samples.jsonl.
 
     manifest.jsonl has one line per cached item (frame files, frame indices, timestamps,
     source fps, video_metadata); samples.jsonl lists ready samples with their frame files,
-    for trainers that need paths (e.g. OpenRLHF).
+    for trainers that need paths (e.g. OpenRLHF). The samples are checked against their
+    specs first (as `cache verify` does): a sample that disagrees refuses the export.
 
     Examples:
 
@@ -554,21 +601,26 @@ def export_command(
 
       videorl-kit cache export --store cache/ --out export/ --format png --json
     """
+    from videorl_kit.spec import load_spec
     from videorl_kit.store.verify import export_store
 
     if fmt not in ("jpg", "png"):
         raise UserError(f"--format must be jpg or png, not {fmt!r}")
+    loaded = [load_spec(path) for path in discover_spec_paths(list(specs or []))]
     if as_json:
-        report = export_store(store, out, fmt=fmt, quality=quality)  # type: ignore[arg-type]
+        report = export_store(store, out, fmt=fmt, quality=quality, specs=loaded)  # type: ignore[arg-type]
         _print_json(report.as_dict())
         return
     with Progress(TextColumn("export"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=_console(stderr=True)) as bar:  # fmt: skip
         task = bar.add_task("export", total=None)
         report = export_store(
-            store, out, fmt=fmt, quality=quality,  # type: ignore[arg-type]
+            store, out, fmt=fmt, quality=quality, specs=loaded,  # type: ignore[arg-type]
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )  # fmt: skip
+    for task_id, why in report.unchecked_tasks.items():
+        _console().print(Text(one_line(f"task {task_id}: samples not checked: {why}"),
+                              style="yellow"))  # fmt: skip
     _console().print(
         f"wrote {report.n_files} frame files of {report.n_items} items and {report.n_samples} "
         f"samples to {report.out} (manifest: {report.manifest})",

@@ -9,6 +9,15 @@ serve version N-1; the kit therefore records the versions it last committed in a
 file (:data:`STATE_NAME`) and :func:`rolled_back_tables` reports a table whose newest version
 is older than that record.
 
+The state file is itself part of the check, so losing it must not switch the check off:
+a state file that is present but unreadable (not JSON, not ``{"versions": {table: int}}``)
+is damage (:func:`state_problem`), and so is a missing state file in a store whose tables
+hold rows. Every store of the current cache schema was written by a kit that records its
+versions after each commit, and :meth:`~videorl_kit.store.tables.StoreTables.create` writes
+the file when it creates a store, so only an empty store may lack it. Both cases name the
+file and ``cache repair``, which records the tables' current versions again (and says that
+a newer version lost at the same time cannot be told apart any more).
+
 Example:
     >>> import tempfile
     >>> from videorl_kit.store.tables import StoreTables
@@ -27,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import lance
+
+from videorl_kit.core.errors import VideoRLKitError
 
 STATE_NAME = "videorl_kit_state.json"
 """File in the store folder: ``{"versions": {table: last version the kit committed}}``."""
@@ -94,18 +105,87 @@ def _outside(root: Path, path: Path) -> str | None:
     return None
 
 
-def recorded_versions(root: Path) -> dict[str, int]:
-    """The table versions the kit last committed (empty when never recorded)."""
+class StateFileError(VideoRLKitError, ValueError):
+    """The state file is present but cannot be read as ``{"versions": {table: int}}``."""
+
+
+def _read_state(root: Path) -> dict[str, int] | None:
+    """The recorded versions; None when there is no state file; :class:`StateFileError`
+    (saying what is wrong) when there is one that cannot be read."""
+    path = root / STATE_NAME
     try:
-        data = json.loads((root / STATE_NAME).read_text(encoding="utf-8"))
-        return {str(k): int(v) for k, v in data.get("versions", {}).items()}
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StateFileError(f"cannot be read ({exc})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise StateFileError(f"is not JSON ({exc})") from None
+    versions = data.get("versions") if isinstance(data, dict) else None
+    if not isinstance(versions, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in versions.values()
+    ):
+        raise StateFileError('is not {"versions": {table: version}}') from None
+    return {str(k): int(v) for k, v in versions.items()}
+
+
+def recorded_versions(root: Path) -> dict[str, int]:
+    """The table versions the kit last committed (empty when never recorded).
+
+    Raises :class:`StateFileError` when the state file is present but unreadable.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> recorded_versions(root)
+        {}
+        >>> _ = (root / STATE_NAME).write_text("[1, 2")
+        >>> recorded_versions(root)
+        Traceback (most recent call last):
+        ...
+        videorl_kit.store.integrity.StateFileError: is not JSON (Expecting ',' delimiter: ...)
+    """
+    return _read_state(root) or {}
+
+
+def state_problem(root: Path, has_rows: bool) -> str | None:
+    """What is wrong with the store's state file, or None when it can be trusted.
+
+    ``has_rows``: whether any table of the store holds rows (then the file must exist).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> state_problem(root, has_rows=False) is None
+        True
+        >>> state_problem(root, has_rows=True)  # doctest: +ELLIPSIS
+        'its version record ... is missing, ...'
+    """
+    path = root / STATE_NAME
+    try:
+        found = _read_state(root)
+    except StateFileError as exc:
+        return (
+            f"its version record {path} {exc}, so a table rolled back to an older version "
+            "(a lost newest manifest) cannot be noticed"
+        )
+    if found is None and has_rows:
+        return (
+            f"its version record {path} is missing, so a table rolled back to an older "
+            "version (a lost newest manifest) cannot be noticed"
+        )
+    return None
 
 
 def record_versions(root: Path, versions: dict[str, int]) -> None:
     """Record ``versions`` as the latest the kit committed (never lowering a recorded one
-    unless ``versions`` comes from :func:`accept_versions`). Written atomically."""
+    unless ``versions`` comes from :func:`accept_versions`). Written atomically.
+
+    Raises :class:`StateFileError` when the present state file is unreadable: only
+    ``cache repair`` (:func:`reset_versions`) replaces such a file.
+    """
     merged = recorded_versions(root)
     for table, version in versions.items():
         merged[table] = max(version, merged.get(table, 0))
@@ -125,6 +205,20 @@ def accept_versions(root: Path, versions: dict[str, int]) -> None:
     merged = recorded_versions(root)
     merged.update(versions)
     _write_state(root, merged)
+
+
+def reset_versions(root: Path, versions: dict[str, int]) -> None:
+    """Replace the state file, whatever it holds, by exactly ``versions`` (``cache repair``
+    after :func:`state_problem` named it).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (root / STATE_NAME).write_text("garbage")
+        >>> reset_versions(root, {"frames": 3}); recorded_versions(root)
+        {'frames': 3}
+    """
+    _write_state(root, dict(versions))
 
 
 def _write_state(root: Path, versions: dict[str, int]) -> None:

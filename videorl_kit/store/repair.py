@@ -3,7 +3,10 @@
 Steps, each recorded in the :class:`RepairReport`:
 
 1. A table whose newest manifest went missing (:mod:`videorl_kit.store.integrity`) is
-   accepted at the version Lance still has; what was committed after it is lost.
+   accepted at the version Lance still has; what was committed after it is lost. A version
+   record that is unreadable, or missing from a store with rows, is written again from the
+   tables' current versions (a version lost at the same time can no longer be noticed: the
+   report says so, and ``cache verify`` or a rebuild settles it).
 2. Fragments whose data file is missing or truncated are dropped from their table (one Lance
    ``Delete`` commit per table); their rows are lost.
 3. Every frames row is checked: its key's form, its metadata against its ``row_digest``
@@ -39,7 +42,13 @@ from videorl_kit.store.engine_local import run_local
 from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.identify import FileIdentity, decoder_identity, failure_row
 from videorl_kit.store.inputs import MediaItem
-from videorl_kit.store.integrity import accept_versions, damaged_files, rolled_back_tables
+from videorl_kit.store.integrity import (
+    accept_versions,
+    damaged_files,
+    reset_versions,
+    rolled_back_tables,
+    state_problem,
+)
 from videorl_kit.store.reader import FrameStore
 from videorl_kit.store.row_digest import is_cache_key, shown_key
 from videorl_kit.store.samples import STATUS_READY
@@ -81,12 +90,13 @@ class RepairReport:
     rows_checked: int = 0
     redecoded: list[str] = field(default_factory=list)
     removed: list[dict[str, str]] = field(default_factory=list)
+    state_reset: str | None = None  # why the version record was written again
 
     @property
     def changed(self) -> bool:
         """True when the repair changed the store."""
         return bool(self.accepted_versions or self.dropped_fragments or self.redecoded
-                    or self.removed)  # fmt: skip
+                    or self.removed or self.state_reset)  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -103,6 +113,12 @@ class RepairReport:
         if not self.changed:
             return f"{head}; nothing to repair"
         lines = [head]
+        if self.state_reset:
+            lines.append(
+                f"the store's {self.state_reset}: recorded the tables' current versions; if "
+                f"the store may have lost a version too, check it with `videorl-kit cache "
+                f"verify --store {self.store}` against the sources or rebuild it"
+            )
         for table, (found, recorded) in self.accepted_versions.items():
             lines.append(f"accepted {table} at version {found} (the kit had committed {recorded})")
         lines += [f"dropped {f}" for f in self.dropped_fragments]
@@ -244,6 +260,10 @@ def repair_store(
     tables = StoreTables.open(store_dir, check=False)
     tables.ensure_writable()
     report = RepairReport(store=str(tables.root))
+    problem = state_problem(tables.root, tables.has_rows())
+    if problem:
+        reset_versions(tables.root, tables.latest_versions())
+        report.state_reset = problem
     rolled_back = rolled_back_tables(tables.root, tables.latest_versions())
     if rolled_back:
         accept_versions(tables.root, {t: found for t, (found, _) in rolled_back.items()})

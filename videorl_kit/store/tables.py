@@ -11,8 +11,9 @@ Creating (for a build) also refuses a store the process cannot write to.
 Example:
     >>> import tempfile
     >>> store = StoreTables.create(tempfile.mkdtemp())
-    >>> sorted(p.name for p in store.root.iterdir())
-    ['failures.lance', 'frames.lance', 'samples.lance', 'trajectories.lance']
+    >>> sorted(p.name for p in store.root.iterdir())  # the tables and the version record
+    ['failures.lance', 'frames.lance', 'samples.lance', 'trajectories.lance',
+     'videorl_kit_state.json']
     >>> store.register_budget("video", {"fps": 2.0})
     'cbf5f76b20dffce2'
     >>> store.budgets()["cbf5f76b20dffce2"]["budget"]
@@ -38,7 +39,13 @@ from videorl_kit.store.errors import (
     rebuild_hint,
     repair_hint,
 )
-from videorl_kit.store.integrity import damaged_files, record_versions, rolled_back_tables
+from videorl_kit.store.integrity import (
+    STATE_NAME,
+    damaged_files,
+    record_versions,
+    rolled_back_tables,
+    state_problem,
+)
 from videorl_kit.store.row_digest import first_malformed_key, malformed_key_problem
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -92,6 +99,8 @@ class StoreTables:
             if not Path(store.uri(name)).is_dir():
                 store._create_table(name)
         store.check_schema_versions()
+        if not (store.root / STATE_NAME).exists() and not store.has_rows():
+            store.record_versions()  # a new store: from now on its version record must exist
         store.check_integrity()
         return store
 
@@ -190,10 +199,15 @@ class StoreTables:
         """Remember the tables' newest versions (after a build or a repair has committed)."""
         record_versions(self.root, self.latest_versions())
 
+    def has_rows(self) -> bool:
+        """True when any table holds a row (counted from the manifests, no data read)."""
+        return any(self.table(name).count_rows() for name in TABLE_NAMES)
+
     def check_integrity(self) -> None:
         """:class:`StoreIntegrityError` (one line) if a frames row's key is not a cache key, a
-        table's data file is missing or truncated, or a table went back to an older version
-        than the kit last committed."""
+        table's data file is missing or truncated, the version record
+        (:data:`~videorl_kit.store.integrity.STATE_NAME`) is unreadable, or missing while the
+        tables hold rows, or a table went back to an older version than the kit last committed."""
         for name in TABLE_NAMES:
             folder = self.root / f"{name}.lance"
             if folder.is_symlink():
@@ -208,6 +222,14 @@ class StoreTables:
             raise StoreIntegrityError(
                 f"{self.root}: the store is damaged: {damaged[0]}{more}; "
                 f"{repair_hint(str(self.root))}"
+            )
+        problem = state_problem(self.root, self.has_rows())
+        if problem:
+            raise StoreIntegrityError(
+                f"{self.root}: the store is damaged: {problem}; run `videorl-kit cache repair "
+                f"--store {self.root}` to record the tables' current versions again (then "
+                f"`videorl-kit cache verify --store {self.root}` against the sources, or "
+                "rebuild, if the store may have lost a version)"
             )
         rolled_back = rolled_back_tables(self.root, self.latest_versions())
         if rolled_back:

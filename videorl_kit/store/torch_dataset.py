@@ -54,6 +54,7 @@ from videorl_kit.store.collate import collate_samples
 from videorl_kit.store.commit import sql_in
 from videorl_kit.store.errors import MissingKeyError, StoreMismatchError, rebuild_hint
 from videorl_kit.store.reader import CachedFrames, FrameStore, budget_dict, require_budget
+from videorl_kit.store.sample_check import FrameSources, check_dataset
 from videorl_kit.store.samples import STATUS_READY
 from videorl_kit.store.schema import SAMPLES_TABLE
 from videorl_kit.store.tables import StoreTables
@@ -76,6 +77,7 @@ _SAMPLE_COLUMNS = [
     "image_budget_hash",
     "prompt_tokens_estimate",
     "row_json",
+    "data_revision",
 ]
 
 
@@ -146,6 +148,14 @@ class CachedSampleDataset:
     Pass the trainer's task ``spec`` (or its ``budget``) to refuse a store whose frames were
     cached under other budgets: the same check, and message, as ``FrameStore.open(budget=)``.
 
+    With a ``spec``, every sample of its task is also checked against the spec's data row
+    (:mod:`videorl_kit.store.sample_check`): the gold answer, options and problem type must
+    equal the row's and each media key must name the frames of the row's own file, else
+    :class:`StoreMismatchError` names the task, the row and the repair (``build-cache``
+    again). The gold a trainer scores with thus always comes from the spec, never from the
+    store alone. Without a spec the rows are the store's copy: use that only to inspect a
+    store you trust.
+
     See the module example for a built store; a store without the asked tasks is refused:
 
     Example:
@@ -193,6 +203,8 @@ class CachedSampleDataset:
         self.budget_hashes: dict[str, str] = (
             {} if budget is None else check_sample_budgets(tables, budget, rows)
         )
+        if spec is not None:  # the gold and the media come from the spec's data rows
+            check_dataset(tables, rows, spec, FrameSources.of(self.frames.metadata()))
         self._positions: dict[str, list[int]] = {}
         for index, row in enumerate(rows):
             self._positions.setdefault(row["sample_id"], []).append(index)

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -31,6 +31,12 @@ from videorl_kit.store.errors import StoreIntegrityError
 from videorl_kit.store.provenance import hub_files_of
 from videorl_kit.store.reader import CachedFrames, FrameStore
 from videorl_kit.store.row_digest import checked_cache_key
+from videorl_kit.store.sample_check import (
+    FrameSources,
+    SampleProblem,
+    check_store_samples,
+    refuse,
+)
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
     FAILURES_TABLE,
@@ -40,6 +46,9 @@ from videorl_kit.store.schema import (
 )
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.worker import DecodeTask, decode_media
+
+if TYPE_CHECKING:
+    from videorl_kit.spec.models import TaskSpec
 
 
 def _folder_bytes(path: Path) -> int:
@@ -192,6 +201,9 @@ class VerifyReport:
     store: str
     checked: list[RowCheck] = field(default_factory=list)
     tolerance: int = 0
+    samples: list[SampleProblem] = field(default_factory=list)
+    n_samples_checked: int = 0
+    unchecked_tasks: dict[str, str] = field(default_factory=dict)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -200,12 +212,14 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when no row is mismatched, corrupt or in error (rows whose source is missing,
-        changed or unreadable are reported, not failed)."""
-        return all(
+        """True when no frames row is mismatched, corrupt or in error (rows whose source is
+        missing, changed or unreadable are reported, not failed) and every checked sample
+        agrees with its spec's data row."""
+        frames_ok = all(
             c.status in ("ok", "source_missing", "source_changed", "unverifiable")
             for c in self.checked
         )
+        return frames_ok and not self.samples
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -216,6 +230,9 @@ class VerifyReport:
             "counts": self.counts,
             "ok": self.ok,
             "rows": [c.__dict__ for c in self.checked],
+            "n_samples_checked": self.n_samples_checked,
+            "samples": [p.as_dict() for p in self.samples],
+            "unchecked_tasks": self.unchecked_tasks,
         }
 
 
@@ -297,21 +314,30 @@ def verify_store(
     seed: int = 0,
     tolerance: int = 0,
     keys: Sequence[str] | None = None,
+    specs: Sequence[TaskSpec] = (),
 ) -> VerifyReport:
-    """Re-decode ``sample`` random rows (all rows when None) and compare them with the cache.
+    """Re-decode ``sample`` random rows (all rows when None) and compare them with the cache,
+    and check every ready sample against its spec's data row
+    (:func:`~videorl_kit.store.sample_check.check_store_samples`: ``specs``, else the spec
+    files the store recorded).
 
     Example:
         >>> report = verify_store(store_dir, sample=2)
-        >>> report.counts
-        {'ok': 2}
+        >>> report.counts, report.samples
+        ({'ok': 2}, [])
     """
-    store = FrameStore.open(store_dir)
+    tables = StoreTables.open(store_dir)
+    store = FrameStore(tables)
+    samples = check_store_samples(tables, FrameSources.of(store.metadata()), specs)
     chosen = list(keys) if keys is not None else store.keys()
     if keys is None and sample is not None and sample < len(chosen):
         # drawn from the sorted keys: the same seed picks the same rows however the table
         # is laid out (updates and compaction reorder rows, not keys)
         chosen = sorted(random.Random(seed).sample(sorted(chosen), sample))
-    report = VerifyReport(store=str(store.root), tolerance=tolerance)
+    report = VerifyReport(
+        store=str(store.root), tolerance=tolerance, samples=samples.problems,
+        n_samples_checked=samples.n_checked, unchecked_tasks=samples.unchecked_tasks,
+    )  # fmt: skip
     sources: dict[str, str] | None = None
     for key in chosen:
         try:
@@ -345,10 +371,22 @@ class ExportReport:
     n_samples: int = 0
     manifest: str = ""
     samples_manifest: str = ""
+    unchecked_tasks: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return dict(self.__dict__)
+
+
+def _samples_agree_with_specs(
+    store_dir: str | Path, store: FrameStore, specs: Sequence[TaskSpec]
+) -> dict[str, str]:
+    """Refuse (:class:`StoreMismatchError`) a store whose samples disagree with their specs;
+    return the tasks that could not be checked, with why."""
+    checked = check_store_samples(StoreTables.open(store_dir), FrameSources.of(store.metadata()),
+                                  specs)  # fmt: skip
+    refuse(store.root, checked.problems)
+    return checked.unchecked_tasks
 
 
 def _write_image(frame: np.ndarray, path: Path, fmt: str, quality: int) -> None:
@@ -373,8 +411,15 @@ def export_store(
     quality: int = 95,
     keys: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    specs: Sequence[TaskSpec] = (),
 ) -> ExportReport:
     """Write every cached item's frames as image files plus ``manifest.jsonl``.
+
+    ``samples.jsonl`` carries each sample's gold for trainers outside the kit, so the store's
+    samples are first checked against their specs (``specs``, else the recorded spec files;
+    :func:`~videorl_kit.store.sample_check.check_store_samples`): a disagreement refuses the
+    export before anything is written; tasks that could not be checked are listed in the
+    report's ``unchecked_tasks``.
 
     Layout: ``<out>/frames/<cache_key>/<i:06d>.<fmt>``; ``manifest.jsonl`` has one line per
     item with the relative frame paths and timing metadata (frame indices, timestamps,
@@ -390,9 +435,10 @@ def export_store(
     if fmt not in ("jpg", "png"):
         raise UserError(f"--format must be jpg or png, not {fmt!r}")
     store = FrameStore.open(store_dir)
+    unchecked = _samples_agree_with_specs(store_dir, store, specs)
     out = Path(out_dir)
     (out / "frames").mkdir(parents=True, exist_ok=True)
-    report = ExportReport(out=str(out))
+    report = ExportReport(out=str(out), unchecked_tasks=unchecked)
     chosen = list(keys) if keys is not None else store.keys()
     paths_of: dict[str, list[str]] = {}
     manifest = out / "manifest.jsonl"

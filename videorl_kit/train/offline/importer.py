@@ -50,7 +50,8 @@ from videorl_kit.rewards.task import TaskReward
 from videorl_kit.spec.loader import SpecError, load_spec
 from videorl_kit.spec.models import TaskSpec
 from videorl_kit.store.commit import sql_in
-from videorl_kit.store.samples import STATUS_SKIPPED
+from videorl_kit.store.sample_check import FrameSources, check_samples, refuse
+from videorl_kit.store.samples import STATUS_READY, STATUS_SKIPPED
 from videorl_kit.store.schema import SAMPLES_TABLE, canonical_json, sha256_text
 from videorl_kit.store.tables import StoreTables
 from videorl_kit.store.trajectories import append_trajectories
@@ -180,6 +181,11 @@ class _Tasks:
                 .to_table(columns=columns, filter=sql_in("task_id", [task_id]))
                 .to_pylist()
             )
+            spec = self.specs[task_id]
+            ready = [{**r, "task_id": task_id} for r in rows if r["status"] == STATUS_READY]
+            # the gold the trajectories are scored with: the spec's, never an edited store's
+            problems = check_samples(ready, spec, FrameSources({}), media=False)
+            refuse(self.tables.root, problems, [str(spec.source_file)] if spec.source_file else [])
             self._samples[task_id] = {
                 r["sample_id"]: StoredSample(*(r[c] for c in columns[:-1])) for r in rows
             }
