@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 
 from videorl_kit.cli import app
 from videorl_kit.core.terminal import TerminalConsole, json_for_terminal
+from videorl_kit.rewards.text import remove_invisible
 
 REPO = Path(__file__).resolve().parents[1]
 ESCAPES = "x\x1b]52;c;cHduZWQ=\x07\x1b[2J\x9b2J\u202e\u2028\U000e0041y"
@@ -123,7 +124,9 @@ def test_reward_score_json_and_table_show_responses_as_escapes(tmp_path: Path):
         assert result.exit_code == 0, result.output
         assert not _raw(result.output), repr(result.output)
     (line,) = [json.loads(text) for text in as_json.stdout.splitlines() if text.strip()]
-    assert line["details"]["extracted"] == ESCAPES  # the JSON reads back the same
+    # the JSON reads back what was graded: the response less the characters that render as
+    # nothing (grading removes them; the terminal's escapes are kept and escaped on screen)
+    assert line["details"]["extracted"] == remove_invisible(ESCAPES)
     assert json.loads(explained.stdout)
 
 

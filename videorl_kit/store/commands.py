@@ -32,6 +32,14 @@ from videorl_kit.store.errors import repair_hint
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 StoreOption = Annotated[Path, typer.Option("--store", help="Store folder (Lance tables).")]
+SpecCheckOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--spec",
+        help="Task spec (file or folder, repeatable) to check the samples against "
+        "(default: the spec files the store recorded).",
+    ),
+]
 
 cache_app = typer.Typer(
     name="cache",
@@ -460,14 +468,7 @@ def verify_command(
     tolerance: Annotated[
         int, typer.Option("--tolerance", min=0, max=255, help="Accepted max pixel difference.")
     ] = 0,
-    specs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--spec",
-            help="Task spec (file or folder, repeatable) to check the samples against "
-            "(default: the spec files the store recorded).",
-        ),
-    ] = None,
+    specs: SpecCheckOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Re-decode a random sample of cached rows and compare them with the cache, and check
@@ -578,14 +579,7 @@ def export_command(
     out: Annotated[Path, typer.Option("--out", help="Folder for frame files and manifests.")],
     fmt: Annotated[str, typer.Option("--format", help="Image format: jpg or png.")] = "jpg",
     quality: Annotated[int, typer.Option("--quality", min=1, max=100, help="JPEG quality.")] = 95,
-    specs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--spec",
-            help="Task spec (file or folder, repeatable) to check the samples against "
-            "(default: the spec files the store recorded).",
-        ),
-    ] = None,
+    specs: SpecCheckOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Export cached frames as image files plus manifest.jsonl and samples.jsonl.
