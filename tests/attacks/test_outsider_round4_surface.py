@@ -310,7 +310,47 @@ def test_report_does_not_write_through_a_link(
     (out / name).symlink_to(victim)
     cp = _kit("report", str(eval_run), "--out", str(out), cwd=project)
     assert "Traceback" not in _out(cp), _out(cp)
-    assert victim.read_text() == "untouched\n", _out(cp)
+    assert victim.read_bytes() == b"untouched\n", _out(cp)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="eval appends each finished sample through a link named samples_<task>.jsonl.partial "
+    "in a run folder it resumes (a folder holding run.json): the samples land in the file the "
+    "link points at",
+)
+def test_eval_resume_does_not_append_through_a_linked_partial_file(
+    project: Path, eval_run: Path, tmp_path: Path
+) -> None:
+    victim = tmp_path / "outside" / "victim.jsonl"
+    victim.parent.mkdir()
+    victim.write_text("")
+    run = tmp_path / "ev"
+    run.mkdir()
+    shutil.copy(eval_run / "run.json", run / "run.json")
+    (run / "samples_video-mme.jsonl.partial").symlink_to(victim)
+    cp = _kit(
+        "eval", "task_specs/eval/video-mme.yaml", "--fixture", "--variant", "random_choice",
+        "--out", str(run), cwd=project,
+    )  # fmt: skip
+    assert "Traceback" not in _out(cp), _out(cp)
+    assert victim.read_text() == "", _out(cp)
+
+
+def test_eval_replaces_a_linked_results_json(project: Path, eval_run: Path, tmp_path: Path) -> None:
+    """Held: a link named results.json in a resumed run folder is replaced, not written
+    through."""
+    victim = _victim(tmp_path)
+    run = tmp_path / "ev"
+    run.mkdir()
+    shutil.copy(eval_run / "run.json", run / "run.json")
+    (run / "results.json").symlink_to(victim)
+    cp = _kit(
+        "eval", "task_specs/eval/video-mme.yaml", "--fixture", "--variant", "random_choice",
+        "--out", str(run), cwd=project,
+    )  # fmt: skip
+    assert "Traceback" not in _out(cp), _out(cp)
+    assert victim.read_text() == "untouched\n"
 
 
 def test_cache_export_replaces_a_linked_manifest(project: Path, tmp_path: Path) -> None:
@@ -342,7 +382,7 @@ def test_cache_export_writes_no_frame_through_a_linked_frames_folder(
 
 
 # ============================================================================================
-# 3. Values that must be one line, not a traceback
+# 3. Values that must be one line, not a traceback; printed commands that do what was planned
 # ============================================================================================
 
 
@@ -386,6 +426,53 @@ def test_hostile_world_size_is_one_line(project: Path, world_size: str) -> None:
                   cwd=project, env=env, timeout=180)  # fmt: skip
         _one_line_error(cp)
         assert "WORLD_SIZE" in _out(cp), _out(cp)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a spec's data.hub.file (and split) may hold a newline, CR or escape: validate "
+    "accepts it and `train --plan` prints an `hf download` command spread over lines",
+)
+@pytest.mark.parametrize(("key", "value"), [("file", "a\nb.json"), ("split", "tr\rain")])
+def test_control_character_in_a_hub_data_field_is_refused_at_validate(
+    project: Path, key: str, value: str
+) -> None:
+    hub = {"repo": "Org/Name", "revision": "main", "split": "train", "file": "a.json"}
+    hub[key] = value
+    spec = project / "task_specs" / f"hub-{key}.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "include": "datasets/video-r1-260k-video.yaml",
+                "id": f"hub-{key}",
+                "data": {"hub": hub, "media_root": "../data"},
+            }
+        )
+    )
+    cp = _kit("validate", str(spec), cwd=project)
+    assert cp.returncode == 1 and f"data.hub.{key}" in _out(cp), _out(cp)
+
+
+def _plan_json(project: Path, *args: str) -> dict:
+    cp = _kit("train", "recipes/tiny-grpo.yaml", "--plan", "--json", *args, cwd=project)
+    assert cp.returncode == 0, _out(cp)
+    return json.loads(cp.stdout[cp.stdout.index("{") :])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the plan's launch command drops the flags the plan was made with: TRL's "
+    "`videorl-kit train RECIPE` loses --output, --store and --max-steps, OpenRLHF's "
+    "write_bundle loses --store; pasting it runs another run than the one planned",
+)
+def test_plan_launch_command_carries_the_planned_flags(project: Path, tmp_path: Path) -> None:
+    out, store = str(tmp_path / "planned"), str(project / "store")
+    trl = _plan_json(project, "--output", out, "--store", store, "--max-steps", "3")
+    argv = shlex.split(trl["launch"]["command"])
+    assert out in argv and store in argv and "3" in argv, trl["launch"]["command"]
+    orl = _plan_json(project, "--backend", "openrlhf", "--output", out + "-o", "--store", store)
+    argv = shlex.split(orl["launch"]["write_bundle"])
+    assert store in argv, orl["launch"]["write_bundle"]
 
 
 # ============================================================================================
@@ -443,9 +530,11 @@ def test_report_refuses_hostile_json_in_one_line(
 )
 def test_report_refuses_a_duplicated_key(project: Path, eval_run: Path, tmp_path: Path) -> None:
     text = _results_text(eval_run)
-    text, n = re.subn(r'("accuracy": \{"value": )([^,]+)', r'\g<1>0.0, "value": 0.99', text, 1)
+    text, n = re.subn(
+        r'("accuracy": \{"value": )([^,]+)', r'\g<1>0.0, "value": 0.99', text, count=1
+    )
     if n == 0:  # pretty-printed: repeat the key on its own line
-        text, n = re.subn(r'("value": )(0\.0|0)(,?\n)', r"\g<1>0.0,\n\g<1>0.99\3", text, 1)
+        text, n = re.subn(r'("value": )(0\.0|0)(,?\n)', r"\g<1>0.0,\n\g<1>0.99\3", text, count=1)
     assert n == 1
     run = _hostile_results(eval_run, tmp_path / "run", text)
     cp = _kit("report", str(run), "--out", str(tmp_path / "rep"), cwd=project)
@@ -466,9 +555,7 @@ def _import(project: Path, store: Path, rows: Path, source: str = "attack"):
     reason="trajectories import of a row nested 100,000 deep ends in a RecursionError "
     "traceback instead of naming the file and line",
 )
-def test_trajectories_import_of_a_very_deep_row_is_one_line(
-    project: Path, tmp_path: Path
-) -> None:
+def test_trajectories_import_of_a_very_deep_row_is_one_line(project: Path, tmp_path: Path) -> None:
     store = _store_copy(project, tmp_path / "store")
     rows = tmp_path / "deep.jsonl"
     rows.write_text(
@@ -481,6 +568,76 @@ def test_trajectories_import_of_a_very_deep_row_is_one_line(
     output = (cp.stdout + cp.stderr).decode("utf-8", "replace")
     assert cp.returncode == 1 and "Traceback" not in output, output[-2000:]
     assert "deep.jsonl:1" in output, output[-2000:]
+
+
+def _deep_line(prefix: str) -> str:
+    return "{" + prefix + '"extra": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+
+
+@pytest.fixture(scope="module")
+def train_run(project: Path) -> Path:
+    """A finished 1-step TRL run of the tiny recipe (metrics.jsonl, completions.jsonl)."""
+    cp = _kit("train", "recipes/tiny-grpo.yaml", "--max-steps", "1", "--output", "runs/tr",
+              cwd=project, timeout=600)  # fmt: skip
+    assert cp.returncode == 0, _out(cp)
+    return project / "runs" / "tr"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a JSON line nested 100,000 deep ends inspect, plot and eval --backend replay in a "
+    "RecursionError traceback instead of one line naming the file and line",
+)
+@pytest.mark.parametrize("command", ["inspect", "plot", "replay"])
+def test_very_deep_json_line_is_one_line(
+    project: Path, train_run: Path, tmp_path: Path, command: str
+) -> None:
+    if command == "replay":
+        predictions = tmp_path / "pred.jsonl"
+        predictions.write_text(_deep_line('"id": "x", "response": "A", '))
+        cp = _kit("eval", "task_specs/eval/video-mme.yaml", "--fixture", "--backend", "replay",
+                  "--predictions", str(predictions), "--out", str(tmp_path / "ev"),
+                  cwd=project)  # fmt: skip
+    else:
+        run = tmp_path / "run"
+        shutil.copytree(train_run, run)
+        name = "completions.jsonl" if command == "inspect" else "metrics.jsonl"
+        with (run / name).open("a") as f:
+            f.write(_deep_line('"step": 2, '))
+        cp = _kit(command, str(run), cwd=project)
+    assert "Traceback" not in _out(cp), _out(cp)[-2000:]
+    assert cp.returncode == 1 and ".jsonl" in _out(cp), _out(cp)[-2000:]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a trajectories row edited in the store (reward_overall 1.0 on a wrong response) "
+    "is exported by `trajectories export --min-reward 1.0` as a good trajectory; `cache verify` "
+    "does not notice: the stored reward is trusted, never re-scored against the spec",
+)
+def test_forged_trajectory_reward_is_not_exported_as_good(project: Path, tmp_path: Path) -> None:
+    import lance
+    import pyarrow.parquet as pq
+
+    store = _store_copy(project, tmp_path / "store")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        json.dumps({"sample_id": "synth-count-0000", "response": "<answer>2</answer>"}) + "\n"
+        + json.dumps({"sample_id": "synth-count-0001", "response": "<answer>7</answer>"}) + "\n"
+    )  # fmt: skip
+    cp = _import(project, store, rows)
+    assert cp.returncode == 0, cp.stderr
+    lance.dataset(str(store / "trajectories.lance")).update(
+        {"reward_overall": "1.0", "reward_accuracy": "1.0"},
+        where="response = '<answer>7</answer>'",
+    )
+    out = tmp_path / "good.parquet"
+    cp = _kit("trajectories", "export", "--store", str(store), "--out", str(out),
+              "--min-reward", "1.0", cwd=project)  # fmt: skip
+    if cp.returncode == 1 and "Traceback" not in _out(cp):
+        return  # refused: safe
+    exported = pq.read_table(out).to_pylist()
+    assert "<answer>7</answer>" not in [row["response"] for row in exported], exported
 
 
 def test_trajectories_import_hostile_values_stay_inert(project: Path, tmp_path: Path) -> None:
@@ -497,8 +654,15 @@ def test_trajectories_import_hostile_values_stay_inert(project: Path, tmp_path: 
     assert cp.returncode == 1 and b"big.jsonl:1" in cp.stdout + cp.stderr, cp.stdout
     rows = tmp_path / "esc.jsonl"
     rows.write_text(
-        json.dumps({"sample_id": "synth-count-0000", "response": "<answer>2</answer>",
-                    "model": ESC, "reward": 1.0}) + "\n"  # fmt: skip
+        json.dumps(
+            {
+                "sample_id": "synth-count-0000",
+                "response": "<answer>2</answer>",
+                "model": ESC,
+                "reward": 1.0,
+            }
+        )
+        + "\n"
     )
     cp = _import(project, store, rows, source=ESC)
     assert b"Traceback" not in cp.stdout + cp.stderr, cp.stderr
@@ -576,10 +740,20 @@ def test_two_writers_at_once_keep_every_sample(project: Path, tmp_path: Path) ->
     halves = [TINY_SPECS[:3], TINY_SPECS[3:]]
     procs = [
         subprocess.Popen(
-            [*KIT, "build-cache", *[f"task_specs/tiny/{n}.yaml" for n in half],
-             "--store", str(store), "--workers", "1"],
-            cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            [
+                *KIT,
+                "build-cache",
+                *[f"task_specs/tiny/{n}.yaml" for n in half],
+                "--store",
+                str(store),
+                "--workers",
+                "1",
+            ],
+            cwd=project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         for half in halves
     ]
     outputs = [p.communicate(timeout=300)[0] for p in procs]
