@@ -152,11 +152,6 @@ def _truncate_frames_file(store: Path) -> None:
     os.truncate(data, 100)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="repair hints in store errors print `cache repair --store PATH` with the path "
-    "unquoted: pasting the hint runs $(...) from the folder name",
-)
 @pytest.mark.parametrize("damage", ["lost_state_file", "truncated_frames_file"])
 def test_repair_hint_in_a_store_error_runs_nothing_when_pasted(
     project: Path, tmp_path: Path, damage: str
@@ -185,11 +180,6 @@ def _answer_tampered_store(project: Path, tmp_path: Path) -> tuple[Path, Path]:
     return store, marker
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the 'build it again with `videorl-kit build-cache ... --store PATH`' hint of a "
-    "sample that disagrees with its spec prints the store path unquoted",
-)
 @pytest.mark.parametrize("command", ["verify", "export", "train"])
 def test_rebuild_hint_for_a_disagreeing_sample_runs_nothing_when_pasted(
     project: Path, tmp_path: Path, command: str
@@ -213,11 +203,6 @@ def test_rebuild_hint_for_a_disagreeing_sample_runs_nothing_when_pasted(
     assert not marker.exists(), hints
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`cache repair` ends with 'run `videorl-kit build-cache SPEC... --store PATH` to bring "
-    "the samples up to date', the store path unquoted",
-)
 def test_repair_report_hint_runs_nothing_when_pasted(project: Path, tmp_path: Path) -> None:
     import lance
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -264,7 +265,8 @@ def _print_summary(summary: Any) -> None:
     )
     if summary.n_failed:
         console.print(
-            f"see the reasons with: videorl-kit cache status --store {summary.store}; "
+            "see the reasons with: videorl-kit cache status --store "
+            f"{shlex.quote(str(summary.store))}; "
             "retry with --retry-failed",
             markup=False,
         )
@@ -318,7 +320,7 @@ def _print_failed_files(console: TerminalConsole, failed: dict[str, str], store:
     if len(failed) > MAX_FAILED_LINES:
         console.print(
             f"  and {len(failed) - MAX_FAILED_LINES} more; see videorl-kit cache status "
-            f"--store {store}",
+            f"--store {shlex.quote(str(store))}",
             markup=False,
         )
 
@@ -335,7 +337,7 @@ def _print_truncated(truncated: dict[str, str], store: str) -> None:
     if len(truncated) > MAX_TRUNCATED_LINES:
         console.print(
             f"warning: and {len(truncated) - MAX_TRUNCATED_LINES} more cut-short file(s); "
-            f"see videorl-kit cache status --store {store}",
+            f"see videorl-kit cache status --store {shlex.quote(str(store))}",
             style="yellow",
             markup=False,
         )
@@ -536,7 +538,7 @@ def _print_sample_checks(console: TerminalConsole, report: Any) -> None:
     if report.samples:
         console.print(
             f"build the samples again from the specs with `videorl-kit build-cache SPEC... "
-            f"--store {report.store}` (the gold always comes from the spec)",
+            f"--store {shlex.quote(str(report.store))}` (the gold always comes from the spec)",
             markup=False,
         )
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -227,8 +228,9 @@ class StoreTables:
         if problem:
             raise StoreIntegrityError(
                 f"{self.root}: the store is damaged: {problem}; run `videorl-kit cache repair "
-                f"--store {self.root}` to record the tables' current versions again (then "
-                f"`videorl-kit cache verify --store {self.root}` against the sources, or "
+                f"--store {shlex.quote(str(self.root))}` to record the tables' current versions "
+                f"again (then `videorl-kit cache verify --store {shlex.quote(str(self.root))}` "
+                "against the sources, or "
                 "rebuild, if the store may have lost a version)"
             )
         rolled_back = rolled_back_tables(self.root, self.latest_versions())
