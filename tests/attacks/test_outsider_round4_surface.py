@@ -579,11 +579,6 @@ def _import(project: Path, store: Path, rows: Path, source: str = "attack"):
     )  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trajectories import of a row nested 100,000 deep ends in a RecursionError "
-    "traceback instead of naming the file and line",
-)
 def test_trajectories_import_of_a_very_deep_row_is_one_line(project: Path, tmp_path: Path) -> None:
     store = _store_copy(project, tmp_path / "store")
     rows = tmp_path / "deep.jsonl"
@@ -612,11 +607,6 @@ def train_run(project: Path) -> Path:
     return project / "runs" / "tr"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a JSON line nested 100,000 deep ends inspect, plot and eval --backend replay in a "
-    "RecursionError traceback instead of one line naming the file and line",
-)
 @pytest.mark.parametrize("command", ["inspect", "plot", "replay"])
 def test_very_deep_json_line_is_one_line(
     project: Path, train_run: Path, tmp_path: Path, command: str
@@ -635,7 +625,10 @@ def test_very_deep_json_line_is_one_line(
             f.write(_deep_line('"step": 2, '))
         cp = _kit(command, str(run), cwd=project)
     assert "Traceback" not in _out(cp), _out(cp)[-2000:]
-    assert cp.returncode == 1 and ".jsonl" in _out(cp), _out(cp)[-2000:]
+    if command == "replay":  # a predictions file is refused line by line
+        assert cp.returncode == 1 and "line 1" in _out(cp), _out(cp)[-2000:]
+    else:  # a run's own logs skip a line that is not a record (as a half-written one)
+        assert cp.returncode == 0, _out(cp)[-2000:]
 
 
 @pytest.mark.xfail(
