@@ -39,6 +39,7 @@ from videorl_kit.adapters.trl.offline import (
 from videorl_kit.adapters.trl.rewards import task_rewards
 from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import one_line
 from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.store.torch_dataset import processor_factor
 from videorl_kit.train.cluster_plan import BackendPlan, Missing, PlanDraft
@@ -70,7 +71,18 @@ def last_checkpoint(output_dir: Path) -> Path | None:
 
 
 def _world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    """The processes ``accelerate launch`` (or torchrun) started: ``WORLD_SIZE``, else 1.
+
+    A value that is not a positive whole number is a ``UserError`` naming the variable.
+    """
+    raw = os.environ.get("WORLD_SIZE", "1")
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or int(text) < 1 or len(text) > 6:
+        raise UserError(
+            f"WORLD_SIZE={one_line(repr(raw))} is not a number of processes (a whole number "
+            "from 1); unset it or set it as accelerate launch / torchrun would"
+        )
+    return int(text)
 
 
 class TrlBackend:
