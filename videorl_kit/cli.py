@@ -158,6 +158,6 @@ def main() -> None:
             raise
         # a path given by the user (flag, recipe, spec) that the file system refuses: a name
         # longer than NAME_MAX, a file where a folder must be, a read-only or full disk
-        where = terminal_text(str(exc.filename))
-        typer.secho(f"error: {where}: {exc.strerror}", err=True, fg=typer.colors.RED)
+        message = f"{exc.filename}: {exc.strerror}"
+        typer.secho(f"error: {terminal_text(message)}", err=True, fg=typer.colors.RED)
         raise SystemExit(1) from None
