@@ -709,12 +709,6 @@ SPECIAL = {"state_fifo": _state_fifo, "state_dev_zero": _state_dev_zero,
            "manifest_fifo": _manifest_fifo}  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the store's version record and its tables' manifests are opened without checking "
-    "that they are regular files: a FIFO or a link to /dev/zero hangs every open of the store "
-    "(cache status, readers, train) forever",
-)
 @pytest.mark.parametrize("special", sorted(SPECIAL))
 def test_special_file_in_a_store_is_refused_not_waited_on(
     project: Path, tmp_path: Path, special: str

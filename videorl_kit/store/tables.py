@@ -45,6 +45,7 @@ from videorl_kit.store.integrity import (
     damaged_files,
     record_versions,
     rolled_back_tables,
+    special_manifest,
     state_problem,
 )
 from videorl_kit.store.row_digest import first_malformed_key, malformed_key_problem
@@ -158,6 +159,13 @@ class StoreTables:
                 f"{store.root}: incomplete videorl-kit store (no {', '.join(missing)}; was its "
                 f"first build interrupted?); {rebuild_hint(str(store.root))}"
             )
+        for name in TABLE_NAMES:  # before Lance opens a manifest: a FIFO there never returns
+            special = special_manifest(Path(store.uri(name)))
+            if special:
+                raise StoreIntegrityError(
+                    f"{store.root}: the store is damaged: {special}; remove that entry, then "
+                    f"{repair_hint(str(store.root))}"
+                )
         for name in TABLE_NAMES:
             try:
                 store.table(name)
