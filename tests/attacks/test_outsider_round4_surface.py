@@ -255,11 +255,6 @@ def _victim(tmp_path: Path, name: str = "victim.txt") -> Path:
     return victim
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="train --plan writes plan.json through a link in the run folder: the file the "
-    "link points at is overwritten",
-)
 def test_plan_does_not_write_through_a_linked_plan_json(project: Path, tmp_path: Path) -> None:
     victim = _victim(tmp_path)
     run = tmp_path / "run"
@@ -269,12 +264,6 @@ def test_plan_does_not_write_through_a_linked_plan_json(project: Path, tmp_path:
     assert victim.read_text() == "untouched\n", _out(cp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a folder holding any dry_run.json (even '{}') counts as an earlier dry run; the "
-    "bundle then writes launch.sh through a link and exports media/ and data/ into linked "
-    "folders outside the bundle",
-)
 def test_dry_run_bundle_does_not_write_through_links(project: Path, tmp_path: Path) -> None:
     victim = _victim(tmp_path)
     outside = tmp_path / "outside" / "dir"
@@ -304,11 +293,6 @@ def eval_run(project: Path) -> Path:
     return project / "runs" / "ev"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report writes report.md and its PNG charts through links in --out, overwriting "
-    "the files they point at",
-)
 @pytest.mark.parametrize("name", ["report.md", "scores.png"])
 def test_report_does_not_write_through_a_link(
     project: Path, eval_run: Path, tmp_path: Path, name: str
@@ -322,12 +306,6 @@ def test_report_does_not_write_through_a_link(
     assert victim.read_bytes() == b"untouched\n", _out(cp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="eval appends each finished sample through a link named samples_<task>.jsonl.partial "
-    "in a run folder it resumes (a folder holding run.json): the samples land in the file the "
-    "link points at",
-)
 def test_eval_resume_does_not_append_through_a_linked_partial_file(
     project: Path, eval_run: Path, tmp_path: Path
 ) -> None:
@@ -373,10 +351,6 @@ def test_cache_export_replaces_a_linked_manifest(project: Path, tmp_path: Path) 
     assert victim.read_text() == "untouched\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cache export writes every frame file into a frames/ link in --out, outside --out",
-)
 def test_cache_export_writes_no_frame_through_a_linked_frames_folder(
     project: Path, tmp_path: Path
 ) -> None:
