@@ -415,11 +415,6 @@ def test_hostile_world_size_is_one_line(project: Path, world_size: str) -> None:
         assert "WORLD_SIZE" in _out(cp), _out(cp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a spec's data.hub.file (and split) may hold a newline, CR or escape: validate "
-    "accepts it and `train --plan` prints an `hf download` command spread over lines",
-)
 @pytest.mark.parametrize(("key", "value"), [("file", "a\nb.json"), ("split", "tr\rain")])
 def test_control_character_in_a_hub_data_field_is_refused_at_validate(
     project: Path, key: str, value: str
