@@ -441,12 +441,6 @@ def _plan_json(project: Path, *args: str) -> dict:
     return json.loads(cp.stdout[cp.stdout.index("{") :])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the plan's launch command drops the flags the plan was made with: TRL's "
-    "`videorl-kit train RECIPE` loses --output, --store and --max-steps, OpenRLHF's "
-    "write_bundle loses --store; pasting it runs another run than the one planned",
-)
 def test_plan_launch_command_carries_the_planned_flags(project: Path, tmp_path: Path) -> None:
     out, store = str(tmp_path / "planned"), str(project / "store")
     trl = _plan_json(project, "--output", out, "--store", store, "--max-steps", "3")

@@ -166,11 +166,14 @@ class TrlBackend:
                                    "pip install 'videorl-kit[train,data]'"))  # fmt: skip
         if draft.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
             missing.append(Missing("package: vllm (trl.use_vllm)", "pip install vllm"))
-        path = draft.loaded.path
-        command = shlex.join(["videorl-kit", "train", path_arg(path)])
+        # the run planned: the flags the plan was made with travel with the command
+        train = ["train", path_arg(draft.loaded.path), "--backend", "trl",
+                 "--store", path_arg(draft.store), "--output", path_arg(draft.output_dir),
+                 "--max-steps", str(draft.recipe.optim.steps)]  # fmt: skip
+        command = shlex.join(["videorl-kit", *train])
         if processes > 1:
             command = shlex.join(["accelerate", "launch", "--num_processes", str(processes), "-m",
-                                  "videorl_kit", "train", path_arg(path)])  # fmt: skip
+                                  "videorl_kit", *train])  # fmt: skip
         completions = draft.recipe.optim.prompts_per_step * draft.recipe.rollout.group_size
         sizing = {
             "processes": processes,
