@@ -499,11 +499,6 @@ def test_report_refuses_hostile_json_in_one_line(
     assert not (tmp_path / "rep" / "report.md").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a results.json whose object repeats a key is read with the last value (what a "
-    "person reading the file top-down sees first is not what the report shows); refuse it",
-)
 def test_report_refuses_a_duplicated_key(project: Path, eval_run: Path, tmp_path: Path) -> None:
     text = _results_text(eval_run)
     text, n = re.subn(
