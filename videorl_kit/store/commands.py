@@ -212,9 +212,13 @@ def _build_with_progress(paths: list[Any], store: Path, config: BuildConfig) -> 
 
 def _check_existing_store(store: Path) -> None:
     """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.schema import TABLE_NAMES
     from videorl_kit.store.tables import StoreTables
 
-    if StoreTables(store).exists():
+    tables = StoreTables(store)
+    # a store whose tables are not all there yet is being created (another build-cache at the
+    # same moment) or was interrupted while created: the build completes it, as it would
+    if tables.exists() and all(Path(tables.uri(name)).is_dir() for name in TABLE_NAMES):
         StoreTables.open(store).ensure_writable()
 
 

@@ -191,9 +191,14 @@ class StoreTables:
             if Path(self.uri(name)).is_dir():
                 return
             raise StoreNotFoundError(f"{self.uri(name)}: cannot create table: {exc}") from exc
-        dataset.update_config(
-            {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
-        )
+        config = {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
+        try:
+            dataset.update_config(config)
+        except (OSError, ValueError, RuntimeError):  # a commit conflict: another build-cache
+            # creating the same store at the same moment wrote the same config first
+            written = dict(lance.dataset(self.uri(name)).config() or {})
+            if any(written.get(k) != v for k, v in config.items()):
+                raise
 
     def table(self, name: str, version: int | None = None) -> lance.LanceDataset:
         """The latest committed version of table ``name`` (or ``version``)."""
