@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from videorl_kit.core.errors import UserError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.core.safe_text import one_line, quoted
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.eval.samples_log import atomic_write_text
@@ -218,7 +218,7 @@ def load_results(run_dir: str | Path) -> EvalResults:
         ) from None
 
 
-class _DuplicateKeyError(ValueError):
+class _DuplicateKeyError(VideoRLKitError, ValueError):
     """A JSON object that repeats a key (raised from inside ``json.loads``)."""
 
 
