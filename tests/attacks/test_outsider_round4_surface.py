@@ -352,6 +352,30 @@ def test_eval_replaces_a_linked_results_json(project: Path, eval_run: Path, tmp_
     assert victim.read_text() == "untouched\n"
 
 
+@pytest.mark.parametrize("link", ["plots", "plots/kl.png"])
+def test_plot_writes_no_chart_through_a_link(
+    project: Path, train_run: Path, tmp_path: Path, link: str
+) -> None:
+    """A hole found while fixing the family (fixed): `plot` wrote its PNGs into a linked
+    plots/ folder, or through a linked chart file, outside the run folder."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.png"
+    victim.write_bytes(b"untouched")
+    run = tmp_path / "run"
+    shutil.copytree(train_run, run)
+    shutil.rmtree(run / "plots", ignore_errors=True)
+    if link == "plots":
+        (run / "plots").symlink_to(outside)
+    else:
+        (run / "plots").mkdir()
+        (run / "plots" / "kl.png").symlink_to(victim)
+    cp = _kit("plot", str(run), cwd=project)
+    _one_line_error(cp)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.png"], _out(cp)
+    assert victim.read_bytes() == b"untouched"
+
+
 def test_cache_export_replaces_a_linked_manifest(project: Path, tmp_path: Path) -> None:
     """Held: a link named manifest.jsonl in --out is replaced, the file it names untouched."""
     victim = _victim(tmp_path)
