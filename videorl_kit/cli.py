@@ -11,6 +11,7 @@ commands (Lance, PyAV, a training backend) when the command runs, so that
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import sys
@@ -123,6 +124,20 @@ def build_app(backends: Mapping[str, BackendFactory]) -> typer.Typer:
 
 app = build_app(BACKENDS)
 
+#: ``OSError`` numbers that mean "this path cannot be used", whoever typed it: one line, exit 1.
+PATH_ERRNOS = frozenset(
+    {
+        errno.ENAMETOOLONG,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EEXIST,
+        errno.EACCES,
+        errno.EROFS,
+        errno.ENOSPC,
+        errno.ELOOP,
+    }
+)
+
 
 def main() -> None:
     """Entry point of the console script; a :class:`UserError` becomes one line and exit 1.
@@ -137,4 +152,12 @@ def main() -> None:
         app()  # standalone mode: Click handles --help, usage errors and typer.Exit
     except UserError as exc:
         typer.secho(f"error: {terminal_text(str(exc))}", err=True, fg=typer.colors.RED)
+        raise SystemExit(1) from None
+    except OSError as exc:
+        if exc.errno not in PATH_ERRNOS or exc.filename is None:
+            raise
+        # a path given by the user (flag, recipe, spec) that the file system refuses: a name
+        # longer than NAME_MAX, a file where a folder must be, a read-only or full disk
+        message = f"{exc.filename}: {exc.strerror}"
+        typer.secho(f"error: {terminal_text(message)}", err=True, fg=typer.colors.RED)
         raise SystemExit(1) from None

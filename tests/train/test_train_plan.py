@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import time
 from pathlib import Path
 
@@ -142,7 +143,9 @@ def test_a_tiny_trl_recipe_plans_then_trains_in_the_same_folder(
     assert plan["backend"] == "trl" and plan["missing"] == []
     assert plan["sizing"]["processes"] == 1
     assert plan["sizing"]["gradient_accumulation_steps"] == 2  # 8 completions / 4 per pass
-    assert plan["launch"]["command"] == f"videorl-kit train {recipe}"
+    argv = shlex.split(plan["launch"]["command"])  # the planned run: its folder and store too
+    assert argv[:3] == ["videorl-kit", "train", str(recipe)], argv
+    assert argv[argv.index("--output") + 1] == str(run) and "--store" in argv, argv
     assert plan["launch"]["config"]["num_generations"] == 4
     samples = plan["steps"]["samples_per_task"]
     assert plan["steps"]["samples_from"].startswith("ready samples in the store")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.core.safe_text import markdown_code, markdown_text
 from videorl_kit.eval.charts import Bar, bar_chart
 from videorl_kit.eval.results import EvalResults, Metric, TaskResult, load_results
@@ -235,6 +236,7 @@ def render_report(folders: list[str | Path], out: str | Path, *, allow_mixed: bo
     out_dir = Path(out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"--out {out_dir} is a file; give a folder for the report")
+    refuse_links(out_dir, f"--out {out_dir}")
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = _tasks(runs)
     lines = ["# Evaluation report", "", "## Runs", ""]

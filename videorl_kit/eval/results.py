@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from videorl_kit.core.errors import UserError
+from videorl_kit.core.errors import UserError, VideoRLKitError
 from videorl_kit.core.safe_text import one_line, quoted
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.eval.samples_log import atomic_write_text
@@ -197,8 +197,16 @@ def load_results(run_dir: str | Path) -> EvalResults:
             f"{run_dir}: no {RESULTS_FILE} (not a finished eval run; an interrupted run resumes "
             "when `videorl-kit eval` is run again with the same --out)"
         )
+    raw = path.read_bytes()
+    duplicated = _duplicated_key(raw)
+    if duplicated:
+        raise UserError(
+            f"{path}: {duplicated}: the key appears twice in one object; a reader of the file "
+            "and the report would disagree on its value (results files are written by "
+            "`videorl-kit eval` and never repeat a key)"
+        )
     try:
-        return EvalResults.model_validate_json(path.read_bytes(), strict=True)
+        return EvalResults.model_validate_json(raw, strict=True)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
@@ -208,3 +216,35 @@ def load_results(run_dir: str | Path) -> EvalResults:
         raise UserError(
             f"{path}: {where}{first['msg']}{shown} ({exc.error_count()} problems)"
         ) from None
+
+
+class _DuplicateKeyError(VideoRLKitError, ValueError):
+    """A JSON object that repeats a key (raised from inside ``json.loads``)."""
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKeyError(key)
+        seen[key] = value
+    return seen
+
+
+def _duplicated_key(raw: bytes) -> str | None:
+    """The first key that a JSON object of ``raw`` repeats, quoted for one line, or None (also
+    when ``raw`` is not JSON: the schema check says that).
+
+    Example:
+        >>> _duplicated_key(b'{"a": {"value": 0.1, "value": 0.9}}')
+        "'value'"
+        >>> _duplicated_key(b'{"a": 1}') is None
+        True
+    """
+    try:
+        json.loads(raw, object_pairs_hook=_no_repeats)
+    except _DuplicateKeyError as exc:
+        return quoted(str(exc.args[0]), 60)
+    except (ValueError, RecursionError):
+        return None
+    return None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.eval.records import content_hash
 from videorl_kit.eval.samples_log import atomic_write_text
 
@@ -28,6 +29,7 @@ def claim_run_dir(out: Path, manifest: dict[str, Any]) -> str:
     """
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file; give a folder for the run")
+    refuse_links(out, f"--out {out}")
     run_file = out / RUN_FILE
     if run_file.is_file() and [p.name for p in out.iterdir()] == [RUN_FILE]:
         run_file.unlink()

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from videorl_kit.core.safe_text import quoted
+from videorl_kit.core.safe_text import control_characters, quoted
 from videorl_kit.hf.errors import HubError
 
 HF_SCHEME = "hf://"
@@ -130,6 +130,12 @@ def normalize_repo_path(path: str, *, what: str = "path") -> str:
     """
     if not path or "\\" in path or "\x00" in path or path.startswith("/"):
         raise HubError(f"invalid {what} {path!r}: expected a relative path inside the repo")
+    bad = control_characters(path)
+    if bad:  # it reaches printed `hf download` commands and one-line messages
+        raise HubError(
+            f"invalid {what} {path!r}: has a control character ({', '.join(bad)}); a repo "
+            "path is one line of text"
+        )
     normalized = posixpath.normpath(path)
     if normalized == "." or normalized == ".." or normalized.startswith("../"):
         raise HubError(f"invalid {what} {path!r}: must stay inside the repo")

@@ -24,6 +24,7 @@ from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model
 from videorl_kit.core.budget import ImageBudget, VideoBudget
 from videorl_kit.core.problem_types import FROM_ROW, ProblemType, canonical_problem_type
 from videorl_kit.core.reward_rules import AnswerSource, FormatRule, RewardWeights
+from videorl_kit.core.safe_text import control_characters
 from videorl_kit.core.strict_model import StrictModel
 from videorl_kit.hf.errors import HubError
 from videorl_kit.hf.refs import check_revision, format_hf_uri, normalize_repo_path
@@ -83,6 +84,16 @@ class HubData(StrictModel):
             return check_revision(value)
         except HubError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("split")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        bad = control_characters(value)
+        if bad:  # it names sample ids, reports and printed commands
+            raise ValueError(
+                f"has a control character ({', '.join(bad)}): a split name is one line of text"
+            )
+        return value
 
     @field_validator("file")
     @classmethod

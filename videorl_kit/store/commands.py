@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -219,9 +220,13 @@ def _build_with_progress(paths: list[Any], store: Path, config: BuildConfig) -> 
 
 def _check_existing_store(store: Path) -> None:
     """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.schema import TABLE_NAMES
     from videorl_kit.store.tables import StoreTables
 
-    if StoreTables(store).exists():
+    tables = StoreTables(store)
+    # a store whose tables are not all there yet is being created (another build-cache at the
+    # same moment) or was interrupted while created: the build completes it, as it would
+    if tables.exists() and all(Path(tables.uri(name)).is_dir() for name in TABLE_NAMES):
         StoreTables.open(store).ensure_writable()
 
 
@@ -272,7 +277,8 @@ def _print_summary(summary: Any) -> None:
     )
     if summary.n_failed:
         console.print(
-            f"see the reasons with: videorl-kit cache status --store {summary.store}; "
+            "see the reasons with: videorl-kit cache status --store "
+            f"{shlex.quote(str(summary.store))}; "
             "retry with --retry-failed",
             markup=False,
         )
@@ -326,7 +332,7 @@ def _print_failed_files(console: TerminalConsole, failed: dict[str, str], store:
     if len(failed) > MAX_FAILED_LINES:
         console.print(
             f"  and {len(failed) - MAX_FAILED_LINES} more; see videorl-kit cache status "
-            f"--store {store}",
+            f"--store {shlex.quote(str(store))}",
             markup=False,
         )
 
@@ -343,7 +349,7 @@ def _print_truncated(truncated: dict[str, str], store: str) -> None:
     if len(truncated) > MAX_TRUNCATED_LINES:
         console.print(
             f"warning: and {len(truncated) - MAX_TRUNCATED_LINES} more cut-short file(s); "
-            f"see videorl-kit cache status --store {store}",
+            f"see videorl-kit cache status --store {shlex.quote(str(store))}",
             style="yellow",
             markup=False,
         )
@@ -537,7 +543,7 @@ def _print_sample_checks(console: TerminalConsole, report: Any) -> None:
     if report.samples:
         console.print(
             f"build the samples again from the specs with `videorl-kit build-cache SPEC... "
-            f"--store {report.store}` (the gold always comes from the spec)",
+            f"--store {shlex.quote(str(report.store))}` (the gold always comes from the spec)",
             markup=False,
         )
 

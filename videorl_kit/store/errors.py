@@ -73,8 +73,10 @@ def repair_hint(store: str) -> str:
     Example:
         >>> repair_hint("/data/cache")  # doctest: +ELLIPSIS
         'run `videorl-kit cache repair --store /data/cache` (re-decodes damaged rows ...)'
+        >>> repair_hint("/data/my cache")  # doctest: +ELLIPSIS
+        "run `videorl-kit cache repair --store '/data/my cache'` ..."
     """
     return (
-        f"run `videorl-kit cache repair --store {store}` (re-decodes damaged rows from their "
-        "sources)"
+        f"run `videorl-kit cache repair --store {shlex.quote(store)}` (re-decodes damaged "
+        "rows from their sources)"
     )

@@ -30,8 +30,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,18 +111,94 @@ class StateFileError(VideoRLKitError, ValueError):
     """The state file is present but cannot be read as ``{"versions": {table: int}}``."""
 
 
+#: The most bytes a version record may hold (the kit writes a few hundred).
+MAX_STATE_BYTES = 1 << 20
+
+
+def _kind(mode: int) -> str:
+    """A file type in words, for messages (``a FIFO``, ``a character device``)."""
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_small_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, opened without following a link and without blocking on a
+    FIFO; ``OSError`` / :class:`StateFileError` when it is not a regular file of at most
+    ``limit`` bytes (``FileNotFoundError`` when absent)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StateFileError(
+                f"is a symbolic link to {os.readlink(path)} (the kit writes a regular file)"
+            ) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise StateFileError(f"is {_kind(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise StateFileError(f"holds {info.st_size} bytes, more than a record's {limit}")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise StateFileError(f"holds more than a record's {limit} bytes")
+    return data
+
+
+def special_manifest(folder: Path) -> str | None:
+    """Why a table folder's ``_versions`` holds an entry Lance would block on or follow out of
+    the store (a FIFO, a device, a link), or None when every entry is a regular file.
+
+    Lance opens the newest manifest without checking its type, so a FIFO there makes every
+    open of the store wait forever. Listing the folder costs no ``stat`` per entry.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> table = pathlib.Path(tempfile.mkdtemp())
+        >>> (table / "_versions").mkdir()
+        >>> os.mkfifo(table / "_versions" / "1.manifest")
+        >>> special_manifest(table)  # doctest: +ELLIPSIS
+        '.../_versions/1.manifest is a FIFO, not a regular file (Lance writes only files)'
+    """
+    versions = folder / "_versions"
+    try:
+        entries = list(os.scandir(versions))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    for entry in entries:
+        if entry.is_symlink():
+            return (
+                f"{entry.path} is a symbolic link to {os.readlink(entry.path)} (Lance writes none)"
+            )
+        if not entry.is_file(follow_symlinks=False):
+            mode = os.stat(entry.path, follow_symlinks=False).st_mode
+            return f"{entry.path} is {_kind(mode)}, not a regular file (Lance writes only files)"
+    return None
+
+
 def _read_state(root: Path) -> dict[str, int] | None:
     """The recorded versions; None when there is no state file; :class:`StateFileError`
-    (saying what is wrong) when there is one that cannot be read."""
+    (saying what is wrong) when there is one that cannot be read: not a regular file (a link,
+    a FIFO, a device are never opened for reading), over :data:`MAX_STATE_BYTES`, not JSON."""
     path = root / STATE_NAME
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = _read_small_regular_file(path, MAX_STATE_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise StateFileError(f"cannot be read ({exc})") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise StateFileError("is not JSON (nested too deeply)") from None
     except ValueError as exc:
         raise StateFileError(f"is not JSON ({exc})") from None
     versions = data.get("versions") if isinstance(data, dict) else None

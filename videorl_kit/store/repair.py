@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ class RepairReport:
             lines.append(
                 f"the store's {self.state_reset}: recorded the tables' current versions; if "
                 f"the store may have lost a version too, check it with `videorl-kit cache "
-                f"verify --store {self.store}` against the sources or rebuild it"
+                f"verify --store {shlex.quote(str(self.store))}` against the sources or rebuild it"
             )
         for table, (found, recorded) in self.accepted_versions.items():
             lines.append(f"accepted {table} at version {found} (the kit had committed {recorded})")
@@ -129,8 +130,8 @@ class RepairReport:
                   for r in self.removed]  # fmt: skip
         if self.removed or self.accepted_versions or self.rows_lost.get(SAMPLES_TABLE):
             lines.append(
-                f"run `videorl-kit build-cache SPEC... --store {self.store}` to bring the samples "
-                "up to date"
+                "run `videorl-kit build-cache SPEC... --store "
+                f"{shlex.quote(str(self.store))}` to bring the samples up to date"
             )
         return "\n".join(lines)
 

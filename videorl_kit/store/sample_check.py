@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -325,11 +326,11 @@ def refuse(
     if not problems:
         return
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    specs = " ".join(spec_files) or "SPEC..."
+    specs = " ".join(shlex.quote(str(f)) for f in spec_files) or "SPEC..."
     raise StoreMismatchError(
         f"{store}: {problems[0]}{more}; the samples table disagrees with the task spec's data "
         f"(edited, or built from other data): build it again with `videorl-kit build-cache "
-        f"{specs} --store {store}` (the gold always comes from the spec)"
+        f"{specs} --store {shlex.quote(str(store))}` (the gold always comes from the spec)"
     )
 
 

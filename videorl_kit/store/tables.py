@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from videorl_kit.store.integrity import (
     damaged_files,
     record_versions,
     rolled_back_tables,
+    special_manifest,
     state_problem,
 )
 from videorl_kit.store.row_digest import first_malformed_key, malformed_key_problem
@@ -157,6 +159,13 @@ class StoreTables:
                 f"{store.root}: incomplete videorl-kit store (no {', '.join(missing)}; was its "
                 f"first build interrupted?); {rebuild_hint(str(store.root))}"
             )
+        for name in TABLE_NAMES:  # before Lance opens a manifest: a FIFO there never returns
+            special = special_manifest(Path(store.uri(name)))
+            if special:
+                raise StoreIntegrityError(
+                    f"{store.root}: the store is damaged: {special}; remove that entry, then "
+                    f"{repair_hint(str(store.root))}"
+                )
         for name in TABLE_NAMES:
             try:
                 store.table(name)
@@ -182,9 +191,14 @@ class StoreTables:
             if Path(self.uri(name)).is_dir():
                 return
             raise StoreNotFoundError(f"{self.uri(name)}: cannot create table: {exc}") from exc
-        dataset.update_config(
-            {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
-        )
+        config = {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
+        try:
+            dataset.update_config(config)
+        except (OSError, ValueError, RuntimeError):  # a commit conflict: another build-cache
+            # creating the same store at the same moment wrote the same config first
+            written = dict(lance.dataset(self.uri(name)).config() or {})
+            if any(written.get(k) != v for k, v in config.items()):
+                raise
 
     def table(self, name: str, version: int | None = None) -> lance.LanceDataset:
         """The latest committed version of table ``name`` (or ``version``)."""
@@ -227,8 +241,9 @@ class StoreTables:
         if problem:
             raise StoreIntegrityError(
                 f"{self.root}: the store is damaged: {problem}; run `videorl-kit cache repair "
-                f"--store {self.root}` to record the tables' current versions again (then "
-                f"`videorl-kit cache verify --store {self.root}` against the sources, or "
+                f"--store {shlex.quote(str(self.root))}` to record the tables' current versions "
+                f"again (then `videorl-kit cache verify --store {shlex.quote(str(self.root))}` "
+                "against the sources, or "
                 "rebuild, if the store may have lost a version)"
             )
         rolled_back = rolled_back_tables(self.root, self.latest_versions())

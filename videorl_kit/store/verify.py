@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.media.errors import MissingFileError
 from videorl_kit.media.frame_folder import FRAME_FOLDER_DECODER, frame_folder_hash
 from videorl_kit.media.hashing import file_content_hash, not_a_regular_file
@@ -437,6 +438,9 @@ def export_store(
     store = FrameStore.open(store_dir)
     unchecked = _samples_agree_with_specs(store_dir, store, specs)
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; give a folder for the export")
+    refuse_links(out, f"--out {out}")
     (out / "frames").mkdir(parents=True, exist_ok=True)
     report = ExportReport(out=str(out), unchecked_tasks=unchecked)
     chosen = list(keys) if keys is not None else store.keys()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.hf.client import hub_cache_dir
 from videorl_kit.spec.budget import estimate_video
 from videorl_kit.spec.data import row_is_kept, spec_rows
@@ -676,6 +677,7 @@ def assemble_plan(draft: PlanDraft, part: BackendPlan) -> dict[str, Any]:
 
 def write_plan(record: dict[str, Any], output_dir: Path) -> Path:
     """Write ``plan.json`` into ``output_dir`` (created); returns its path."""
+    refuse_links(output_dir, f"the run folder {output_dir}")
     output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / PLAN_FILE
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

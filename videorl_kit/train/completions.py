@@ -138,7 +138,7 @@ def read_completions(path: Path) -> list[dict[str, Any]]:
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to be a record
             continue
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             records.append(record)

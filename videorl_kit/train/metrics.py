@@ -92,7 +92,7 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply to be a record
             continue
         if isinstance(record, dict) and isinstance(record.get("step"), int):
             records.append(record)

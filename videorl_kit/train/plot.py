@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.train.metrics import (
     METRICS_FILE,
     format_key,
@@ -156,6 +157,9 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     if not records:
         raise UserError(f"{path}: no logged steps yet")
     out = run / PLOTS_DIR
+    if out.is_symlink():  # the charts go inside the run folder, never through a link
+        refuse_links(run, f"the run folder {run}")
+    refuse_links(out, f"the plots folder {out}")
     out.mkdir(exist_ok=True)
     written = []
     for name, title, ylabel, metric in FIGURES:

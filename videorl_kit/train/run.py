@@ -47,6 +47,7 @@ from typing import Any, Protocol
 import yaml
 
 from videorl_kit import __version__
+from videorl_kit.core.out_folder import refuse_links
 from videorl_kit.train.cluster_plan import BackendPlan, PlanDraft
 from videorl_kit.train.metrics import METRICS_FILE, TaskSummary, read_metrics, task_summaries
 from videorl_kit.train.plan import (
@@ -161,6 +162,7 @@ def write_run_files(plan: TrainPlan) -> None:
     """
 
     out = plan.output_dir
+    refuse_links(out, f"the run folder {out}")
     out.mkdir(parents=True, exist_ok=True)
     if not plan.resume and dry_run_only(out):  # a dry run's folder: its record is replaced
         planned = json.loads((out / DRY_RUN_FILE).read_text(encoding="utf-8")).get("model")

@@ -199,6 +199,10 @@ def plan_bundle(draft: PlanDraft, ray_address: str | None = None) -> BackendPlan
                 "--backend",
                 "openrlhf",
                 "--dry-run",
+                "--store",
+                path_arg(draft.store),
+                "--max-steps",
+                str(recipe.optim.steps),
                 "--output",
                 str(root),
             ]

@@ -39,6 +39,7 @@ from videorl_kit.adapters.trl.offline import (
 from videorl_kit.adapters.trl.rewards import task_rewards
 from videorl_kit.adapters.vision_balance import balance_vision
 from videorl_kit.core.errors import UserError
+from videorl_kit.core.safe_text import one_line
 from videorl_kit.media.mrope import use_qwen_positions
 from videorl_kit.store.torch_dataset import processor_factor
 from videorl_kit.train.cluster_plan import BackendPlan, Missing, PlanDraft
@@ -70,7 +71,18 @@ def last_checkpoint(output_dir: Path) -> Path | None:
 
 
 def _world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    """The processes ``accelerate launch`` (or torchrun) started: ``WORLD_SIZE``, else 1.
+
+    A value that is not a positive whole number is a ``UserError`` naming the variable.
+    """
+    raw = os.environ.get("WORLD_SIZE", "1")
+    text = raw.strip()
+    if not text.isascii() or not text.isdigit() or int(text) < 1 or len(text) > 6:
+        raise UserError(
+            f"WORLD_SIZE={one_line(repr(raw))} is not a number of processes (a whole number "
+            "from 1); unset it or set it as accelerate launch / torchrun would"
+        )
+    return int(text)
 
 
 class TrlBackend:
@@ -154,11 +166,14 @@ class TrlBackend:
                                    "pip install 'videorl-kit[train,data]'"))  # fmt: skip
         if draft.recipe.trl.use_vllm and importlib.util.find_spec("vllm") is None:
             missing.append(Missing("package: vllm (trl.use_vllm)", "pip install vllm"))
-        path = draft.loaded.path
-        command = shlex.join(["videorl-kit", "train", path_arg(path)])
+        # the run planned: the flags the plan was made with travel with the command
+        train = ["train", path_arg(draft.loaded.path), "--backend", "trl",
+                 "--store", path_arg(draft.store), "--output", path_arg(draft.output_dir),
+                 "--max-steps", str(draft.recipe.optim.steps)]  # fmt: skip
+        command = shlex.join(["videorl-kit", *train])
         if processes > 1:
             command = shlex.join(["accelerate", "launch", "--num_processes", str(processes), "-m",
-                                  "videorl_kit", "train", path_arg(path)])  # fmt: skip
+                                  "videorl_kit", *train])  # fmt: skip
         completions = draft.recipe.optim.prompts_per_step * draft.recipe.rollout.group_size
         sizing = {
             "processes": processes,

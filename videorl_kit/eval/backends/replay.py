@@ -98,6 +98,9 @@ def _read_file(path: Path, where: str, problems: list[str]) -> _FileLines:
         except json.JSONDecodeError as exc:
             problems.append(f"{at}: invalid JSON ({exc.msg})")
             continue
+        except RecursionError:
+            problems.append(f"{at}: invalid JSON (nested too deeply)")
+            continue
         if not isinstance(item, dict):
             problems.append(f"{at}: not a JSON object")
             continue

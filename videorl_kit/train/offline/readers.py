@@ -69,6 +69,9 @@ def _jsonl(path: Path) -> Iterator[RawRow]:
                 continue
             try:
                 value = json.loads(line)
+            except RecursionError:
+                yield RawRow(path, number, {}, f"{path}:{number}: not JSON (nested too deeply)")
+                continue
             except ValueError as exc:
                 yield RawRow(path, number, {}, f"{path}:{number}: not JSON ({exc})")
                 continue
@@ -82,6 +85,8 @@ def _json(path: Path) -> Iterator[RawRow]:
     if not text[start:].startswith("["):
         try:
             value = json.loads(text)
+        except RecursionError:
+            raise RowError(f"{path}:1: not JSON (nested too deeply)") from None
         except ValueError as exc:
             raise RowError(f"{path}:{getattr(exc, 'lineno', 1)}: not JSON ({exc})") from None
         if isinstance(value, dict) and isinstance(value.get("data"), list):
@@ -101,6 +106,8 @@ def _json(path: Path) -> Iterator[RawRow]:
         line = text.count("\n", 0, position) + 1
         try:
             value, position = decoder.raw_decode(text, position)
+        except RecursionError:
+            raise RowError(f"{path}:{line}: not JSON (nested too deeply)") from None
         except ValueError as exc:
             raise RowError(f"{path}:{line}: not JSON ({exc})") from None
         yield _object(path, line, value)
