@@ -108,6 +108,40 @@ def test_an_answer_block_followed_by_a_second_value_in_words_is_a_hedge(
     assert _score(problem_type, response, gold, options).accuracy == 0
 
 
+PAIRS = {
+    "multiple choice": ("B", "C"),
+    "numerical": ("4", "5"),
+    "boolean": ("yes", "no"),
+    "critic": ("Response 1", "Response 2"),
+    "temporal grounding": ("[10, 20]", "[30, 40]"),
+}
+
+
+@pytest.mark.parametrize("problem_type", sorted(PAIRS))
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "<answer>{0}<answer>{1}</answer>",
+        "<answer>{0} <answer>{1}</answer></answer>",
+        "<answer>{0}</answer>{1}</answer>",
+        "<answer>{0}</answer><answer>{1}",
+        "<answer>{0}</answer>\n<answer>\n{1}",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a stray or unclosed <answer> tag splits a hedge into one block and loose text: "
+    "`<answer>B<answer>C</answer>` scores 1 for C and `<answer>B</answer>C</answer>` 1 for B "
+    "(two closed blocks that differ are a hedge)",
+)
+def test_stray_or_unclosed_answer_tags_do_not_hide_a_second_value(problem_type, layout):
+    first, second = PAIRS[problem_type]
+    response = layout.format(first, second)
+    options = OPTIONS if problem_type == "multiple choice" else None
+    scores = {_score(problem_type, response, gold, options).accuracy for gold in (first, second)}
+    assert scores == {0}
+
+
 @pytest.mark.parametrize(
     ("problem_type", "response", "gold", "options"),
     [
@@ -277,6 +311,70 @@ def test_html_character_references_do_not_hide_a_joiner(response):
 )
 def test_markup_hedges_the_kit_held(problem_type, response, gold, options):
     assert _score(problem_type, response, gold, options).accuracy == 0
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        r"The answer is $2$ or $3$.",
+        r"Final answer: $2$ or $3$",
+        r"<answer>$2$, or possibly $3$</answer>",
+        r"<answer>$2$ (maybe $3$)</answer>",
+        r"<answer>$2$. Or $3$.</answer>",
+        r"<answer>2. Alternatively 3.</answer>",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a math answer that offers a second value in words between math spans "
+    "(`$2$, or possibly $3$`) is read as its last value: the hedge scores 1 for 3 "
+    "(`<answer>2 or 3</answer>` and `$2$; $3$` are hedges)",
+)
+def test_math_values_offered_in_words_are_a_hedge(response):
+    fn = _fn("math")
+    assert (fn(response, "2").accuracy, fn(response, "3").accuracy) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        r"\boxed{2 \operatorname{or} 3}",
+        r"\boxed{2 \hspace{1em} 3}",
+        r"\boxed{2~3}",
+        r"\boxed{2 \,|\, 3}",
+        r"\boxed{2\phantom{ or 3}}",
+        r"\boxed{2 \color{white}{ or 3}}",
+        r"\boxed{2 \text{ (} \text{or } 3)}",
+        r"\boxed{2^{\text{ or } 3}}",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="two values in one box set apart by LaTeX spacing, an operator name, a hidden "
+    "(`\\phantom`, `\\color{white}`) or split `\\text` (`\\boxed{2\\phantom{ or 3}}` renders `2`) "
+    "score 1 for one of them (math-verify reads one side)",
+)
+def test_math_two_values_in_one_box_behind_latex_markup_are_a_hedge(response):
+    fn = _fn("math")
+    assert (fn(response, "2").accuracy, fn(response, "3").accuracy) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        r"\boxed{2 \textrm{ or } 3}",
+        r"\boxed{2 \mbox{ or } 3}",
+        r"\boxed{2\ \mathrm{or}\ 3}",
+        r"\boxed{2 \qquad 3}",
+        r"\boxed{2 \lor 3}",
+        r"\boxed{x=2 \text{ or } x=3}",
+        r"<answer>$2$; $3$</answer>",
+        r"<answer>$x=2$ or $x=3$</answer>",
+    ],
+)
+def test_math_hedges_the_kit_held(response):
+    fn = _fn("math")
+    assert (fn(response, "2").accuracy, fn(response, "3").accuracy) == (0, 0)
 
 
 GOLD_OPENS = "The man opens the door of the car"
