@@ -455,6 +455,65 @@ def test_mt_bench_verdict_labels(response, gold):
 
 
 @pytest.mark.parametrize(
+    "response",
+    [
+        '<answer>The sign says "EXIT 12".</answer>',
+        '<answer>The text reads: "EXIT 12"</answer>',
+        "<answer>The text reads: \u201cEXIT 12\u201d</answer>",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason='an OCR answer that quotes the text in a short sentence (`The sign says "EXIT 12".`) '
+    "is graded whole: the frame words count as insertions and the right reading scores 0",
+)
+def test_ocr_text_quoted_in_a_sentence_is_the_answer(response):
+    assert _score("ocr", response, "EXIT 12").accuracy == 1
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        '<answer>The sign says "EXIT 12" or "EXIT 13".</answer>',
+        '<answer>The sign says "EXIT 13".</answer>',
+        "<answer>EXIT 12 or EXIT 13</answer>",
+    ],
+)
+def test_ocr_quoted_hedges_and_wrong_readings_score_below_one(response):
+    assert _score("ocr", response, "EXIT 12").accuracy < 1
+
+
+@pytest.mark.parametrize(
+    ("response", "gold"),
+    [
+        ("<answer>kitchen</answer>", "in the kitchen"),
+        ("<answer>The kitchen.</answer>", "in the kitchen"),
+        ("<answer>the table</answer>", "on the table"),
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a short gold that is a place phrase (`in the kitchen`) is not stated by the place "
+    "alone (`kitchen`): the right answer scores 0, while `on the table` for the gold `table` "
+    "scores 1",
+)
+def test_the_place_alone_states_a_short_gold_place_phrase(response, gold):
+    assert _score("open-ended", response, gold).accuracy == 1
+
+
+@pytest.mark.parametrize(
+    ("response", "gold"),
+    [
+        ("<answer>bedroom</answer>", "in the kitchen"),
+        ("<answer>not the kitchen</answer>", "in the kitchen"),
+        ("<answer>kitchen or bedroom</answer>", "in the kitchen"),
+    ],
+)
+def test_a_wrong_or_hedged_place_scores_zero(response, gold):
+    assert _score("open-ended", response, gold).accuracy == 0
+
+
+@pytest.mark.parametrize(
     ("problem_type", "response", "gold"),
     [
         ("temporal grounding", '<answer>{"time": [NaN, 20]}</answer>', "[10, 20]"),
