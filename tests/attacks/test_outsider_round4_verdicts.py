@@ -153,6 +153,13 @@ def test_stray_or_unclosed_answer_tags_do_not_hide_a_second_value(problem_type, 
         ("boolean", "<answer>yes n\u043e</answer>", "yes", None),  # Cyrillic o
         ("boolean", "<answer>yes or n\u043e</answer>", "yes", None),
         ("boolean", "<answer>yes, n\u043e</answer>", "yes", None),
+        ("boolean", "<answer>Yes or N\u041e</answer>", "yes", None),  # Cyrillic capital O
+        ("boolean", "<answer>yes or \u0274\u1d0f</answer>", "yes", None),  # small capitals
+        ("boolean", "<answer>yes or \u0578</answer>", "yes", None),  # Armenian vo
+        ("multiple choice", "<answer>B or \ua4da</answer>", "B", OPTIONS),  # Lisu
+        ("multiple choice", "<answer>B or \u13df</answer>", "B", OPTIONS),  # Cherokee
+        ("multiple choice", "<answer>B or \u2ca5</answer>", "B", OPTIONS),  # Coptic
+        ("multiple choice", "<answer>B or \U0001f152</answer>", "B", OPTIONS),  # negative circled
     ],
 )
 @pytest.mark.xfail(
