@@ -10,6 +10,15 @@ Every response below is one an RL policy could write. A "hole" is a response a c
 grader would score 0 (a hedge, a wrong answer) that the kit scores above 0, or a crash or hang of
 the reward. The hostile values are the attacker's, kept minimal: one family per test, siblings
 as parameters.
+
+Holes found (families): a ``\\boxed{}`` or ``<answer>`` block followed by a second value in
+words; stray or unclosed ``<answer>`` tags; letters of other scripts that look Latin
+(confusables); HTML character references; ``Yes, maybe not.``; a second option or label offered
+as a fallback; math values offered in words between math spans, or behind LaTeX markup in one
+box; ROUGE alternatives across a contrast; bracketed time pairs with units (right answers 0);
+MT-bench's ``[[C]]``; OCR text quoted in a sentence; the place alone for a short place phrase.
+Held: the code sandbox against lying values, early exits and resource bombs in both test
+layouts; NaN, infinities and huge numbers; many hedge wordings.
 """
 
 from __future__ import annotations
