@@ -16,6 +16,7 @@ words; stray or unclosed ``<answer>`` tags; letters of other scripts that look L
 (confusables); HTML character references; ``Yes, maybe not.``; a second option or label offered
 as a fallback; math values offered in words between math spans, or behind LaTeX markup in one
 box; ROUGE alternatives across a contrast; bracketed time pairs with units (right answers 0);
+``Total: 4`` and a breakdown in brackets (right answers 0);
 MT-bench's ``[[C]]``; OCR text quoted in a sentence; the place alone for a short place phrase.
 Held: the code sandbox against lying values, early exits and resource bombs in both test
 layouts; NaN, infinities and huge numbers; many hedge wordings.
@@ -468,6 +469,38 @@ def test_a_bracketed_pair_of_times_with_units_is_an_interval(response):
 def test_mt_bench_verdict_labels(response, gold):
     """MT-bench's judge prompt asks for `[[A]]`, `[[B]]` or `[[C]]` (a tie)."""
     assert _score("critic", response, gold).accuracy == 1
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Left: 2 dogs. Right: 2 dogs. Total: 4 dogs.",
+        "Left: 2 dogs. Right: 2 dogs. **Total: 4**",
+        "<answer>4 (2 black, 2 white)</answer>",
+        "<answer>4 (2 black and 2 white)</answer>",
+        "<answer>4 dogs: 2 black and 2 white</answer>",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a count stated as a labelled total (`Total: 4`) or with its breakdown "
+    "(`4 (2 black, 2 white)`) is `several different numbers`: the right answer scores 0",
+)
+def test_a_labelled_total_or_a_breakdown_that_sums_to_it_is_the_count(response):
+    assert _score("numerical", response, "4").accuracy == 1
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "<answer>4 (2 black and 3 white)</answer>",
+        "<answer>4 (5)</answer>",
+        "Left: 2 dogs. Right: 3 dogs. Total: 4 or 5 dogs.",
+        "<answer>4 dogs: 2 black and 3 white</answer>",
+    ],
+)
+def test_a_breakdown_that_does_not_sum_or_a_hedged_total_scores_zero(response):
+    assert _score("numerical", response, "4").accuracy == 0
 
 
 @pytest.mark.parametrize(
