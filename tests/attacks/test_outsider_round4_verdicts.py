@@ -153,6 +153,29 @@ def test_stray_or_unclosed_answer_tags_do_not_hide_a_second_value(problem_type, 
 
 
 @pytest.mark.parametrize(
+    "response",
+    [
+        '<answer>B</answer><answer id="2">C</answer>',
+        "<answer>B</ answer><answer>C</answer>",
+        "<answer>B</answer ><answer>C</answer>",
+        "<answer/>C<answer>B</answer>",
+        "<answer>B</answer><answer></answer>C",
+        "<answer>B</answer>&lt;answer&gt;C&lt;/answer&gt;",
+        "<answer>B</answer>\uff1canswer\uff1eC\uff1c/answer\uff1e",
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="an answer tag written with a space, an attribute, a slash, as HTML entities or "
+    "full-width brackets is no tag to the extraction, so a second block written that way is "
+    "loose text beside the first: the hedge scores 1 for one side",
+)
+def test_answer_tag_variants_do_not_hide_a_second_block(response):
+    scores = {_score("multiple choice", response, g, OPTIONS).accuracy for g in ("B", "C")}
+    assert scores == {0}
+
+
+@pytest.mark.parametrize(
     ("problem_type", "response", "gold", "options"),
     [
         ("multiple choice", "<answer>B or \u0421</answer>", "B", OPTIONS),  # Cyrillic Es
