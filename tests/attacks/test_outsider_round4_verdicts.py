@@ -16,7 +16,8 @@ words; stray or unclosed ``<answer>`` tags; letters of other scripts that look L
 (confusables); HTML character references; ``Yes, maybe not.``; a second option or label offered
 as a fallback; math values offered in words between math spans, or behind LaTeX markup in one
 box; ROUGE alternatives across a contrast; bracketed time pairs with units (right answers 0);
-``Total: 4`` and a breakdown in brackets (right answers 0);
+``Total: 4`` and a breakdown in brackets (right answers 0); an interval or box restated
+in words that disagree; answer tag variants (spaces, attributes, entities);
 MT-bench's ``[[C]]``; OCR text quoted in a sentence; the place alone for a short place phrase.
 Held: the code sandbox against lying values, early exits and resource bombs in both test
 layouts; NaN, infinities and huge numbers; many hedge wordings.
@@ -451,6 +452,52 @@ def test_rouge_alternatives_across_a_contrast_are_a_hedge(response, gold):
 )
 def test_rouge_contradictions_and_short_hedges_the_kit_held(response, gold):
     assert _score("open-ended", response, gold).accuracy == 0
+
+
+@pytest.mark.parametrize(
+    ("problem_type", "response", "gold"),
+    [
+        ("temporal grounding", "<answer>[10, 20] (from 10 to 30 seconds)</answer>", "[10, 20]"),
+        ("temporal grounding", "<answer>[10, 20] (10-30s)</answer>", "[10, 20]"),
+        ("temporal grounding", "<answer>[10, 20] (00:10-00:30)</answer>", "[10, 20]"),
+        ("temporal grounding", "<answer>[10, 20]; 00:10 to 00:30</answer>", "[10, 20]"),
+        ("temporal grounding", '<answer>{"time": [10, 20]} (00:10 - 00:30)</answer>', "[10, 20]"),
+        (
+            "spatial grounding",
+            "<answer>[10, 20, 110, 220] (x1=10, y1=20, x2=110, y2=300)</answer>",
+            "[10, 20, 110, 220]",
+        ),
+        (
+            "spatial grounding",
+            '<answer>{"bbox": [10, 20, 110, 220]} x1=10, y1=20, x2=110, y2=300</answer>',
+            "[10, 20, 110, 220]",
+        ),
+    ],
+)
+@pytest.mark.xfail(
+    strict=True,
+    reason="a bracketed or JSON interval or box wins over a restatement in words that "
+    "disagrees (`[10, 20] (from 10 to 30 seconds)`, named coordinates beside a list): the "
+    "hedge scores 1 (two bracketed pairs, or a Qwen box beside a list, are hedges)",
+)
+def test_a_restatement_in_another_form_that_disagrees_is_a_hedge(problem_type, response, gold):
+    assert _score(problem_type, response, gold).accuracy == 0
+
+
+@pytest.mark.parametrize(
+    ("problem_type", "response", "gold"),
+    [
+        ("temporal grounding", "<answer>[10, 20] (i.e., 00:10 to 00:20)</answer>", "[10, 20]"),
+        ("temporal grounding", "<answer>[10, 20] (from 10 to 20 seconds)</answer>", "[10, 20]"),
+        (
+            "spatial grounding",
+            "<answer>[10, 20, 110, 220] (x1=10, y1=20, x2=110, y2=220)</answer>",
+            "[10, 20, 110, 220]",
+        ),
+    ],
+)
+def test_a_restatement_that_agrees_still_scores(problem_type, response, gold):
+    assert _score(problem_type, response, gold).accuracy == 1
 
 
 @pytest.mark.parametrize(
