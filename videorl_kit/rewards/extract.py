@@ -170,6 +170,7 @@ class Extraction(NamedTuple):
     hedge: bool
     reason: str | None
     boxed: tuple[str, ...] = ()
+    tag_variants: int = 0
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -187,6 +188,7 @@ class Extraction(NamedTuple):
             "hedge": self.hedge,
             "reason": self.reason,
             **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
+            **({"tag_variants": self.tag_variants} if self.tag_variants else {}),
         }
 
 
@@ -474,6 +476,7 @@ def extract_answer(response: str) -> Extraction:
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     if "\\fbox" in text:  # LaTeX's other box reads as \boxed: "\fbox{3} \boxed{4}" hedges
         text = _FBOX_RE.sub(r"\\boxed{", text)
+    text, n_variants = canonical_tags(text)
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
         return Extraction(
@@ -491,7 +494,7 @@ def extract_answer(response: str) -> Extraction:
             reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
         )
 
-    blocks = _blocks(text, tags)
+    blocks = _merge_unbalanced_answers(text, _blocks(text, tags))
     outside = _complement(text, blocks.think_regions)
     answer, source, final, reason = _choose_answer(text, blocks, outside)
     boxed: tuple[str, ...] = ()
@@ -517,7 +520,80 @@ def extract_answer(response: str) -> Extraction:
         hedge=source == "answer_tag" and answer is None,
         reason=reason,
         boxed=boxed,
+        tag_variants=n_variants,
     )
+
+
+#: An answer or think tag written another way: spaces inside the brackets, attributes, a
+#: self-closing slash, HTML entities or full-width brackets (``< answer>``, ``<answer id=2>``,
+#: ``</answer >``, ``<answer/>``, ``&lt;answer&gt;``, ``＜answer＞``).
+_TAG_VARIANT_RE = re.compile(
+    r"(?:<|＜|&lt;|‹)[ \t]{0,3}(/?)[ \t]{0,3}(answer|think|thought)\b([^<>＜＞\n]{0,40}?)"
+    r"[ \t]{0,3}/?[ \t]{0,3}(?:>|＞|&gt;|›)",
+    re.IGNORECASE,
+)
+
+
+def canonical_tags(text: str) -> tuple[str, int]:
+    """``text`` with answer/think tags written another way rewritten as plain tags, and how
+    many were rewritten (the format rule fails a response that needed any: the prompt asked
+    for the plain tags).
+
+    A second answer block must not hide behind a variant of the tag: ``<answer>B</answer>
+    <answer id="2">C</answer>`` is two blocks, a hedge.
+
+    Example:
+        >>> canonical_tags("<answer>B</answer>< answer>C</answer >")
+        ('<answer>B</answer><answer>C</answer>', 2)
+    """
+    if "answer" not in text and "think" not in text and "thought" not in text:
+        low = text.lower()
+        if "answer" not in low and "think" not in low and "thought" not in low:
+            return text, 0
+    count = 0
+
+    def plain(m: re.Match[str]) -> str:
+        nonlocal count
+        tag = f"<{m.group(1)}{m.group(2).lower()}>"
+        if m.group(0).lower() != tag:
+            count += 1
+        return tag
+
+    out = _TAG_VARIANT_RE.sub(plain, text)
+    return (out, count) if count else (text, 0)
+
+
+def _merge_unbalanced_answers(text: str, blocks: _Blocks) -> _Blocks:
+    """Answer tags that do not pair up one after another (a block opened inside another, a
+    stray ``</answer>``, a second block never closed) make one answer block running from the
+    first answer tag to the last ``</answer>`` (or to the end), its tags removed: a second
+    value cannot hide behind a stray tag (``<answer>B<answer>C</answer>`` is ``B C``, a
+    hedge). A single unterminated ``<answer>`` (a truncated response) is read as before."""
+    think = blocks.think_regions
+    answer_tags = [
+        (a, b)
+        for a, b in blocks.stray_tags
+        if text.startswith("<a", a) or text.startswith("</a", a)
+        if not any(s <= a < e for s, e in think)
+    ]
+    kinds = "".join("c" if text.startswith("</", a) else "o" for a, _ in answer_tags)
+    if not kinds or "o" not in kinds or kinds == "o" or re.fullmatch(r"(?:oc)+", kinds):
+        return blocks
+    if kinds[0] == "o":
+        start = answer_tags[0][0]
+    else:  # a stray </answer> first: the block starts after the reasoning before it
+        start = max((e for s, e in think if e <= answer_tags[0][0]), default=0)
+    end = answer_tags[-1][1] if kinds[-1] == "c" else len(text)
+    pieces: list[str] = []
+    cursor = start
+    for a, b in answer_tags:
+        if a < start:
+            continue
+        pieces.append(text[cursor:a])
+        cursor = b
+    pieces.append(text[cursor:end])
+    merged = "\n".join(p.strip() for p in pieces if p.strip())
+    return blocks._replace(answers=(merged,), answer_regions=[(start, end)])
 
 
 _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
