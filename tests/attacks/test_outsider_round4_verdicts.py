@@ -67,11 +67,6 @@ def _score(problem_type: str, response: str, gold, options=None):
         ("math", r"$\boxed{2}$ or $3$", "2", None),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="the \\boxed{} is graded alone: a second value offered in words right after it "
-    "(`\\boxed{4} (or 5)`, `\\boxed{B} or maybe C`) is dropped, and the hedge scores 1",
-)
 def test_a_box_followed_by_a_second_value_in_words_is_a_hedge(
     problem_type, response, gold, options
 ):
@@ -107,11 +102,6 @@ def test_a_box_with_words_that_restate_it_still_scores(problem_type, response, g
             None,
         ),
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="only the <answer> block is read: a second value offered in words right after "
-    "`</answer>` is dropped, and the hedge keeps the accuracy (0.9 of 1.0 overall)",
 )
 def test_an_answer_block_followed_by_a_second_value_in_words_is_a_hedge(
     problem_type, response, gold, options

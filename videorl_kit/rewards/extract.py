@@ -171,6 +171,7 @@ class Extraction(NamedTuple):
     reason: str | None
     boxed: tuple[str, ...] = ()
     tag_variants: int = 0
+    trailing: str = ""
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -189,6 +190,7 @@ class Extraction(NamedTuple):
             "reason": self.reason,
             **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
             **({"tag_variants": self.tag_variants} if self.tag_variants else {}),
+            **({"trailing": shorten(self.trailing, 200)} if self.trailing else {}),
         }
 
 
@@ -506,6 +508,13 @@ def extract_answer(response: str) -> Extraction:
                 boxed = different_boxes(f"{' '.join(blocks.answers)} {beside}", at_least=1)
         else:
             boxed = different_boxes(outside)
+    trailing = ""
+    if answer and source == "answer_tag" and blocks.answer_regions:
+        end = blocks.answer_regions[-1][1]
+        if not any(s <= end < e for s, e in blocks.think_regions):
+            trailing = trailing_offer(_complement(text[end:], []))
+    elif answer and source == "final_statement" and "\\boxed" in outside:
+        trailing = trailing_offer(_after_last_box(outside, answer))
     return Extraction(
         text=text,
         special_tokens_removed=n_special,
@@ -521,7 +530,61 @@ def extract_answer(response: str) -> Extraction:
         reason=reason,
         boxed=boxed,
         tag_variants=n_variants,
+        trailing=trailing,
     )
+
+
+#: Words that offer another value after an answer: ``\boxed{4} (or 5)``, ``<answer>B</answer>
+#: but C is also possible``, ``\boxed{B}. Maybe C.``
+_OFFER_RE = re.compile(
+    r"(?i)(?<![a-z])(?:or|maybe|possibly|perhaps|might|could|also|alternatively|otherwise|else"
+    r"|failing\s{1,3}that|second\s{1,3}(?:choice|guess)|backup|fallback)(?![a-z])"
+    r"|或|也许|也可能|可能|还是"
+)
+_OFFER_SENTENCE_END_RE = re.compile(r"[.!?。！？](?=\s|$)|\n\s*\n")
+#: How far after the answer the words offering another value are looked for.
+OFFER_REACH = 160
+
+
+def trailing_offer(after: str) -> str:
+    """The words right after an answer when they may offer another value: the rest of its
+    sentence, and each next sentence that opens with such a word (``Maybe 5.``); ``""`` when
+    none holds one. The router grades the answer with these words, and a second value offered
+    there makes the answer a hedge.
+
+    Example:
+        >>> trailing_offer(", or possibly 5."), trailing_offer(" dogs in total.")
+        (', or possibly 5.', '')
+        >>> trailing_offer(". Maybe C. Thanks!")
+        '. Maybe C.'
+    """
+    rest = after[:OFFER_REACH]
+    out = ""
+    first = True
+    while rest.strip():
+        lead = len(rest) - len(rest.lstrip())
+        out, rest = out + rest[:lead], rest[lead:]
+        m = _OFFER_SENTENCE_END_RE.search(rest)
+        sentence = rest if m is None else rest[: m.end()]
+        if not first and _OFFER_RE.match(sentence) is None:
+            break
+        out += sentence
+        rest = "" if m is None else rest[m.end() :]
+        first = False
+    return out.strip() if _OFFER_RE.search(out) else ""
+
+
+def _after_last_box(text: str, answer: str) -> str:
+    """The text after the last ``\\boxed{}`` of ``text`` when that box is ``answer``."""
+    last = None
+    for m in _BOXED_RE.finditer(text):
+        last = m
+    if last is None:
+        return ""
+    close = matching_braces(text).get(last.end() - 1)
+    if close is None or clean_answer(text[last.end() : close]) != answer:
+        return ""
+    return text[close + 1 :]
 
 
 #: An answer or think tag written another way: spaces inside the brackets, attributes, a
