@@ -174,17 +174,12 @@ def test_answer_tag_variants_do_not_hide_a_second_block(response):
         ("boolean", "<answer>yes, n\u043e</answer>", "yes", None),
         ("boolean", "<answer>Yes or N\u041e</answer>", "yes", None),  # Cyrillic capital O
         ("boolean", "<answer>yes or \u0274\u1d0f</answer>", "yes", None),  # small capitals
-        ("boolean", "<answer>yes or \u0578</answer>", "yes", None),  # Armenian vo
+        ("boolean", "<answer>yes or \u0578\u0585</answer>", "yes", None),  # Armenian vo, oh
         ("multiple choice", "<answer>B or \ua4da</answer>", "B", OPTIONS),  # Lisu
         ("multiple choice", "<answer>B or \u13df</answer>", "B", OPTIONS),  # Cherokee
         ("multiple choice", "<answer>B or \u2ca5</answer>", "B", OPTIONS),  # Coptic
         ("multiple choice", "<answer>B or \U0001f152</answer>", "B", OPTIONS),  # negative circled
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Cyrillic or Greek letter that looks like a Latin one is no letter to the "
-    "verifiers, so the second value of a hedge written with it disappears: `B or С` reads B",
 )
 def test_confusable_letters_do_not_hide_the_second_value_of_a_hedge(
     problem_type, response, gold, options
@@ -314,11 +309,6 @@ def test_second_choices_the_kit_held(problem_type, response, gold, options):
         "<answer>B &#8594; C</answer>",
         "<answer>B&#44; C</answer>",
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="an HTML character reference is read as letters and digits, so a joiner written "
-    "as one (`B &#43; C` renders `B + C`) is no joiner and the hedge reads B",
 )
 def test_html_character_references_do_not_hide_a_joiner(response):
     assert _score("multiple choice", response, "B", OPTIONS).accuracy == 0
