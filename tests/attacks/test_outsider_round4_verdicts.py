@@ -215,12 +215,6 @@ def test_confusables_the_kit_held(problem_type, response, gold, options):
         "<answer>是的。不过也可能不是。</answer>",
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="`not` (`不是`) after a verdict with a word of doubt (`Yes, maybe not.`, `是，也可能不是`) "
-    "is not read as the other verdict, so the hedge scores 1 for yes (`No. Then again, maybe "
-    "yes.` is a hedge)",
-)
 def test_a_yes_followed_by_a_doubtful_not_is_a_hedge(response):
     assert _score("boolean", response, "yes").accuracy == 0
 
