@@ -149,7 +149,9 @@ _DOUBTFUL_NOT_RE = re.compile(
     re.IGNORECASE,
 )
 #: Words of doubt or contrast that open a Chinese clause ("也可能不是": maybe not).
-_CN_DOUBT_PREFIX_RE = re.compile(r"^(?:不过|不過|但是|但|可是|然而)?(?:也可能|也许|也許|可能|或许|或許|大概)?")
+_CN_DOUBT_PREFIX_RE = re.compile(
+    r"^(?:不过|不過|但是|但|可是|然而)?(?:也可能|也许|也許|可能|或许|或許|大概)?"
+)
 _CN_YES = ("是", "对", "對", "正确", "正確", "没错", "有")
 
 
