@@ -256,12 +256,6 @@ def test_boolean_hedges_the_kit_held(response):
         ("multiple choice", "<answer>B（也可能是C）</answer>", "B", OPTIONS),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="a second option or label offered as a fallback or a possibility in words the "
-    "hedge rules do not list (`B. Otherwise C.`, `B (C as a backup)`, `Response 1. Maybe "
-    "Response 2.`, `B（也可能是C）`) is dropped: the hedge scores 1 for the one named first",
-)
 def test_a_second_choice_offered_as_fallback_or_possibility_is_a_hedge(
     problem_type, response, gold, options
 ):
@@ -493,14 +487,7 @@ def test_a_bracketed_pair_of_times_with_units_is_an_interval(response):
 @pytest.mark.parametrize(
     ("response", "gold"),
     [
-        pytest.param(
-            "<answer>[[C]]</answer>",
-            "Tie",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="`[[C]]`, MT-bench's tie, is no judgement today (`[[A]]` is Response 1)",
-            ),
-        ),
+        ("<answer>[[C]]</answer>", "Tie"),
         ("<answer>[[A]]</answer>", "Response 1"),
         ("<answer>[[B]]</answer>", "Response 2"),
     ],
