@@ -302,6 +302,37 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
 _VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
 
 
+#: Words that offer another value between plain values (round 4: ``$2$, or possibly $3$``,
+#: ``2. Alternatively 3.``, ``$2$ (maybe $3$)``; math-verify read the last one).
+_OFFER_WORDS_RE = re.compile(
+    r"(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps|probably|alternatively|otherwise|else)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_OFFER_SEPARATOR_RE = re.compile(
+    r"(?:\s|[;,()]|\$|\.(?=\s|$)|\\[()\[\]]|(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps"
+    r"|probably|alternatively|otherwise|else)(?![A-Za-z]))+",
+    re.IGNORECASE,
+)
+
+
+def offered_values(text: str) -> bool:
+    """Whether ``text`` is plain rationals set apart by words that offer another value, two or
+    more of them different (``$2$, or possibly $3$``, ``2. Alternatively 3.``): a hedge.
+
+    Example:
+        >>> offered_values("$2$, or possibly $3$"), offered_values("2 or 2.0")
+        (True, False)
+    """
+    if not _OFFER_WORDS_RE.search(text):
+        return False
+    text = text.replace("\\text{ or }", " or ")  # written by :func:`written_alternatives`
+    parts = [p for p in _OFFER_SEPARATOR_RE.split(text) if p]
+    if not 2 <= len(parts) <= 64:
+        return False
+    values = {rational_value(p) for p in parts}
+    return None not in values and len(values) > 1
+
+
 def several_values(text: str) -> bool:
     """Whether ``text`` is only plain rationals, two or more of them different, set apart by
     spaces, lines, ``;`` or math delimiters (``3 4``, ``3\\n4``, ``$3$ $4$``): a hedge, where
@@ -381,7 +412,10 @@ class MathVerifier:
         gold_text = _as_set(gold_text)
         gold_text = written_alternatives(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
-        if answer is not None and several_values(answer):
+        offered = (  # "2 or 3" names both roots of a set gold ({2, 3}), and two values of one
+            answer is not None and rational_value(gold_text) is not None and offered_values(answer)
+        )
+        if answer is not None and (several_values(answer) or offered):
             return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
         if answer is not None and different_rows(answer, gold_text):
             return VerifyOutcome.wrong("different values on different rows (hedge)", gold=gold_text)
