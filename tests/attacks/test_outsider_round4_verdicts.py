@@ -389,11 +389,6 @@ GOLD_SITS = "The girl sits down on the chair."
         ("<answer>The girl sits down, or stands up, on the chair.</answer>", GOLD_SITS),
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="a long answer offering both sides of a contrast (`opens or closes`) keeps ROUGE "
-    "0.65-0.89 while either side alone scores 1 or 0: hedging beats a guess",
-)
 def test_rouge_alternatives_across_a_contrast_are_a_hedge(response, gold):
     assert _score("open-ended", response, gold).accuracy == 0
 
