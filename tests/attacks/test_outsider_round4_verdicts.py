@@ -484,11 +484,6 @@ def test_mt_bench_verdict_labels(response, gold):
         "<answer>4 dogs: 2 black and 2 white</answer>",
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="a count stated as a labelled total (`Total: 4`) or with its breakdown "
-    "(`4 (2 black, 2 white)`) is `several different numbers`: the right answer scores 0",
-)
 def test_a_labelled_total_or_a_breakdown_that_sums_to_it_is_the_count(response):
     assert _score("numerical", response, "4").accuracy == 1
 
