@@ -509,11 +509,6 @@ def test_a_breakdown_that_does_not_sum_or_a_hedged_total_scores_zero(response):
         "<answer>The text reads: \u201cEXIT 12\u201d</answer>",
     ],
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason='an OCR answer that quotes the text in a short sentence (`The sign says "EXIT 12".`) '
-    "is graded whole: the frame words count as insertions and the right reading scores 0",
-)
 def test_ocr_text_quoted_in_a_sentence_is_the_answer(response):
     assert _score("ocr", response, "EXIT 12").accuracy == 1
 
