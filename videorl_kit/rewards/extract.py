@@ -6,8 +6,11 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    removed (in a response with more than :data:`MAX_GENERIC_SPECIAL` of them, only the
    :data:`FLOOD_SPECIAL_TOKENS`, which bounds the work on adversarial floods).
 2. **Tags**: ``<answer>``, ``</answer>``, ``<think>``, ``</think>`` (``<thought>`` counts as
-   ``<think>``) are found by exact, case-insensitive search of the whole text (no spaces inside
-   the brackets: ``< answer >`` is plain text). A response with more than :data:`MAX_TAGS`
+   ``<think>``) are found by exact, case-insensitive search of the whole text, after tags
+   written another way (``< answer >``, ``<answer id=2>``, ``&lt;answer&gt;``, ``＜answer＞``)
+   are rewritten as plain ones (:func:`canonical_tags`; the format rule then fails). Answer
+   tags that do not pair up make one block (:func:`_merge_unbalanced_answers`). A response
+   with more than :data:`MAX_TAGS`
    tags is degenerate: no answer (and format 0). A ``</think>``
    without an opening tag closes an implicit think block that starts at the beginning (the
    chat template may have put ``<think>`` in the prompt). An unterminated ``<think>`` ends at
