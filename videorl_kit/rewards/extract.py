@@ -467,8 +467,11 @@ def _norm_block(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def extract_answer(response: str) -> Extraction:
+def extract_answer(response: str, *, tag_variants: bool = True) -> Extraction:
     """Run the extraction pipeline on one raw response (never raises on a ``str``).
+
+    ``tag_variants=False`` reads only plain tags (``code_exec``: a string literal such as
+    ``"< answer>"`` in the code is left as written).
 
     Example:
         >>> extract_answer("A man opens the door.").answer
@@ -481,7 +484,7 @@ def extract_answer(response: str) -> Extraction:
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     if "\\fbox" in text:  # LaTeX's other box reads as \boxed: "\fbox{3} \boxed{4}" hedges
         text = _FBOX_RE.sub(r"\\boxed{", text)
-    text, n_variants = canonical_tags(text)
+    text, n_variants = canonical_tags(text) if tag_variants else (text, 0)
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
         return Extraction(
@@ -600,6 +603,11 @@ _TAG_VARIANT_RE = re.compile(
 )
 
 
+#: Tags written another way are looked for in texts up to this many characters (a longer
+#: response is degenerate; the search would cost ~0.1 s per megabyte of ``<``).
+MAX_TAG_VARIANT_CHARS = 65_536
+
+
 def canonical_tags(text: str) -> tuple[str, int]:
     """``text`` with answer/think tags written another way rewritten as plain tags, and how
     many were rewritten (the format rule fails a response that needed any: the prompt asked
@@ -612,10 +620,10 @@ def canonical_tags(text: str) -> tuple[str, int]:
         >>> canonical_tags("<answer>B</answer>< answer>C</answer >")
         ('<answer>B</answer><answer>C</answer>', 2)
     """
-    if "answer" not in text and "think" not in text and "thought" not in text:
-        low = text.lower()
-        if "answer" not in low and "think" not in low and "thought" not in low:
-            return text, 0
+    if len(text) > MAX_TAG_VARIANT_CHARS or not (
+        "<" in text or "＜" in text or "&lt;" in text or "‹" in text
+    ):
+        return text, 0
     count = 0
 
     def plain(m: re.Match[str]) -> str:

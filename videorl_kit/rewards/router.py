@@ -211,7 +211,9 @@ class RewardFunction:
         """Score one response against its ground truth (``options`` for multiple choice)."""
         try:
             text = _as_text(response)
-            ex = extract_answer(remove_invisible(text) if self._fold else text)
+            ex = extract_answer(
+                remove_invisible(text) if self._fold else text, tag_variants=self._fold
+            )
             fmt = check_format(ex, self.format_rule)  # the format is read from the extraction
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
@@ -272,7 +274,7 @@ class RewardFunction:
             ('(C)', 1.0)
         """
         text = _as_text(response)
-        ex = extract_answer(remove_invisible(text) if self._fold else text)
+        ex = extract_answer(remove_invisible(text) if self._fold else text, tag_variants=self._fold)
         if self.answer_source != "auto" and ex.source != "answer_tag":
             ex = _without_answer(ex)
         fmt = check_format(ex, self.format_rule)

@@ -283,7 +283,7 @@ def fold_compat(text: str) -> str:
 
     HTML character references are the characters they name (``B &#43; C`` is ``B + C``), and
     letters of other scripts that look like a Latin letter are that letter (``B or С`` with a
-    Cyrillic Es is ``B or C``; ``_CONFUSABLES``), at any length.
+    Cyrillic Es is ``B or C``; ``_CONFUSABLES``), in texts up to :data:`MAX_FOLD_CHARS`.
 
     Example:
         >>> fold_compat("（Ｃ）"), fold_compat("１，０００"), fold_compat("10³"), fold_compat("B")
@@ -293,15 +293,15 @@ def fold_compat(text: str) -> str:
         >>> fold_compat("3½"), fold_compat("¾"), fold_compat("B\u200bC")
         ('3 1/2', '3/4', 'BC')
     """
-    if "&" in text and ";" in text and _HTML_REF_RE.search(text):
+    if len(text) <= MAX_FOLD_CHARS and "&" in text and ";" in text and _HTML_REF_RE.search(text):
         text = _HTML_REF_RE.sub(_html_ref, text)
     if text.isascii():
         return text
     text = remove_invisible(text)  # at any length: a hedge must not hide behind them
-    if _CONFUSABLE_RE.search(text):
-        text = text.translate(_CONFUSABLES)
     if len(text) > MAX_FOLD_CHARS:
         return text
+    if _CONFUSABLE_RE.search(text):
+        text = text.translate(_CONFUSABLES)
     if _SUPERSCRIPT_START_RE.search(text):
         text = _SUPERSCRIPT_START_RE.sub("^", text).translate(_FOLD_TABLE)
     if _MIXED_NUMBER_RE.search(text):
