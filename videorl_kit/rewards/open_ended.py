@@ -55,6 +55,11 @@ from videorl_kit.rewards.text import (
     stated_answer,
 )
 
+#: Prepositions that only place a short gold (``in the kitchen``, ``on the table``, ``at the
+#: door``): the place alone answers it. Not ``near``, ``under``, ``outside``, …, which say
+#: where relative to the place (``kitchen`` is no answer to ``outside the kitchen``).
+_PLAIN_PLACE_PREPOSITIONS = frozenset({"in", "on", "at", "inside"})
+
 #: Words that offer alternatives in a long answer: both sides of a contrast joined by one are
 #: a hedge (``opens or closes``, ``opens/closes``, ``either opens or closes``).
 _ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b|[A-Za-z]/[A-Za-z]|或|还是", re.IGNORECASE)
@@ -407,6 +412,14 @@ class RougeVerifier:
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
             words, gold_list = pred_norm.split(), gold_norm.split()
+            if (  # "kitchen" for "in the kitchen" (round 4)
+                len(gold_list) > 1
+                and gold_list[0] in _PLAIN_PLACE_PREPOSITIONS
+                and words == gold_list[1:]
+            ):
+                return VerifyOutcome.ok(
+                    1.0, mode="place_alone", pred=pred_norm[:200], gold=gold_norm
+                )
             stated = (
                 states_short_answer(sentence, words, gold_list)
                 or states_count_alone(sentence, words, gold_list)
