@@ -339,18 +339,24 @@ def test_math_values_offered_in_words_are_a_hedge(response):
         r"\boxed{2 \operatorname{or} 3}",
         r"\boxed{2 \hspace{1em} 3}",
         r"\boxed{2~3}",
-        r"\boxed{2 \,|\, 3}",
+        pytest.param(
+            r"\boxed{2 \,|\, 3}",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="`2 | 3` (a divides-bar between thin spaces) is read by math-verify as 3",
+            ),
+        ),
         r"\boxed{2\phantom{ or 3}}",
         r"\boxed{2 \color{white}{ or 3}}",
         r"\boxed{2 \text{ (} \text{or } 3)}",
-        r"\boxed{2^{\text{ or } 3}}",
+        pytest.param(
+            r"\boxed{2^{\text{ or } 3}}",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="an alternative in an exponent is read by math-verify as the power 2^3",
+            ),
+        ),
     ],
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="two values in one box set apart by LaTeX spacing, an operator name, a hidden "
-    "(`\\phantom`, `\\color{white}`) or split `\\text` (`\\boxed{2\\phantom{ or 3}}` renders `2`) "
-    "score 1 for one of them (math-verify reads one side)",
 )
 def test_math_two_values_in_one_box_behind_latex_markup_are_a_hedge(response):
     fn = _fn("math")

@@ -115,6 +115,40 @@ _ENV_RE = re.compile(r"\\(?:begin|end)\s{0,2}\{[A-Za-z*]{1,16}\}(?:\s{0,2}\{[lcr
 _ROW_RE = re.compile(r"\\\\(?:\[[^\]]{0,16}\])?")
 
 
+#: LaTeX that hides or spaces out a second value in one box (round 4): ``\\phantom{ or 3}``
+#: and ``\\color{white}{ or 3}`` render nothing or next to nothing but their content is still
+#: there; ``\\operatorname{or}`` is the word "or"; ``\\hspace{1em}``, ``~``, ``\\quad`` set two
+#: values apart as a space does (``\\,`` is left alone: ``1\\,000`` is a thousand).
+_HIDDEN_RE = re.compile(
+    r"\\(?:[hv]?phantom|textcolor\s{0,2}\{[^{}]{0,20}\}|color\s{0,2}\{[^{}]{0,20}\})\s{0,2}\{([^{}]{0,64})\}"
+)
+_WORD_OR_RE = re.compile(r"\\(?:operatorname|mathrm|textrm|mbox|text)\s{0,2}\{\s{0,3}or\s{0,3}\}")
+_SPACING_RE = re.compile(
+    r"(?<!\\)\\(?:hspace\*?\s{0,2}\{[^{}]{0,16}\}|quad|qquad|[;:](?![A-Za-z]))|~"
+)
+#: A ``\\text{}`` holding only a bracket: ``2 \\text{ (} \\text{or } 3)``.
+_TEXT_BRACKET_RE = re.compile(r"\\text\s{0,2}\{\s{0,3}([()])\s{0,3}\}")
+
+
+def visible_values(text: str) -> str:
+    r"""``text`` with LaTeX that hides or spaces out a value written plainly (see
+    :data:`_HIDDEN_RE`): ``2\phantom{ or 3}`` is ``2  or 3 ``, ``2 \hspace{1em} 3`` is ``2   3``.
+
+    Example:
+        >>> visible_values(r"2\phantom{ or 3}"), visible_values(r"2 \operatorname{or} 3")
+        ('2  or 3 ', '2 \\text{ or } 3')
+    """
+    if "\\" not in text and "~" not in text:
+        return text
+    if "phantom" in text or "color" in text:
+        text = _HIDDEN_RE.sub(r" \1 ", text)
+    if "or" in text:
+        text = _WORD_OR_RE.sub(r"\\text{ or }", text)
+    if "\\text" in text:
+        text = _TEXT_BRACKET_RE.sub(r" \1", text)
+    return _SPACING_RE.sub(" ", text)
+
+
 def written_alternatives(text: str) -> str:
     r"""``text`` with another value offered in words written as a list (see
     :data:`_TEXT_ALT_RE`): ``2 \text{ (or 3)}`` is ``2 \text{ or } 3``.
@@ -285,6 +319,7 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
         text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
     if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
         text = _PY_POWER_RE.sub("^", text)
+    text = visible_values(text)  # "2\phantom{ or 3}": a hidden value is still a value
     text = written_alternatives(text)  # "2 \text{ (or 3)}": the other value is kept
     if "·" in text or "⋅" in text:  # a middle dot between factors
         text = text.replace("·", "*").replace("⋅", "*")
