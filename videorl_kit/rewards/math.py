@@ -450,8 +450,12 @@ class MathVerifier:
         offered = (  # "2 or 3" names both roots of a set gold ({2, 3}), and two values of one
             answer is not None and rational_value(gold_text) is not None and offered_values(answer)
         )
-        if answer is not None and (several_values(answer) or offered):
+        if answer is not None and several_values(answer):
             return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
+        if offered:  # plain rationals both: decided without sympy, as the exact path would
+            return VerifyOutcome.wrong(
+                "several different values (hedge)", gold=gold_text, fast_path=True
+            )
         if answer is not None and different_rows(answer, gold_text):
             return VerifyOutcome.wrong("different values on different rows (hedge)", gold=gold_text)
         if answer is not None:
