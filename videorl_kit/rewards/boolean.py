@@ -141,6 +141,17 @@ _DEPENDS_RE = re.compile(
     re.IGNORECASE,
 )
 _CN_NO = ("不", "否", "错", "没有", "沒有")
+#: "not" left on its own under doubt after a verdict is the other verdict: "Yes, maybe not.",
+#: "Yes, or not.", "Yes. Perhaps not, though." (a "not" before a word negates that word).
+_DOUBTFUL_NOT_RE = re.compile(
+    r"\b(?:or|maybe|perhaps|possibly|probably)(?:\s{1,3}(?:maybe|perhaps|possibly|probably))?"
+    r"\s{1,3}not\b\s{0,3}(?:$|[,;:.!?)—–-])",
+    re.IGNORECASE,
+)
+#: Words of doubt or contrast that open a Chinese clause ("也可能不是": maybe not).
+_CN_DOUBT_PREFIX_RE = re.compile(
+    r"^(?:不过|不過|但是|但|可是|然而)?(?:也可能|也许|也許|可能|或许|或許|大概)?"
+)
 _CN_YES = ("是", "对", "對", "正确", "正確", "没错", "有")
 
 
@@ -195,8 +206,10 @@ def _unless_contradicted(
     value = verdict[0]
     if value is None:
         return verdict
+    if value == "yes" and _DOUBTFUL_NOT_RE.search(text):
+        return None, "hedged answer (yes and maybe not)"
     if not text.isascii():
-        clauses = set(_CN_CLAUSE_RE.split(text))
+        clauses = {_CN_DOUBT_PREFIX_RE.sub("", c) for c in _CN_CLAUSE_RE.split(text)}
         if clauses & _CN_YES_CLAUSES and clauses & _CN_NO_CLAUSES:
             return None, "hedged answer (yes and no)"
     if ("no" if value == "yes" else "yes") in _polarities(text):

@@ -90,6 +90,13 @@ _ALTERNATIVE_RE = re.compile(
     r"|\b(?i:also|maybe|possibly|perhaps|probably|likely|or|could\s{1,3}be|might\s{1,3}be"
     r"|i\s{1,3}(?:think|guess|believe))\s{1,3}"
     rf"{_other_letter('y')}"
+    # a fallback (round 4): "B. Otherwise C.", "B; failing that, C", "second guess: C",
+    # "B（也可能是C）"
+    r"|(?:(?<![\w'’])(?i:otherwise|else|failing\s{1,3}that|alternatively|backup|fallback"
+    r"|second\s{1,3}(?:choice|guess|option|pick)(?:\s{1,3}(?:is|would\s{1,3}be))?)"
+    r"|也可能是|也许是|也許是|或许是|或許是|可能是|也可能|也许|也許)[\s,:：，]{0,3}"
+    rf"{_other_letter('z')}"
+    rf"|(?<![\w'’]){_other_letter('w')}\s{{1,3}}(?i:as\s{{1,3}}(?:a\s{{1,3}})?(?:backup|fallback))"
 )
 #: After a bare "I" the hedge check found: the pronoun of a word of doubt ("B, I think").
 _PRONOUN_I_RE = re.compile(r"\s{1,3}(?:think|guess|believe|suppose|reckon)\b", re.IGNORECASE)

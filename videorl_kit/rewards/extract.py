@@ -6,8 +6,11 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    removed (in a response with more than :data:`MAX_GENERIC_SPECIAL` of them, only the
    :data:`FLOOD_SPECIAL_TOKENS`, which bounds the work on adversarial floods).
 2. **Tags**: ``<answer>``, ``</answer>``, ``<think>``, ``</think>`` (``<thought>`` counts as
-   ``<think>``) are found by exact, case-insensitive search of the whole text (no spaces inside
-   the brackets: ``< answer >`` is plain text). A response with more than :data:`MAX_TAGS`
+   ``<think>``) are found by exact, case-insensitive search of the whole text, after tags
+   written another way (``< answer >``, ``<answer id=2>``, ``&lt;answer&gt;``, ``＜answer＞``)
+   are rewritten as plain ones (:func:`canonical_tags`; the format rule then fails). Answer
+   tags that do not pair up make one block (:func:`_merge_unbalanced_answers`). A response
+   with more than :data:`MAX_TAGS`
    tags is degenerate: no answer (and format 0). A ``</think>``
    without an opening tag closes an implicit think block that starts at the beginning (the
    chat template may have put ``<think>`` in the prompt). An unterminated ``<think>`` ends at
@@ -170,6 +173,8 @@ class Extraction(NamedTuple):
     hedge: bool
     reason: str | None
     boxed: tuple[str, ...] = ()
+    tag_variants: int = 0
+    trailing: str = ""
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -187,6 +192,8 @@ class Extraction(NamedTuple):
             "hedge": self.hedge,
             "reason": self.reason,
             **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
+            **({"tag_variants": self.tag_variants} if self.tag_variants else {}),
+            **({"trailing": shorten(self.trailing, 200)} if self.trailing else {}),
         }
 
 
@@ -460,8 +467,11 @@ def _norm_block(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def extract_answer(response: str) -> Extraction:
+def extract_answer(response: str, *, tag_variants: bool = True) -> Extraction:
     """Run the extraction pipeline on one raw response (never raises on a ``str``).
+
+    ``tag_variants=False`` reads only plain tags (``code_exec``: a string literal such as
+    ``"< answer>"`` in the code is left as written).
 
     Example:
         >>> extract_answer("A man opens the door.").answer
@@ -474,6 +484,7 @@ def extract_answer(response: str) -> Extraction:
     text, n_special = strip_special_tokens(response if isinstance(response, str) else "")
     if "\\fbox" in text:  # LaTeX's other box reads as \boxed: "\fbox{3} \boxed{4}" hedges
         text = _FBOX_RE.sub(r"\\boxed{", text)
+    text, n_variants = canonical_tags(text) if tag_variants else (text, 0)
     tags = scan_tags(text)
     if len(tags) > MAX_TAGS:
         return Extraction(
@@ -491,7 +502,7 @@ def extract_answer(response: str) -> Extraction:
             reason=f"more than {MAX_TAGS} <answer>/<think> tags (degenerate response)",
         )
 
-    blocks = _blocks(text, tags)
+    blocks = _merge_unbalanced_answers(text, _blocks(text, tags))
     outside = _complement(text, blocks.think_regions)
     answer, source, final, reason = _choose_answer(text, blocks, outside)
     boxed: tuple[str, ...] = ()
@@ -503,6 +514,13 @@ def extract_answer(response: str) -> Extraction:
                 boxed = different_boxes(f"{' '.join(blocks.answers)} {beside}", at_least=1)
         else:
             boxed = different_boxes(outside)
+    trailing = ""
+    if answer and source == "answer_tag" and blocks.answer_regions:
+        end = blocks.answer_regions[-1][1]
+        if not any(s <= end < e for s, e in blocks.think_regions):
+            trailing = trailing_offer(_complement(text[end:], []))
+    elif answer and source == "final_statement" and "\\boxed" in outside:
+        trailing = trailing_offer(_after_last_box(outside, answer))
     return Extraction(
         text=text,
         special_tokens_removed=n_special,
@@ -517,7 +535,139 @@ def extract_answer(response: str) -> Extraction:
         hedge=source == "answer_tag" and answer is None,
         reason=reason,
         boxed=boxed,
+        tag_variants=n_variants,
+        trailing=trailing,
     )
+
+
+#: Words that offer another value after an answer: ``\boxed{4} (or 5)``, ``<answer>B</answer>
+#: but C is also possible``, ``\boxed{B}. Maybe C.``
+_OFFER_RE = re.compile(
+    r"(?i)(?<![a-z])(?:or|maybe|possibly|perhaps|might|could|also|alternatively|otherwise|else"
+    r"|failing\s{1,3}that|second\s{1,3}(?:choice|guess)|backup|fallback)(?![a-z])"
+    r"|或|也许|也可能|可能|还是"
+)
+_OFFER_SENTENCE_END_RE = re.compile(r"[.!?。！？](?=\s|$)|\n\s*\n")
+#: How far after the answer the words offering another value are looked for.
+OFFER_REACH = 160
+
+
+def trailing_offer(after: str) -> str:
+    """The words right after an answer when they may offer another value: the rest of its
+    sentence, and each next sentence that opens with such a word (``Maybe 5.``); ``""`` when
+    none holds one. The router grades the answer with these words, and a second value offered
+    there makes the answer a hedge.
+
+    Example:
+        >>> trailing_offer(", or possibly 5."), trailing_offer(" dogs in total.")
+        (', or possibly 5.', '')
+        >>> trailing_offer(". Maybe C. Thanks!")
+        '. Maybe C.'
+    """
+    rest = after[:OFFER_REACH]
+    out = ""
+    first = True
+    while rest.strip():
+        lead = len(rest) - len(rest.lstrip())
+        out, rest = out + rest[:lead], rest[lead:]
+        m = _OFFER_SENTENCE_END_RE.search(rest)
+        sentence = rest if m is None else rest[: m.end()]
+        if not first and _OFFER_RE.match(sentence) is None:
+            break
+        out += sentence
+        rest = "" if m is None else rest[m.end() :]
+        first = False
+    return out.strip() if _OFFER_RE.search(out) else ""
+
+
+def _after_last_box(text: str, answer: str) -> str:
+    """The text after the last ``\\boxed{}`` of ``text`` when that box is ``answer``."""
+    last = None
+    for m in _BOXED_RE.finditer(text):
+        last = m
+    if last is None:
+        return ""
+    close = matching_braces(text).get(last.end() - 1)
+    if close is None or clean_answer(text[last.end() : close]) != answer:
+        return ""
+    return text[close + 1 :]
+
+
+#: An answer or think tag written another way: spaces inside the brackets, attributes, a
+#: self-closing slash, HTML entities or full-width brackets (``< answer>``, ``<answer id=2>``,
+#: ``</answer >``, ``<answer/>``, ``&lt;answer&gt;``, ``＜answer＞``).
+_TAG_VARIANT_RE = re.compile(
+    r"(?:<|＜|&lt;|‹)[ \t]{0,3}(/?)[ \t]{0,3}(answer|think|thought)\b([^<>＜＞\n]{0,40}?)"
+    r"[ \t]{0,3}/?[ \t]{0,3}(?:>|＞|&gt;|›)",
+    re.IGNORECASE,
+)
+
+
+#: Tags written another way are looked for in texts up to this many characters (a longer
+#: response is degenerate; the search would cost ~0.1 s per megabyte of ``<``).
+MAX_TAG_VARIANT_CHARS = 65_536
+
+
+def canonical_tags(text: str) -> tuple[str, int]:
+    """``text`` with answer/think tags written another way rewritten as plain tags, and how
+    many were rewritten (the format rule fails a response that needed any: the prompt asked
+    for the plain tags).
+
+    A second answer block must not hide behind a variant of the tag: ``<answer>B</answer>
+    <answer id="2">C</answer>`` is two blocks, a hedge.
+
+    Example:
+        >>> canonical_tags("<answer>B</answer>< answer>C</answer >")
+        ('<answer>B</answer><answer>C</answer>', 2)
+    """
+    if len(text) > MAX_TAG_VARIANT_CHARS or not (
+        "<" in text or "＜" in text or "&lt;" in text or "‹" in text
+    ):
+        return text, 0
+    count = 0
+
+    def plain(m: re.Match[str]) -> str:
+        nonlocal count
+        tag = f"<{m.group(1)}{m.group(2).lower()}>"
+        if m.group(0).lower() != tag:
+            count += 1
+        return tag
+
+    out = _TAG_VARIANT_RE.sub(plain, text)
+    return (out, count) if count else (text, 0)
+
+
+def _merge_unbalanced_answers(text: str, blocks: _Blocks) -> _Blocks:
+    """Answer tags that do not pair up one after another (a block opened inside another, a
+    stray ``</answer>``, a second block never closed) make one answer block running from the
+    first answer tag to the last ``</answer>`` (or to the end), its tags removed: a second
+    value cannot hide behind a stray tag (``<answer>B<answer>C</answer>`` is ``B C``, a
+    hedge). A single unterminated ``<answer>`` (a truncated response) is read as before."""
+    think = blocks.think_regions
+    answer_tags = [
+        (a, b)
+        for a, b in blocks.stray_tags
+        if text.startswith("<a", a) or text.startswith("</a", a)
+        if not any(s <= a < e for s, e in think)
+    ]
+    kinds = "".join("c" if text.startswith("</", a) else "o" for a, _ in answer_tags)
+    if not kinds or "o" not in kinds or kinds == "o" or re.fullmatch(r"(?:oc)+", kinds):
+        return blocks
+    if kinds[0] == "o":
+        start = answer_tags[0][0]
+    else:  # a stray </answer> first: the block starts after the reasoning before it
+        start = max((e for s, e in think if e <= answer_tags[0][0]), default=0)
+    end = answer_tags[-1][1] if kinds[-1] == "c" else len(text)
+    pieces: list[str] = []
+    cursor = start
+    for a, b in answer_tags:
+        if a < start:
+            continue
+        pieces.append(text[cursor:a])
+        cursor = b
+    pieces.append(text[cursor:end])
+    merged = "\n".join(p.strip() for p in pieces if p.strip())
+    return blocks._replace(answers=(merged,), answer_regions=[(start, end)])
 
 
 _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")

@@ -52,6 +52,7 @@ _EMPTY_ANSWER = FormatCheck(0.0, "empty <answer> block")
 _NO_ANSWER = FormatCheck(0.0, "no <answer> block")
 _OUT_OF_ORDER = FormatCheck(0.0, "tags out of order or unbalanced")
 _UNTERMINATED_THINK = FormatCheck(0.0, "unterminated <think> block")
+_TAG_VARIANT = FormatCheck(0.0, "a tag written another way (`< answer>`, `<answer id=..>`)")
 
 
 def check_format(response: str | Extraction, rule: str = "answer_tag") -> FormatCheck:
@@ -69,6 +70,8 @@ def check_format(response: str | Extraction, rule: str = "answer_tag") -> Format
         raise ValueError(f"unknown format rule {rule!r}; valid rules: {', '.join(FORMAT_RULES)}")
     ex = response if isinstance(response, Extraction) else extract_answer(response)
     tags, text = ex.tags, ex.text
+    if ex.tag_variants:
+        return _TAG_VARIANT
     if tuple((tag.kind, tag.closing) for tag in tags) not in (_WITH_THINK, _ANSWER_ONLY):
         return _bad_shape(tags)
     a_open, a_close = tags[-2:]

@@ -93,6 +93,12 @@ _TUPLE_RE = re.compile(
     r"\(\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4},\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4}"
     r"(?:,\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4},\s{0,4}(-?\d{1,9}(?:\.\d{1,9})?)\s{0,4})?\)"
 )
+#: A bracketed pair of times written with a unit or as clock times (round 4): ``[12.3s,
+#: 18.0s]``, ``(12.3 s, 18.0 s)``, ``[00:12, 00:18]`` (JSON reads neither).
+_BRACKET_TIMES_RE = re.compile(
+    rf"[\[(]\s{{0,3}}(?P<a>{_TIME}){_UNIT}\s{{0,3}},\s{{0,3}}(?P<b>{_TIME}){_UNIT}\s{{0,3}}[\])]",
+    re.IGNORECASE,
+)
 _JSON_NUMBERS = frozenset({int, float})
 _BOX_STRING_NUMBER_RE = re.compile(r"-?\d{1,9}(?:\.\d{1,9})?")
 _TIME_STR_RE = re.compile(rf"\s{{0,4}}(?:{_TIME})\s{{0,4}}(?:s|sec|secs|seconds)?\s{{0,4}}", re.I)
@@ -674,6 +680,20 @@ def _second_answer(value: Any, main: Any, part_reading: Callable[[Any], Any]) ->
     return None
 
 
+def _written_ranges(text: str) -> set[tuple[str, str]]:
+    """The intervals ``text`` writes in words or with units (not bare pairs of numbers)."""
+    ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    for m in _BRACKET_TIMES_RE.finditer(text):
+        if not _plain_pair(m.group(0)):
+            ranges.add((m.group("a"), m.group("b")))
+    return ranges
+
+
+def _plain_pair(text: str) -> bool:
+    """Whether a bracketed pair is two plain numbers (JSON's to read)."""
+    return ":" not in text and not re.search(r"\d\s{0,2}[A-Za-z秒]", text)
+
+
 def _parse_interval_text(text: str) -> Interval:
     value, reason = _single_json(text, reading=_interval_reading)
     if value is not None:
@@ -681,6 +701,14 @@ def _parse_interval_text(text: str) -> Interval:
         second = _second_answer(value, interval, _interval_part)
         if second:
             raise GroundingError(second)
+        if len(text) <= MAX_RANGE_TEXT_CHARS:  # "[10, 20] (from 10 to 30 s)": a restatement
+            for written in _written_ranges(text):  # that disagrees is a second answer
+                try:
+                    other = to_interval(list(written))
+                except GroundingError:
+                    continue
+                if other != interval:
+                    raise GroundingError("an interval restated in words disagrees (hedge)")
         return interval
     if reason and "hedge" in reason:
         raise GroundingError(reason)
@@ -690,7 +718,7 @@ def _parse_interval_text(text: str) -> Interval:
         written = start_and_end(text)
     except FormHedge as exc:
         raise GroundingError(str(exc)) from None
-    ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    ranges = _written_ranges(text)  # "10-20 s", "[12.3s, 18.0s]"
     ranges.update(bare_pairs(text))  # "12.3, 18.0"
     if written is not None:
         ranges.add(written)
@@ -724,6 +752,13 @@ def parse_box_answer(text: str) -> Box:
     second = _second_answer(value, tuple(float(v) for v in box), _box_part)
     if second:
         raise GroundingError(second)
+    if "=" in text or ":" in text:  # "[10, 20, 110, 220] (x1=10, ..., y2=300)": a restatement
+        try:  # by name that disagrees is a second answer
+            named = box_by_name(text)
+        except FormHedge as exc:
+            raise GroundingError(str(exc)) from None
+        if named is not None and tuple(float(v) for v in named) != tuple(float(v) for v in box):
+            raise GroundingError("a box restated by coordinate names disagrees (hedge)")
     return box
 
 

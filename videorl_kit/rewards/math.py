@@ -115,6 +115,40 @@ _ENV_RE = re.compile(r"\\(?:begin|end)\s{0,2}\{[A-Za-z*]{1,16}\}(?:\s{0,2}\{[lcr
 _ROW_RE = re.compile(r"\\\\(?:\[[^\]]{0,16}\])?")
 
 
+#: LaTeX that hides or spaces out a second value in one box (round 4): ``\\phantom{ or 3}``
+#: and ``\\color{white}{ or 3}`` render nothing or next to nothing but their content is still
+#: there; ``\\operatorname{or}`` is the word "or"; ``\\hspace{1em}``, ``~``, ``\\quad`` set two
+#: values apart as a space does (``\\,`` is left alone: ``1\\,000`` is a thousand).
+_HIDDEN_RE = re.compile(
+    r"\\(?:[hv]?phantom|textcolor\s{0,2}\{[^{}]{0,20}\}|color\s{0,2}\{[^{}]{0,20}\})\s{0,2}\{([^{}]{0,64})\}"
+)
+_WORD_OR_RE = re.compile(r"\\(?:operatorname|mathrm|textrm|mbox|text)\s{0,2}\{\s{0,3}or\s{0,3}\}")
+_SPACING_RE = re.compile(
+    r"(?<!\\)\\(?:hspace\*?\s{0,2}\{[^{}]{0,16}\}|quad|qquad|[;:](?![A-Za-z]))|~"
+)
+#: A ``\\text{}`` holding only a bracket: ``2 \\text{ (} \\text{or } 3)``.
+_TEXT_BRACKET_RE = re.compile(r"\\text\s{0,2}\{\s{0,3}([()])\s{0,3}\}")
+
+
+def visible_values(text: str) -> str:
+    r"""``text`` with LaTeX that hides or spaces out a value written plainly (see
+    :data:`_HIDDEN_RE`): ``2\phantom{ or 3}`` is ``2  or 3 ``, ``2 \hspace{1em} 3`` is ``2   3``.
+
+    Example:
+        >>> visible_values(r"2\phantom{ or 3}"), visible_values(r"2 \operatorname{or} 3")
+        ('2  or 3 ', '2 \\text{ or } 3')
+    """
+    if "\\" not in text and "~" not in text:
+        return text
+    if "phantom" in text or "color" in text:
+        text = _HIDDEN_RE.sub(r" \1 ", text)
+    if "or" in text:
+        text = _WORD_OR_RE.sub(r"\\text{ or }", text)
+    if "\\text" in text:
+        text = _TEXT_BRACKET_RE.sub(r" \1", text)
+    return _SPACING_RE.sub(" ", text)
+
+
 def written_alternatives(text: str) -> str:
     r"""``text`` with another value offered in words written as a list (see
     :data:`_TEXT_ALT_RE`): ``2 \text{ (or 3)}`` is ``2 \text{ or } 3``.
@@ -285,6 +319,7 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
         text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
     if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
         text = _PY_POWER_RE.sub("^", text)
+    text = visible_values(text)  # "2\phantom{ or 3}": a hidden value is still a value
     text = written_alternatives(text)  # "2 \text{ (or 3)}": the other value is kept
     if "·" in text or "⋅" in text:  # a middle dot between factors
         text = text.replace("·", "*").replace("⋅", "*")
@@ -300,6 +335,37 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
 
 
 _VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
+
+
+#: Words that offer another value between plain values (round 4: ``$2$, or possibly $3$``,
+#: ``2. Alternatively 3.``, ``$2$ (maybe $3$)``; math-verify read the last one).
+_OFFER_WORDS_RE = re.compile(
+    r"(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps|probably|alternatively|otherwise|else)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_OFFER_SEPARATOR_RE = re.compile(
+    r"(?:\s|[;,()]|\$|\.(?=\s|$)|\\[()\[\]]|(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps"
+    r"|probably|alternatively|otherwise|else)(?![A-Za-z]))+",
+    re.IGNORECASE,
+)
+
+
+def offered_values(text: str) -> bool:
+    """Whether ``text`` is plain rationals set apart by words that offer another value, two or
+    more of them different (``$2$, or possibly $3$``, ``2. Alternatively 3.``): a hedge.
+
+    Example:
+        >>> offered_values("$2$, or possibly $3$"), offered_values("2 or 2.0")
+        (True, False)
+    """
+    if not _OFFER_WORDS_RE.search(text):
+        return False
+    text = text.replace("\\text{ or }", " or ")  # written by :func:`written_alternatives`
+    parts = [p for p in _OFFER_SEPARATOR_RE.split(text) if p]
+    if not 2 <= len(parts) <= 64:
+        return False
+    values = {rational_value(p) for p in parts}
+    return None not in values and len(values) > 1
 
 
 def several_values(text: str) -> bool:
@@ -381,8 +447,15 @@ class MathVerifier:
         gold_text = _as_set(gold_text)
         gold_text = written_alternatives(gold_text)
         answer, why = math_candidate(answer_text, self.params.max_answer_chars)
+        offered = (  # "2 or 3" names both roots of a set gold ({2, 3}), and two values of one
+            answer is not None and rational_value(gold_text) is not None and offered_values(answer)
+        )
         if answer is not None and several_values(answer):
             return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
+        if offered:  # plain rationals both: decided without sympy, as the exact path would
+            return VerifyOutcome.wrong(
+                "several different values (hedge)", gold=gold_text, fast_path=True
+            )
         if answer is not None and different_rows(answer, gold_text):
             return VerifyOutcome.wrong("different values on different rows (hedge)", gold=gold_text)
         if answer is not None:

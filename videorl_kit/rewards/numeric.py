@@ -545,6 +545,9 @@ def read_single_number(text: str) -> Reading:
         concluded = _concluded_number(text)
         if concluded is not None:
             return Reading(concluded, None)
+        whole = _total_with_breakdown(text, numbers)
+        if whole is not None:
+            return Reading(whole, None)
         shown = ", ".join(_fmt(n.value) + ("%" if n.percent else "") for n in numbers[:4])
         return Reading(None, f"several different numbers ({shown})")
     return Reading(numbers[0], None)
@@ -601,7 +604,9 @@ _CONCLUSION_RE = re.compile(
     r"\s{0,8}(?:so|therefore|thus|hence|overall|altogether|finally|in\s{1,3}(?:total|all"
     r"|conclusion|sum)|all\s{1,3}in\s{1,3}all|as\s{1,3}a\s{1,3}result|that\s{1,3}makes"
     r"|this\s{1,3}makes|which\s{1,3}makes|that\s{1,3}gives|this\s{1,3}gives)\b"
-    r"|.{0,200}?\b(?:in\s{1,3}total|in\s{1,3}all|altogether|all\s{1,3}together)\b",
+    r"|.{0,200}?\b(?:in\s{1,3}total|in\s{1,3}all|altogether|all\s{1,3}together)\b"
+    # a labelled total (round 4): "Total: 4 dogs.", "**Total: 4**", "Sum = 4"
+    r"|[*_]{0,3}\s{0,3}(?:grand\s{1,3})?(?:total|sum)(?:\s{1,3}count)?\s{0,3}[*_]{0,3}\s{0,3}[:=]",
     re.IGNORECASE,
 )
 
@@ -618,6 +623,38 @@ _UNSURE_CLAUSE_RE = re.compile(
     r"|n['’]t\b",
     re.IGNORECASE,
 )
+
+
+#: A count followed by its parts: ``4 (2 black, 2 white)``, ``4 dogs: 2 black and 2 white``.
+_BREAKDOWN_OPEN_RE = re.compile(r"[^\d(:;.]{0,24}?[(:]")
+_BREAKDOWN_UNSURE_RE = re.compile(
+    r"\b(?:or|maybe|perhaps|possibly|probably|either|about|around|roughly|not|than|more|less"
+    r"|fewer|at|plus|minus|times|per)\b|n['’]t\b|[-+*/×÷=<>%~]",
+    re.IGNORECASE,
+)
+
+
+def _total_with_breakdown(text: str, numbers: list[Number]) -> Number | None:
+    """The first number of ``text`` when the others are its parts, listed after it in
+    brackets or after a colon, and sum to it (round 4: ``4 (2 black, 2 white)`` is 4; parts
+    that do not sum to it, ``4 (2 and 3)``, or a word of doubt leave the hedge)."""
+    first, parts = numbers[0], numbers[1:]
+    if len(parts) < 2 or first.percent or any(n.percent for n in parts):
+        return None
+    if first.value.denominator != 1 or any(n.value.denominator != 1 for n in parts):
+        return None
+    head = find_numbers(text[: first.start + 1], limit=2)
+    rest = text[first.start :]
+    after = re.match(r"[-−]?\d[\d,.]*", rest)
+    if not head or after is None:
+        return None
+    tail = rest[after.end() :]
+    opening = _BREAKDOWN_OPEN_RE.match(tail)
+    if opening is None or _BREAKDOWN_UNSURE_RE.search(tail):
+        return None
+    if sum(n.value for n in parts) != first.value:
+        return None
+    return first
 
 
 def _concluded_number(text: str) -> Number | None:

@@ -30,6 +30,36 @@ from videorl_kit.rewards.text import clean_gold
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _WORD_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _SEPARATOR_RE = re.compile(r"[\W_]+")
+#: A quoted span: "EXIT 12", “EXIT 12”, «EXIT 12», 「EXIT 12」.
+_QUOTED_RE = re.compile(
+    r'"([^"\n]{1,500})"|“([^”\n]{1,500})”|«([^»\n]{1,500})»|「([^」\n]{1,500})」'
+)
+#: At most this many words around a quote make a frame (``The sign says "EXIT 12".``).
+MAX_FRAME_WORDS = 8
+
+
+def quoted_reading(answer: str) -> str:
+    """The text a short sentence quotes (round 4: ``The sign says "EXIT 12".`` reads ``EXIT
+    12``; the frame's words were insertions), else ``answer``. Only one quoted text counts:
+    two different quotes (``"EXIT 12" or "EXIT 13"``) are read as written, and so is a quote
+    inside a frame of more than :data:`MAX_FRAME_WORDS` words.
+
+    Example:
+        >>> quoted_reading('The sign says "EXIT 12".'), quoted_reading('"A" or "B"')
+        ('EXIT 12', '"A" or "B"')
+    """
+    if len(answer) > 2000 or not any(q in answer for q in '"“«「'):
+        return answer
+    found = [m for m in _QUOTED_RE.finditer(answer)]
+    quotes = {next(g for g in m.groups() if g is not None).strip() for m in found}
+    if len(quotes) != 1:
+        return answer
+    frame = _QUOTED_RE.sub(" ", answer)
+    if len(ocr_words(frame, limit=MAX_FRAME_WORDS + 1)) > MAX_FRAME_WORDS:
+        return answer
+    return quotes.pop()
+
+
 #: Only the first this-many characters of an answer are read.
 MAX_OCR_CHARS = 200_000
 
@@ -92,7 +122,7 @@ class WerVerifier:
             return VerifyOutcome.unverifiable("empty ground truth (no words)")
         n = len(gold_words)
         # WER >= (len(pred) - n) / n, so 2n predicted words already score 0: read no more.
-        pred_words = ocr_words(answer_text, limit=2 * n, casefold=casefold)
+        pred_words = ocr_words(quoted_reading(answer_text), limit=2 * n, casefold=casefold)
         if len(pred_words) >= 2 * n:
             return VerifyOutcome.wrong("answer has at least twice as many words as the gold")
         distance = edit_distance(pred_words, gold_words)

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
-from videorl_kit.rewards.contrasts import contrast
+from videorl_kit.rewards.contrasts import contrast, offered_opposite
 from videorl_kit.rewards.numeric import NUMBER_WORD_VALUES, number_words_as_digits
 from videorl_kit.rewards.open_ended_cjk import has_cjk, states_cjk_answer
 from videorl_kit.rewards.sequence import lcs_length
@@ -54,6 +54,15 @@ from videorl_kit.rewards.text import (
     refine_answer,
     stated_answer,
 )
+
+#: Prepositions that only place a short gold (``in the kitchen``, ``on the table``, ``at the
+#: door``): the place alone answers it. Not ``near``, ``under``, ``outside``, …, which say
+#: where relative to the place (``kitchen`` is no answer to ``outside the kitchen``).
+_PLAIN_PLACE_PREPOSITIONS = frozenset({"in", "on", "at", "inside"})
+
+#: Words that offer alternatives in a long answer: both sides of a contrast joined by one are
+#: a hedge (``opens or closes``, ``opens/closes``, ``either opens or closes``).
+_ALTERNATIVE_RE = re.compile(r"\bor\b|\beither\b|[A-Za-z]/[A-Za-z]|或|还是", re.IGNORECASE)
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -403,6 +412,14 @@ class RougeVerifier:
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)
             words, gold_list = pred_norm.split(), gold_norm.split()
+            if (  # "kitchen" for "in the kitchen" (round 4)
+                len(gold_list) > 1
+                and gold_list[0] in _PLAIN_PLACE_PREPOSITIONS
+                and words == gold_list[1:]
+            ):
+                return VerifyOutcome.ok(
+                    1.0, mode="place_alone", pred=pred_norm[:200], gold=gold_norm
+                )
             stated = (
                 states_short_answer(sentence, words, gold_list)
                 or states_count_alone(sentence, words, gold_list)
@@ -421,6 +438,11 @@ class RougeVerifier:
             if has_negation(answer_text) != gold_negated:
                 reason = "the answer negates the ground truth (or drops its negation)"
                 return VerifyOutcome.ok(0.0, reason=reason, **scores)
+            if _ALTERNATIVE_RE.search(answer_text):  # "opens or closes", "opens/closes"
+                both = offered_opposite(pred_tokens, list(gold_tokens))
+                if both is not None:
+                    reason = f"the answer offers {both[0]!r} beside {both[1]!r} (hedge)"
+                    return VerifyOutcome.ok(0.0, reason=reason, **scores)
             swap = contrast(pred_tokens, list(gold_tokens))
             if swap is not None:
                 reason = f"the answer says {swap[0]!r} where the ground truth says {swap[1]!r}"

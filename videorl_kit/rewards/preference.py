@@ -164,6 +164,37 @@ _NON_WORD_RE = re.compile(r"[^\w\s]")
 _LABEL_PREFIX_RE = re.compile(r"^(?:response|answer|option|assistant)\s{1,3}")
 
 
+#: The other response offered as possible or as a fallback beside a judgement (round 4):
+#: "Response 1. Maybe Response 2.", "Response 2 could also be argued", "second choice
+#: Response 2", "也许回答2".
+_OFFERED_LABEL = (
+    r"(?:response|answer|assistant|output)\s{0,3}(?P<{n}>[12ab])\b"
+    r"|(?:回答|回复)\s{0,2}(?P<{n}c>[12])"
+)
+_OFFERED_RE = re.compile(
+    r"(?:(?<![\w'’])(?:maybe|perhaps|possibly|probably|alternatively|otherwise|else"
+    r"|failing\s{1,3}that|second\s{1,3}(?:choice|guess|pick|option)(?:\s{1,3}(?:is|would\s{1,3}be))?)"
+    r"|也许|也許|也可能是|也可能|可能是|或许|或許)[\s,:：，]{0,3}(?:"
+    + _OFFERED_LABEL.replace("{n}", "a")
+    + r")|(?:"
+    + _OFFERED_LABEL.replace("{n}", "b")
+    + r")\s{1,3}(?:could|might|may)\s{1,3}(?:also|as\s{1,3}well|too)?",
+    re.IGNORECASE,
+)
+#: MT-bench's judge answers ``[[A]]``, ``[[B]]`` or ``[[C]]`` (a tie).
+_MT_BENCH_TIE_RE = re.compile(r"\[\[\s{0,2}C\s{0,2}\]\]")
+
+
+def _offered_other(text: str, judgement: str) -> str | None:
+    """The other response, when ``text`` offers it as possible beside ``judgement``."""
+    for m in _OFFERED_RE.finditer(text):
+        raw = next(g for g in m.groups() if g).casefold()
+        side = "1" if raw in ("1", "a") else "2"
+        if side != judgement:
+            return side
+    return None
+
+
 def _side(label: str) -> str:
     return "1" if _R1_RE.fullmatch(label) else "2"
 
@@ -183,10 +214,16 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
         text = clean_answer(text[label_prefix.end() :])  # "Winner: Response 1"
     if not text:
         return None, "empty answer"
+    if _MT_BENCH_TIE_RE.fullmatch(text):
+        return "tie", None
     label = exact_label(text)
     if label is not None:
         return label, None
     judgement, reason = _judgement(text)
+    if judgement in ("1", "2"):
+        other = _offered_other(text, judgement)
+        if other is not None:
+            return None, f"hedged answer (Response {other} offered as possible)"
     stray = [label for label in _bare_labels(text) if label != judgement]
     if (
         judgement is not None and stray

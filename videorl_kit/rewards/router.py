@@ -131,6 +131,8 @@ class RewardFunction:
             outcome = self._verifier.score(text, gold, options)
             if ex.boxed and answer and self._fold:
                 outcome = self._boxes_agree(ex.boxed, outcome, gold, options)
+            if ex.trailing and answer and self._fold:
+                outcome = self._offer_agrees(text, ex.trailing, outcome, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
             return VerifyOutcome(0.0, STATUS_ERROR, error_details(exc))
         if not isinstance(outcome, VerifyOutcome):
@@ -181,11 +183,37 @@ class RewardFunction:
             return outcome
         return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
 
+    def _offer_agrees(
+        self,
+        answer: str,
+        trailing: str,
+        outcome: VerifyOutcome,
+        gold: str,
+        options: list[str] | None,
+    ) -> VerifyOutcome:
+        """``outcome`` unless the words right after the answer offer another value.
+
+        The answer is graded again with those words (``4`` with ``, or possibly 5``: ``4, or
+        possibly 5``); when that scores lower, the words offered a second value and the answer
+        is a hedge (``\\boxed{4} (or 5)``, ``<answer>B</answer> but C is also possible``).
+        """
+        if outcome.status != "ok" or not outcome.accuracy:
+            return outcome
+        words = fold_compat(trailing.replace("$", " "))
+        joined = f"{answer.replace('$', ' ').strip()} {words}"
+        again = self._verifier.score(joined, gold, options)
+        if not isinstance(again, VerifyOutcome) or again.accuracy >= outcome.accuracy:
+            return outcome
+        reason = f"a second value offered after the answer ({shorten(trailing, 60)!r}): hedge"
+        return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
+
     def __call__(self, response: Any, answer: Any, options: Any = None) -> RewardResult:
         """Score one response against its ground truth (``options`` for multiple choice)."""
         try:
             text = _as_text(response)
-            ex = extract_answer(remove_invisible(text) if self._fold else text)
+            ex = extract_answer(
+                remove_invisible(text) if self._fold else text, tag_variants=self._fold
+            )
             fmt = check_format(ex, self.format_rule)  # the format is read from the extraction
             if self.answer_source != "auto" and ex.source != "answer_tag":
                 ex = _without_answer(ex)
@@ -246,7 +274,7 @@ class RewardFunction:
             ('(C)', 1.0)
         """
         text = _as_text(response)
-        ex = extract_answer(remove_invisible(text) if self._fold else text)
+        ex = extract_answer(remove_invisible(text) if self._fold else text, tag_variants=self._fold)
         if self.answer_source != "auto" and ex.source != "answer_tag":
             ex = _without_answer(ex)
         fmt = check_format(ex, self.format_rule)

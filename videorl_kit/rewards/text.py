@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 import unicodedata
@@ -94,6 +95,181 @@ def remove_invisible(text: str) -> str:
     return text
 
 
+# Letters of other scripts that render like a Latin letter (a curated subset of Unicode TR39's
+# confusables: Cyrillic, Greek, Armenian, Cherokee, Lisu, Coptic, Latin small capitals), read
+# as that letter so that a second value cannot hide behind one (``B or С`` with a Cyrillic Es).
+_CONFUSABLE_PAIRS = {
+    # Cyrillic
+    "А": "A",
+    "В": "B",
+    "С": "C",
+    "Е": "E",
+    "Н": "H",
+    "І": "I",
+    "Ј": "J",
+    "К": "K",
+    "М": "M",
+    "О": "O",
+    "Р": "P",
+    "Ѕ": "S",
+    "Т": "T",
+    "Х": "X",
+    "У": "Y",
+    "Ү": "Y",
+    "Ԁ": "D",
+    "Ԍ": "G",
+    "Ԛ": "Q",
+    "Ԝ": "W",
+    "Ӏ": "I",
+    "а": "a",
+    "с": "c",
+    "е": "e",
+    "і": "i",
+    "ј": "j",
+    "о": "o",
+    "р": "p",
+    "ѕ": "s",
+    "х": "x",
+    "у": "y",
+    "ԁ": "d",
+    "ԛ": "q",
+    "ԝ": "w",
+    "һ": "h",
+    "ӏ": "l",
+    "ү": "y",
+    "ɡ": "g",
+    # Greek
+    "Α": "A",
+    "Β": "B",
+    "Ε": "E",
+    "Ζ": "Z",
+    "Η": "H",
+    "Ι": "I",
+    "Κ": "K",
+    "Μ": "M",
+    "Ν": "N",
+    "Ο": "O",
+    "Ρ": "P",
+    "Τ": "T",
+    "Υ": "Y",
+    "Χ": "X",
+    "Ϲ": "C",
+    "Ϳ": "J",
+    "ϲ": "c",
+    "ο": "o",
+    "ϳ": "j",
+    # Armenian
+    "Օ": "O",
+    "Ս": "U",
+    "ո": "n",
+    "ս": "u",
+    "օ": "o",
+    "հ": "h",
+    "զ": "q",
+    "ց": "g",
+    "ա": "w",
+    # Cherokee (capitals)
+    "Ꭺ": "A",
+    "Ᏼ": "B",
+    "Ꮯ": "C",
+    "Ꭰ": "D",
+    "Ꭼ": "E",
+    "Ꮐ": "G",
+    "Ꮋ": "H",
+    "Ꭻ": "J",
+    "Ꮶ": "K",
+    "Ꮮ": "L",
+    "Ꮇ": "M",
+    "Ꮲ": "P",
+    "Ꮪ": "S",
+    "Ꭲ": "T",
+    "Ꮩ": "V",
+    "Ꮃ": "W",
+    "Ꮓ": "Z",
+    "Ꮢ": "R",
+    # Lisu
+    "ꓮ": "A",
+    "ꓐ": "B",
+    "ꓚ": "C",
+    "ꓓ": "D",
+    "ꓰ": "E",
+    "ꓝ": "F",
+    "ꓖ": "G",
+    "ꓧ": "H",
+    "ꓲ": "I",
+    "ꓙ": "J",
+    "ꓗ": "K",
+    "ꓡ": "L",
+    "ꓟ": "M",
+    "ꓠ": "N",
+    "ꓳ": "O",
+    "ꓑ": "P",
+    "ꓣ": "R",
+    "ꓢ": "S",
+    "ꓔ": "T",
+    "ꓴ": "U",
+    "ꓦ": "V",
+    "ꓪ": "W",
+    "ꓫ": "X",
+    "ꓬ": "Y",
+    "ꓜ": "Z",
+    # Coptic
+    "Ⲁ": "A",
+    "Ⲃ": "B",
+    "Ⲥ": "C",
+    "Ⲉ": "E",
+    "Ⲏ": "H",
+    "Ⲓ": "I",
+    "Ⲕ": "K",
+    "Ⲙ": "M",
+    "Ⲛ": "N",
+    "Ⲟ": "O",
+    "Ⲣ": "P",
+    "Ⲧ": "T",
+    "Ⲩ": "Y",
+    "Ⲭ": "X",
+    "ⲥ": "c",
+    "ⲟ": "o",
+    "ⲣ": "p",
+    # Latin small capitals and IPA letters
+    "ᴀ": "A",
+    "ʙ": "B",
+    "ᴄ": "C",
+    "ᴅ": "D",
+    "ᴇ": "E",
+    "ꜰ": "F",
+    "ɢ": "G",
+    "ʜ": "H",
+    "ɪ": "I",
+    "ᴊ": "J",
+    "ᴋ": "K",
+    "ʟ": "L",
+    "ᴍ": "M",
+    "ɴ": "N",
+    "ᴏ": "O",
+    "ᴘ": "P",
+    "ʀ": "R",
+    "ꜱ": "S",
+    "ᴛ": "T",
+    "ᴜ": "U",
+    "ᴠ": "V",
+    "ᴡ": "W",
+    "ʏ": "Y",
+    "ᴢ": "Z",
+}
+_CONFUSABLES: dict[int, str] = {ord(k): v for k, v in _CONFUSABLE_PAIRS.items()}
+# Enclosed letters that NFKC leaves alone: negative circled, negative squared, regional indicators.
+for _base in (0x1F150, 0x1F170, 0x1F1E6):
+    _CONFUSABLES.update({_base + i: chr(ord("A") + i) for i in range(26)})
+_CONFUSABLE_RE = re.compile("[" + "".join(map(chr, _CONFUSABLES)) + "]")
+#: An HTML character reference with its semicolon (``&#43;``, ``&#x2F;``, ``&sol;``).
+_HTML_REF_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _html_ref(match: re.Match[str]) -> str:
+    return html.unescape(match.group(0))
+
+
 def fold_compat(text: str) -> str:
     """Unicode compatibility forms folded to plain ones (NFKC): full-width ``Ｂ``, ``１２``,
     ``３．５``, circled ``Ⓑ``, no-break spaces, vulgar fractions (``½`` is ``1/2``, ``3½`` is
@@ -105,17 +281,27 @@ def fold_compat(text: str) -> str:
     The router folds every answer, ground truth and option once before a verifier reads them
     (verifiers registered with ``raw_text=True``, such as ``code_exec``, get them as written).
 
+    HTML character references are the characters they name (``B &#43; C`` is ``B + C``), and
+    letters of other scripts that look like a Latin letter are that letter (``B or С`` with a
+    Cyrillic Es is ``B or C``; ``_CONFUSABLES``), in texts up to :data:`MAX_FOLD_CHARS`.
+
     Example:
         >>> fold_compat("（Ｃ）"), fold_compat("１，０００"), fold_compat("10³"), fold_compat("B")
         ('(C)', '1,000', '10^3', 'B')
+        >>> fold_compat("B &#43; C"), fold_compat("B or \u0421")
+        ('B + C', 'B or C')
         >>> fold_compat("3½"), fold_compat("¾"), fold_compat("B\u200bC")
         ('3 1/2', '3/4', 'BC')
     """
+    if len(text) <= MAX_FOLD_CHARS and "&" in text and ";" in text and _HTML_REF_RE.search(text):
+        text = _HTML_REF_RE.sub(_html_ref, text)
     if text.isascii():
         return text
     text = remove_invisible(text)  # at any length: a hedge must not hide behind them
     if len(text) > MAX_FOLD_CHARS:
         return text
+    if _CONFUSABLE_RE.search(text):
+        text = text.translate(_CONFUSABLES)
     if _SUPERSCRIPT_START_RE.search(text):
         text = _SUPERSCRIPT_START_RE.sub("^", text).translate(_FOLD_TABLE)
     if _MIXED_NUMBER_RE.search(text):
