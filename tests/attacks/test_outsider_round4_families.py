@@ -68,7 +68,6 @@ NESTED = [
 ]
 
 
-@hole("score today: 1.0 in every type (the inner <answer> block is read, the rest dropped)")
 @pytest.mark.parametrize(("ptype", "response", "gold", "options"), NESTED)
 def test_nested_answer_blocks_are_a_hedge(ptype, response, gold, options):
     assert accuracy(ptype, response, gold, options) == 0.0
@@ -90,7 +89,6 @@ CHOICE_RETRACTIONS = [
 ]
 
 
-@hole("score today: 1.0 (the retraction in another language is ignored; B, the first, wins)")
 @pytest.mark.parametrize("response", CHOICE_RETRACTIONS)
 def test_choice_retraction_in_another_language(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 0.0
@@ -130,7 +128,6 @@ QUESTIONED = [
 ]
 
 
-@hole("score today: 1.0 (the 'X? No.' retraction of a final statement is not read)")
 @pytest.mark.parametrize(("ptype", "response", "gold", "options"), QUESTIONED)
 def test_final_statement_questioned_then_rejected(ptype, response, gold, options):
     assert accuracy(ptype, response, gold, options) == 0.0
@@ -170,7 +167,6 @@ def test_boolean_long_response_with_both_verdicts(response):
     assert accuracy("boolean", response, "yes") == 0.0
 
 
-@hole("score today: 1.0 (the retraction in another language is ignored)")
 @pytest.mark.parametrize(
     "response",
     [
@@ -183,7 +179,6 @@ def test_math_retraction_in_another_language(response):
     assert accuracy("math", response, "2") == 0.0
 
 
-@hole("score today: 1.0 (the retraction in another language is ignored)")
 @pytest.mark.parametrize(
     "response",
     [
@@ -551,11 +546,8 @@ def test_held_right_answers_score_one(ptype, response, gold, options):
 @pytest.mark.parametrize(
     "response",
     [
-        "Yes... or not.",
         "Yes, not.",
         "Yes. The opposite, actually.",
-        "yes (the opposite)",
-        "Yes. I lied.",
         "Yes, I don't think so",
     ],
 )
@@ -602,6 +594,9 @@ WITHDRAWN = [
     ("temporal_grounding", "[10, 20]. Just kidding.", "[10, 20]", None),
     ("boolean", "Yes. Just kidding.", "yes", None),
     ("boolean", "Yes. Never mind.", "yes", None),
+    ("boolean", "Yes... or not.", "yes", None),
+    ("boolean", "yes (the opposite)", "yes", None),
+    ("boolean", "Yes. I lied.", "yes", None),
     ("critic", "Response 1 is better. Just kidding.", "Response 1", None),
     ("critic", "Response 1 is better. Not really.", "Response 1", None),
     ("critic", "Response 1... or not.", "Response 1", None),
@@ -609,7 +604,6 @@ WITHDRAWN = [
 ]
 
 
-@hole("score today: 1.0 (a withdrawal with no new answer is not read)")
 @pytest.mark.parametrize(("ptype", "response", "gold", "options"), WITHDRAWN)
 def test_answer_withdrawn_with_nothing_in_its_place(ptype, response, gold, options):
     assert accuracy(ptype, response, gold, options) == 0.0

@@ -17,7 +17,13 @@ import re
 import sys
 import unicodedata
 
-from videorl_kit.rewards.extract import find_final_statement, scan_tags, strip_special_tokens
+from videorl_kit.rewards.extract import (
+    TAKE_BACK_ALONE,
+    TAKE_BACK_PREFIX,
+    find_final_statement,
+    scan_tags,
+    strip_special_tokens,
+)
 
 _PUNCT_RE = re.compile(r"[^\w\s]|_")
 _WS_RE = re.compile(r"\s+")
@@ -204,18 +210,66 @@ _REJECTS_AT_END_RE = re.compile(
 #: "correction", "scratch that", "I mean" ("A? No, D."), or one that starts with "actually"
 #: or "in fact" ("B. Actually, D.").
 _CORRECTION_RE = re.compile(
-    r"\s{0,8}(?:(?:no|nope|wait|no\s{1,3}wait|wait\s{1,3}no|actually\s{1,3}no|correction|oops"
-    r"|scratch\s{1,3}that|on\s{1,3}second\s{1,3}thought|i\s{1,3}mean)\s{0,8}$"
-    r"|(?:actually|in\s{1,3}fact)\b\s{0,3})",
+    rf"\s{{0,8}}(?:(?:{TAKE_BACK_ALONE})\s{{0,8}}$|(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}})",
     re.IGNORECASE,
 )
 #: Words without which no clause is a rejection or correction (a quick test before splitting).
 _REJECTION_HINT_RE = re.compile(
     r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|\bi\s|ruled"
     r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非|並非"
-    r"|不选|不選",
+    r"|不选|不選|kidding|\bjk\b|mind|ignore|disregard|opposite|psych|nein|nicht|\bnon\b"
+    r"|нет|совсем|así|eigentlich|tatsächlich|fait|réalité|vrai|realidad|hecho|самом|вообще"
+    r"|скорее|いいえ|いや|違う|아니|사실|実は|本当は|不对|不對|错了|錯了|其实|其實|实际上|實際上",
     re.IGNORECASE,
 )
+#: A last clause that withdraws the answer and puts nothing in its place ("Just kidding.",
+#: "Never mind.", "... or not.", "That's wrong."): see :func:`withdrawn`.
+_WITHDRAWAL_RE = re.compile(
+    r"\s{0,8}(?:just\s{1,3}kidding|jk|kidding|not\s{1,3}really|i\s{1,3}lied|never\s{0,3}mind"
+    r"|scratch\s{1,3}that|ignore\s{1,3}(?:that|this|the\s{1,3}above)"
+    r"|disregard\s{1,3}(?:that|this|the\s{1,3}above|it)|(?:that|this)(?:['’]s|\s{1,3}is)\s{1,3}"
+    r"(?:wrong|incorrect|not\s{1,3}right|not\s{1,3}it|false)|(?:\.{2,3}|…)?\s{0,3}or\s{1,3}not"
+    r"|i\s{1,3}guess\s{1,3}not|(?:the\s{1,3})?opposite(?:,?\s{1,3}actually)?|psych"
+    r"|pas\s{1,3}vraiment|не\s{1,3}совсем)\s{0,8}[.!…]{0,3}\s{0,8}$",
+    re.IGNORECASE,
+)
+
+
+def withdrawn(answer: str) -> bool:
+    """True when the answer's last clause withdraws it with nothing in its place.
+
+    Example:
+        >>> withdrawn("[10, 20]. Just kidding."), withdrawn("Yes. Never mind."), withdrawn("4")
+        (True, True, False)
+    """
+    text = answer.strip()
+    if len(text) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(text):
+        return False
+    pieces = [p for p in clauses(text) if p.strip(" \t\n.!…")]
+    return len(pieces) > 1 and bool(_WITHDRAWAL_RE.fullmatch(pieces[-1]))
+
+
+_CORRECTION_AT_RE = re.compile(
+    rf"(?:^|(?<=[.!?;,:。！？；，、\n]))\s{{0,8}}(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}}", re.IGNORECASE
+)
+
+
+def after_correction(answer: str) -> str:
+    """What follows the last correction of ``answer`` ("2. Eigentlich 3." is ``3.``), else it.
+
+    Example:
+        >>> after_correction("2. Actually, 3."), after_correction("2")
+        ('3.', '2')
+    """
+    if len(answer) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(answer):
+        return answer
+    last = None
+    for last in _CORRECTION_AT_RE.finditer(answer):
+        pass
+    rest = answer[last.end() :].strip() if last else ""
+    return rest or answer
+
+
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
 _REJECTING_LINK_RE = re.compile(
     r"\s{0,3},?\s{0,3}\b(?:instead\s{1,3}of|rather\s{1,3}than|and\s{1,3}not|but\s{1,3}not)\b\s{0,3}",
