@@ -458,7 +458,7 @@ def _afterword(tail: str, end: int) -> str:
     """The sentence right after position ``end`` of ``tail`` when it takes back the final
     statement before it ("Actually, C.", "Just kidding.", "Eigentlich C."), else ``""``."""
     rest = tail[end : end + 2 * _AFTERWORD_CHARS].lstrip(" \t$.)]}")
-    if not rest or rest[0] == "\n" and not rest.strip():
+    if not rest.strip():
         return ""
     m = _AFTERWORD_RE.match(rest)
     if not m:

@@ -250,7 +250,8 @@ def withdrawn(answer: str) -> bool:
 
 
 _CORRECTION_AT_RE = re.compile(
-    rf"(?:^|(?<=[.!?;,:。！？；，、\n]))\s{{0,8}}(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}}", re.IGNORECASE
+    rf"(?:^|(?<=[.!?;,:。！？；，、\n]))\s{{0,8}}(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}}",
+    re.IGNORECASE,
 )
 
 
@@ -263,10 +264,8 @@ def after_correction(answer: str) -> str:
     """
     if len(answer) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(answer):
         return answer
-    last = None
-    for last in _CORRECTION_AT_RE.finditer(answer):
-        pass
-    rest = answer[last.end() :].strip() if last else ""
+    ends = [m.end() for m in _CORRECTION_AT_RE.finditer(answer)]
+    rest = answer[ends[-1] :].strip() if ends else ""
     return rest or answer
 
 
