@@ -147,7 +147,6 @@ BOOLEAN_OTHER_LANGUAGE = [
 ]
 
 
-@hole("score today: 1.0 (the second verdict, not in English, is not read)")
 @pytest.mark.parametrize("response", BOOLEAN_OTHER_LANGUAGE)
 def test_boolean_other_verdict_in_another_language(response):
     assert accuracy("boolean", response, "yes") == 0.0
@@ -161,7 +160,6 @@ BOOLEAN_LONG = [
 ]
 
 
-@hole("score today: 1.0 (past about 2,000 characters the second verdict is not read)")
 @pytest.mark.parametrize("response", BOOLEAN_LONG, ids=["x3000", "sentences", "hmm20000"])
 def test_boolean_long_response_with_both_verdicts(response):
     assert accuracy("boolean", response, "yes") == 0.0
@@ -316,7 +314,6 @@ def test_choice_reason_clause_keeps_the_choice(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 1.0
 
 
-@hole("score today: 0.0 (yes/no words other than English and Chinese are not read)")
 @pytest.mark.parametrize(
     ("response", "gold"),
     [
@@ -542,11 +539,9 @@ def test_held_right_answers_score_one(ptype, response, gold, options):
     assert accuracy(ptype, response, gold, options) == 1.0
 
 
-@hole("score today: 1.0 (a taking-back with no verdict word, or 'I don't think so', after yes)")
 @pytest.mark.parametrize(
     "response",
     [
-        "Yes, not.",
         "Yes. The opposite, actually.",
         "Yes, I don't think so",
     ],
@@ -555,7 +550,11 @@ def test_boolean_verdict_taken_back_without_a_verdict_word(response):
     assert accuracy("boolean", response, "yes") == 0.0
 
 
-@hole("score today: 0.0 ('hedged answer (yes and no)': the echoed label 'True/False' is a verdict)")
+@hole("score today: 1.0 (a bare 'not' after the verdict is not read as taking it back; not fixed)")
+def test_boolean_bare_not_after_the_verdict():
+    assert accuracy("boolean", "Yes, not.", "yes") == 0.0
+
+
 @pytest.mark.parametrize(("response", "gold"), [("True/False: True", "yes"), ("Yes/No: No", "no")])
 def test_boolean_echoed_answer_label(response, gold):
     assert accuracy("boolean", response, gold) == 1.0

@@ -246,7 +246,11 @@ def withdrawn(answer: str) -> bool:
     if len(text) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(text):
         return False
     pieces = [p for p in clauses(text) if p.strip(" \t\n.!…")]
-    return len(pieces) > 1 and bool(_WITHDRAWAL_RE.fullmatch(pieces[-1]))
+    if len(pieces) < 2:
+        return False
+    if _WITHDRAWAL_RE.fullmatch(pieces[-1]):
+        return True
+    return len(pieces) > 2 and bool(_WITHDRAWAL_RE.fullmatch(",".join(pieces[-2:])))
 
 
 _CORRECTION_AT_RE = re.compile(
