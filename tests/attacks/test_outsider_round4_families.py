@@ -115,7 +115,6 @@ CHOICE_JOINED = [
 ]
 
 
-@hole("score today: 1.0 (the second letter after an unknown joiner is not seen)")
 @pytest.mark.parametrize("response", CHOICE_JOINED)
 def test_choice_two_letters_joined_by_unknown_words(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 0.0
@@ -302,7 +301,6 @@ CHOICE_MARKERS = [
 ]
 
 
-@hole("score today: 0.0 (answer markers other than English and Chinese are not read)")
 @pytest.mark.parametrize("response", CHOICE_MARKERS)
 def test_choice_answer_markers_in_other_languages(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 1.0

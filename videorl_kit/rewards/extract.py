@@ -98,6 +98,16 @@ FINAL_STATEMENT_RE = re.compile(
     # Chinese: "答案是：B", "答案应该是 B", "答：B", "我选 B", "所以选 B" (not "选项")
     r"|答案\s{0,4}(?:(?:应该|應該|应当|應當|应|應)?\s{0,2}(?:是|为|為)\s{0,4}[:：]?|[:：])"
     r"|答\s{0,2}[:：]"
+    # Spanish, French, German, Russian, Japanese, Korean: "La respuesta correcta es la B",
+    # "La bonne réponse est B", "Die richtige Antwort ist B", "Правильный ответ — B",
+    # "答えは B", "正解は B", "정답은 B", "답: B"
+    r"|\b(?:la\s{1,3})?(?:respuesta|réponse|reponse)(?:\s{1,3}(?:correcta|correcte|final|finale"
+    r"|juste))?\s{0,4}(?:(?:es|est|sería|serait)\b\s{0,4}(?:la\s{1,3}|le\s{1,3}|l['’])?[:：]?|[:：])"
+    r"|\bla\s{1,3}bonne\s{1,3}réponse\s{0,4}(?:est\b\s{0,4}[:：]?|[:：])"
+    r"|\b(?:die\s{1,3})?(?:richtige\s{1,3}|korrekte\s{1,3})?antwort\s{0,4}"
+    r"(?:(?:ist|lautet)\b\s{0,4}[:：]?|[:：])"
+    r"|(?:правильный\s{1,3})?ответ\s{0,4}(?:[:：—–-]|это\b)"
+    r"|(?:答え|正解)\s{0,2}(?:は|[:：])|정답\s{0,2}(?:은|는|[:：])|(?<![가-힣])답\s{0,2}[:：]"
     r"|(?:(?<=[我故以此该該应應当當,，:：\s])|^)(?:选择|選擇|选|選)(?![项項择擇题題])\s{0,4}[:：]?"
     r")",
     re.IGNORECASE,
@@ -115,6 +125,14 @@ STATEMENT_KEYWORDS = (
     "i ",
     "答",
     "选",
+    "respuesta",
+    "réponse",
+    "reponse",
+    "antwort",
+    "ответ",
+    "正解",
+    "정답",
+    "답",
     "選",
     "so",
     "therefore",
@@ -321,7 +339,14 @@ def _phrase_value(text: str, end: int) -> str:
     cut = _SENTENCE_END_RE.search(value)
     if cut:
         value = value[: cut.start()]
+    if not value.isascii():  # "答えは B です。", "정답은 (B)입니다.": the copula is no answer
+        value = _COPULA_RE.sub("", value)
     return clean_answer(value)
+
+
+_COPULA_RE = re.compile(
+    r"\s{0,3}(?:です|でした|だ|입니다|이에요|예요|이다)\s{0,3}[。.!！]?\s{0,3}$"
+)
 
 
 #: Keyword positions visited one by one from the end before collecting the rest at once.
