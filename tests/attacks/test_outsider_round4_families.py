@@ -374,7 +374,6 @@ def test_numeric_million_suffix(response):
     assert accuracy("numerical", response, "1500000") == 1.0
 
 
-@hole("score today: 0.0 in regression (numerical scores these 1)")
 @pytest.mark.parametrize(
     ("response", "gold"),
     [("12%", "0.12"), ("12 %", "0.12"), ("0.12", "12%"), ("12 percent", "0.12")],
@@ -560,7 +559,6 @@ def test_boolean_echoed_answer_label(response, gold):
 
 # "N%" is read as N and as N/100, two readings: against a whole-number count above 1 the
 # fraction reading lets a wrong answer through ("400%" for 4 dogs).
-@hole("score today: 1.0 (the N/100 reading of a percentage matches a whole-number count)")
 @pytest.mark.parametrize(("response", "gold"), [("400%", "4"), ("5000%", "50")])
 def test_numeric_percent_against_a_whole_count(response, gold):
     assert accuracy("numerical", response, gold) == 0.0

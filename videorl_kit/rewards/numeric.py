@@ -967,7 +967,9 @@ class NumericVerifier:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         places = info.places
         hit = False
-        for p in ((value, value / 100) if percent else (value,)) + alts:
+        # "N%" is also N/100, but not against a whole count above 1: "400%" is not 4 dogs
+        as_fraction = percent and any(abs(g) <= 1 or gd != 1 for g, _, gd in info.readings)
+        for p in ((value, value / 100) if as_fraction else (value,)) + alts:
             for g, gn, gd in info.readings:
                 if self._close(p, g, gn, gd, places):
                     hit = True
@@ -1055,12 +1057,17 @@ class MraVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, _, reason, alts = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(answer_text)
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         gold_value = info.number.value
         inclusive = self.params.inclusive
         best = mean_relative_accuracy(value, gold_value, inclusive=inclusive)
+        # a percentage and a fraction of 1 are one quantity ("12%" for 0.12, "0.12" for 12%)
+        if percent and not info.number.percent and abs(gold_value) <= 1:
+            alts = (*alts, value / 100)
+        elif info.number.percent and not percent and abs(value) <= 1:
+            alts = (*alts, value * 100)
         for alt in alts:  # "1.000" (a thousand?), "2 m (200 cm)": the reading nearer the gold
             accuracy = mean_relative_accuracy(alt, gold_value, inclusive=inclusive)
             if accuracy > best:
