@@ -190,7 +190,6 @@ def test_critic_retraction_in_another_language(response):
 
 # Open-ended, long gold: the gold copied, then declared false; or negated by a verb or adverb
 # ("fails to", "refuses to", "hardly", "stops") instead of "not". A careful grader gives 0.
-@hole("score today: 0.94 (a copy of the gold followed by a word declaring it false)")
 @pytest.mark.parametrize(
     "response", [LONG_GOLD + " — false.", LONG_GOLD + ". Falsch.", LONG_GOLD + ". Wrong."]
 )
@@ -198,7 +197,6 @@ def test_rouge_copy_then_declared_false(response):
     assert accuracy("open_ended", response, LONG_GOLD) == 0.0
 
 
-@hole("score today: 0.65-0.89 (a negating verb or adverb is not a negation to the kit)")
 @pytest.mark.parametrize(
     "response",
     [
@@ -627,7 +625,6 @@ def test_critic_loser_named(response):
     assert accuracy("critic", response, "Response 1") == 1.0
 
 
-@hole("score today: 1.0 (a bound on a count is read as the count; numerical scores it 0)")
 @pytest.mark.parametrize("response", ["at least 3 people", "3+ people"])
 def test_rouge_bound_on_a_count(response):
     assert accuracy("open_ended", response, "3 people") == 0.0
