@@ -209,7 +209,6 @@ def test_rouge_negation_by_verb_or_adverb(response):
     assert accuracy("open_ended", response, LONG_GOLD) == 0.0
 
 
-@hole("score today: 1.0 (a second box or interval inside a JSON string value is not read)")
 @pytest.mark.parametrize(
     ("ptype", "response", "gold"),
     [

@@ -620,7 +620,28 @@ def _parts(value: Any) -> list[Any]:
             stack.extend(item.values())
         elif type(item) is list:
             stack.extend(item)
+        elif type(item) is str and "[" in item:  # "note": "or [300, 300, 400, 400]"
+            stack.extend(_lists_in_string(item))
     return parts
+
+
+_LIST_IN_STRING_RE = re.compile(r"\[[-+0-9.,\s]{1,120}\]")
+
+
+def _lists_in_string(text: str) -> list[list[Any]]:
+    """The lists of numbers written inside a JSON string value (a second answer hidden in a
+    label or note: ``"label": "dog, or maybe [300, 300, 400, 400]"``), at most 8."""
+    found: list[list[Any]] = []
+    for m in _LIST_IN_STRING_RE.finditer(text[:4096]):
+        try:
+            value = json.loads(m.group())
+        except ValueError:
+            continue
+        if type(value) is list:
+            found.append(value)
+            if len(found) >= 8:
+                break
+    return found
 
 
 def _plain(value: Any) -> bool:
@@ -1051,9 +1072,10 @@ def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | N
         if key == "time" or item is boxes:
             continue
         if with_time and interval is not None:
-            other = _interval_part(item)
-            if other is not None and other != interval:
-                return f"a second interval under {_short(key)} (hedge)"
+            for candidate in _lists_in_string(item) if type(item) is str else [item]:
+                other = _interval_part(candidate)
+                if other is not None and other != interval:
+                    return f"a second interval under {_short(key)} (hedge)"
         if type(item) is dict and item and item != boxes:
             table = parse_boxes_by_second(item, strict=False)
             if table and (
