@@ -329,7 +329,6 @@ def test_boolean_verdict_words_in_other_languages(response, gold):
     assert accuracy("boolean", response, gold) == 1.0
 
 
-@hole("score today: 0.0 ('no number found': 'no dogs' is not read as zero)")
 @pytest.mark.parametrize(
     "response", ["no dogs", "There are no dogs.", "There is no dog in the video.", "No people."]
 )
@@ -365,8 +364,7 @@ def test_numeric_answer_in_another_unit_of_the_gold(ptype, response, gold):
     assert accuracy(ptype, response, gold) == 1.0
 
 
-@hole("score today: 0.0 ('1.5M' is not 1.5 million, while '2.5k' is 2,500)")
-@pytest.mark.parametrize("response", ["1.5M", "1.5 M"])
+@pytest.mark.parametrize("response", ["1.5M", "The population is 1.5M."])
 def test_numeric_million_suffix(response):
     assert accuracy("numerical", response, "1500000") == 1.0
 

@@ -72,7 +72,7 @@ _NUM_RE = re.compile(
     r")"
     r"(?![\d])(?!\.\d)"
     r"(?>(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d+)\s{0,2}\}?(?![\d.]))?)"
-    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.]))?"
+    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.])|(?-i:M)(?!\w|\.\w))?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
 )
@@ -88,7 +88,7 @@ _TENS["fourty"] = 40
 #: Single number words and their values ("three" -> 3, "twenty" -> 20).
 NUMBER_WORD_VALUES: dict[str, int] = {**_UNITS, **_TENS}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, **_SCALES}
+_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, "m": 10**6, **_SCALES}
 #: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a baker's dozen" (13), "a
 #: couple" and "a pair" (2), "a trio" (3), "a quartet" (4), "a couple of dozen", "a single"
 #: (1), "a hundred", "two and a half", "a half"; "once", "twice", "thrice"; "a score of" (20)
@@ -500,6 +500,20 @@ _ZERO_WORDS_RE = re.compile(
 )
 
 
+#: "no dogs", "There are no dogs.", "I see no people in the video." (a count of zero).
+_NO_ITEMS_RE = re.compile(
+    r"\s{0,4}(?:(?:there\s{1,3}(?:is|are|was|were)|i\s{1,3}(?:see|count)|we\s{1,3}(?:see|count))"
+    r"\s{1,3})?no\s{1,3}[a-z]{2,20}(?:\s{1,3}[a-z]{1,20}){0,6}\s{0,4}[.!]?\s{0,4}",
+    re.IGNORECASE,
+)
+#: ... but not "no idea", "no more than", "no answer", nor a hedge or a number.
+_NOT_NO_ITEMS_RE = re.compile(
+    r"\d|\bno\s{1,3}(?:idea|clue|answer|way|doubt|more|less|fewer|longer|one\s{1,3}knows)\b"
+    r"|\b(?:or|but|maybe|perhaps|possibly|except|than)\b",
+    re.IGNORECASE,
+)
+
+
 def read_single_number(text: str) -> Reading:
     """The one distinct number ``text`` states; several different numbers are a hedge,
     unless a value is restated in other units in parentheses (``2 m (200 cm)``: one value,
@@ -524,7 +538,9 @@ def read_single_number(text: str) -> Reading:
         value = _plain_value(plain)
         if value is not None:
             return Reading(Number(value, False, 0, _european_alts(plain, value)), None)
-    if _ZERO_WORDS_RE.fullmatch(text):  # "none" answers a count of zero
+    if _ZERO_WORDS_RE.fullmatch(text) or (  # "none" answers a count of zero
+        len(text) < 120 and _NO_ITEMS_RE.fullmatch(text) and not _NOT_NO_ITEMS_RE.search(text)
+    ):  # "no dogs", "There are no dogs in the video."
         return Reading(Number(Fraction(0), False, 0), None)
     if len(text) > MAX_NUMERIC_ANSWER_CHARS:
         return Reading(None, f"answer too long for a number ({len(text)} chars)")
