@@ -82,11 +82,23 @@ _TIME = (
     r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"  # "00:00:12,300": a subtitle's decimal comma
     r"|\d{1,3}:\d{2}(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
 )
-_UNIT = r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds)\b|秒))?"
+_UNIT = (
+    r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds|segundos?|secondes?|sekunden?|секунд[аы]?)\b"
+    r"|秒|초))?"
+)
 _RANGE_RE = re.compile(
     rf"(?<![A-Za-z0-9_.:])(?P<a>{_TIME}){_UNIT}\s{{0,3}}"
-    rf"(?:-{{1,2}}>|=>|-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至)\s{{0,3}}第?\s{{0,2}}"
+    rf"(?:-{{1,2}}>|=>|-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至"
+    # "de 10 a 20 segundos", "de 10 à 20", "von 10 bis 20", "с 10 до 20", "10秒から20秒",
+    # "10초부터 20초까지"
+    rf"|\ba\b|\bà\b|\bbis\b|\bдо\b|から|부터)\s{{0,3}}第?\s{{0,2}}"
     rf"(?P<b>{_TIME}){_UNIT}(?![A-Za-z0-9_:]|\.\d)",
+    re.IGNORECASE,
+)
+#: A pair in brackets with units or clock times, which JSON does not read: "[10s, 20s]",
+#: "[00:10, 00:20]".
+_BRACKET_PAIR_RE = re.compile(
+    rf"[\[(]\s{{0,3}}(?P<a>{_TIME}){_UNIT}\s{{0,3}},\s{{0,3}}(?P<b>{_TIME}){_UNIT}\s{{0,3}}[\])]",
     re.IGNORECASE,
 )
 _TUPLE_RE = re.compile(
@@ -712,6 +724,7 @@ def _parse_interval_text(text: str) -> Interval:
     except FormHedge as exc:
         raise GroundingError(str(exc)) from None
     ranges = {(m.group("a"), m.group("b")) for m in _RANGE_RE.finditer(text)}
+    ranges.update((m.group("a"), m.group("b")) for m in _BRACKET_PAIR_RE.finditer(text))
     ranges.update(bare_pairs(text))  # "12.3, 18.0"
     if written is not None:
         ranges.add(written)
