@@ -303,7 +303,6 @@ def test_choice_answer_markers_in_other_languages(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 1.0
 
 
-@hole("score today: 0.0 ('the answer only rejects options': the reason swallows the choice)")
 @pytest.mark.parametrize("response", ["B because C is wrong", "B because D is not blue"])
 def test_choice_reason_clause_keeps_the_choice(response):
     assert accuracy("multiple_choice", response, "B", OPTIONS) == 1.0

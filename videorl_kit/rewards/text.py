@@ -169,7 +169,7 @@ NEGATION_WORDS = frozenset(
 #: of its clause, not a clause of its own.
 _CLAUSE_RE = re.compile(
     r"(?P<item>[(\[]{1,2}\s{0,2}[\w.]{1,12}\s{0,2}[)\]]{1,2})"
-    r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b",
+    r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b|\bbecause\b",
     re.IGNORECASE,
 )
 _CUT = "\x00"
