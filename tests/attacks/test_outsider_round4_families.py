@@ -396,7 +396,6 @@ def test_temporal_range_in_other_languages(response):
     assert accuracy("temporal_grounding", response, "[10, 20]") == 1.0
 
 
-@hole("score today: 0.0 (\"JSON answer has no 'boxes' key\" or 'a box must be [x1, y1, x2, y2]')")
 @pytest.mark.parametrize(
     "response",
     [
@@ -416,7 +415,6 @@ def test_box_four_bare_numbers(response):
     assert accuracy("spatial_grounding", response, "[100, 100, 200, 200]") == 1.0
 
 
-@hole("score today: 0.0 / 0.83 (named coordinates are read by box_iou, not per second)")
 @pytest.mark.parametrize(
     ("ptype", "response", "gold"),
     [

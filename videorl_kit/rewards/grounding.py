@@ -761,7 +761,7 @@ def parse_box_answer(text: str) -> Box:
     return box
 
 
-_BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d")
+_BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d", "bounding_box", "boundingbox", "coordinates")
 
 
 def _box_reading(value: Any) -> Box:
@@ -784,6 +784,8 @@ def _box_value(value: Any) -> Any:
             found = box_from_keys(value)
         if found is None:
             raise GroundingError("JSON answer has no 'boxes' key")
+        if isinstance(found, dict):  # {"box": {"x1": .., "y1": .., "x2": .., "y2": ..}}
+            found = box_from_keys(found) or found
         return found
     return value
 
@@ -808,6 +810,8 @@ def parse_boxes_by_second(
             second = second_key(key)
             if wanted is not None and second not in wanted:
                 continue
+            if isinstance(raw_box, dict):  # {"0": {"x1": .., "y1": .., "x2": .., "y2": ..}}
+                raw_box = box_from_keys(raw_box) or raw_box
             box = to_box(raw_box)
         except GroundingError:
             if strict:
