@@ -440,7 +440,15 @@ def test_named_coordinates_per_second(ptype, response, gold):
     assert accuracy(ptype, response, gold) == 1.0
 
 
-@hole("score today: 0.5 (start/end keys are read by temporal_iou, not by spatiotemporal_iou)")
+def test_spatiotemporal_start_end_beside_a_different_time_is_a_hedge():
+    response = ST_GOLD[:-1] + ', "start": 5, "end": 9}'
+    assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 0.0
+    assert (
+        accuracy("spatiotemporal_grounding", ST_GOLD[:-1] + ', "start": 1, "end": 3}', ST_GOLD)
+        == 1.0
+    )
+
+
 def test_spatiotemporal_start_end_keys():
     response = '{"start": 1, "end": 3, "boxes": {"1": [0, 0, 10, 10], "2": [0, 0, 10, 10], "3": [0, 0, 10, 10]}}'
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0

@@ -1074,7 +1074,10 @@ def _pred_track(
     if not with_time:
         return None, box_iou, None
     try:
-        return to_interval(value.get("time")), box_iou, None
+        time = value.get("time")
+        if time is None and "time" not in value:  # {"start": 1, "end": 3, "boxes": ...}
+            time = _start_end(value)
+        return to_interval(time), box_iou, None
     except GroundingError as exc:
         return None, box_iou, str(exc)
 
@@ -1085,6 +1088,9 @@ def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | N
     if len(value) <= 2 and (len(value) == 1 or "time" in value):
         return None  # {"boxes": ...} or {"time": ..., "boxes": ...}: nothing else
     interval = _interval_part(value.get("time")) if with_time else None
+    named = _start_end(value) if with_time and "time" in value else None
+    if named is not None and _interval_part(named) != interval:
+        return "start/end beside a different 'time' (hedge)"
     for key, item in value.items():
         if key == "time" or item is boxes:
             continue
