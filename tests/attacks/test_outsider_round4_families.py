@@ -461,7 +461,6 @@ def test_spatiotemporal_whole_video_with_a_box_every_second():
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) < 0.1
 
 
-@hole("score today: 0.0 ('math-verify found no answer' for an escaped dollar sign)")
 @pytest.mark.parametrize(
     "response", ["\\boxed{\\$12}", "\\boxed{\\$12.00}", "The answer is \\$12."]
 )
@@ -617,7 +616,6 @@ def test_held_withdrawn_answers_score_zero(ptype, response, gold, options):
     assert accuracy(ptype, response, gold, options) == 0.0
 
 
-@hole("score today: 0.0 ('no judgement found': naming the loser is not read as choosing the other)")
 @pytest.mark.parametrize(
     "response",
     ["The worse one is Response 2.", "Response 2 loses.", "Response 2 is the weaker one."],

@@ -247,6 +247,9 @@ def _nesting_problem(text: str) -> str | None:
     return "unbalanced brackets" if depth else None
 
 
+_CURRENCY_RE = re.compile(r"\\\$\s{0,2}(?=[-+]?\s{0,2}\.?\d)")
+
+
 def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]:
     """The expression to hand to math-verify, or ``(None, reason)`` (see the module doc).
 
@@ -269,6 +272,8 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
     else:
         text = refine_answer(tail) if len(text) > 40 else text
         text = after_correction(text)  # "2. Eigentlich 3." states 3
+    if "\\$" in text:  # a currency sign: "\$12" is 12 (math-verify found no answer)
+        text = _CURRENCY_RE.sub("", text)
     if "**" in text or "__" in text:  # markdown bold: "**4**" is 4
         text = _BOLD_RE.sub(r"\2", text).strip()
     if len(text) > max_chars:

@@ -123,6 +123,17 @@ _VERDICT_LABEL_RE = re.compile(
 )
 _COMPARED = r"(?:better|preferable|superior|worse|stronger|beats|outperforms|wins|stands\s{1,3}out)"
 _LATEX_TEXT_RE = re.compile(r"\\text(?:bf|it|rm|normal)?\s{0,2}\{([^{}]{0,200})\}")
+_LOSER_HINT_RE = re.compile(r"\b(?:loses|loser|losing|weaker|inferior\s+one|worse\s+one)\b", re.I)
+_LOSER_FIRST_RE = re.compile(
+    rf"\bthe\s{{1,3}}(?:worse|weaker|losing|inferior)\s{{1,3}}(?:one|response|answer)\s{{1,3}}"
+    rf"(?:is|was)\s{{1,3}}(?P<label>{_R1}|{_R2})",
+    re.IGNORECASE,
+)
+_LOSER_AFTER_RE = re.compile(
+    rf"(?P<label>{_R1}|{_R2})\s{{1,3}}(?:loses|is\s{{1,3}}the\s{{1,3}}(?:loser|(?:worse|weaker"
+    rf"|losing|inferior)\s{{1,3}}(?:one|response|answer)))\b",
+    re.IGNORECASE,
+)
 _MT_BENCH_TIE_RE = re.compile(r"\[\[\s{0,2}[Cc]\s{0,2}\]\]")
 _TIE_RE = re.compile(
     # Chinese: "平局", "两者一样好", "不相上下"
@@ -184,6 +195,9 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
     text = clean_answer(text[:MAX_PREFERENCE_CHARS])
     if "\\text" in text:  # "\boxed{\text{Response 2}}": the LaTeX text wrapper is no word
         text = clean_answer(_LATEX_TEXT_RE.sub(r"\1", text))
+    if _LOSER_HINT_RE.search(text):  # "The worse one is Response 2", "Response 2 loses"
+        text = _LOSER_FIRST_RE.sub(r"\g<label> is worse", text)
+        text = _LOSER_AFTER_RE.sub(r"\g<label> is worse", text)
     if "[[" in text:  # MT-Bench's verdicts: [[A]], [[B]], and [[C]] for a tie
         text = _MT_BENCH_TIE_RE.sub("Tie", text)
     label_prefix = _VERDICT_LABEL_RE.match(text)
