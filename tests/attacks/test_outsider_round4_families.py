@@ -409,7 +409,6 @@ def test_box_other_key_names(response):
     assert accuracy("spatial_grounding", response, "[100, 100, 200, 200]") == 1.0
 
 
-@hole("score today: 0.0 ('no JSON answer found')")
 @pytest.mark.parametrize("response", ["100, 100, 200, 200", "[100 100 200 200]"])
 def test_box_four_bare_numbers(response):
     assert accuracy("spatial_grounding", response, "[100, 100, 200, 200]") == 1.0

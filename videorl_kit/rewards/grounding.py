@@ -752,7 +752,10 @@ def parse_box_answer(text: str) -> Box:
         except FormHedge as exc:
             raise GroundingError(str(exc)) from None
         if named is None:
-            raise GroundingError(reason or "no box found")
+            bare = _BARE_BOX_RE.fullmatch(text)  # the whole answer: "100, 100, 200, 200"
+            if bare is None:
+                raise GroundingError(reason or "no box found")
+            named = [float(v) for v in bare.groups()]
         return to_box(named)
     box = to_box(_box_value(value))
     second = _second_answer(value, tuple(float(v) for v in box), _box_part)
@@ -761,6 +764,13 @@ def parse_box_answer(text: str) -> Box:
     return box
 
 
+_NUM = r"(-?\d{1,9}(?:\.\d{1,9})?)"
+#: A whole answer of four numbers with no JSON brackets or commas between them: "100, 100,
+#: 200, 200", "[100 100 200 200]" (never four numbers inside prose).
+_BARE_BOX_RE = re.compile(
+    rf"\s{{0,4}}[\[(]?\s{{0,4}}{_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}}){_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}})"
+    rf"{_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}}){_NUM}\s{{0,4}}[\])]?\s{{0,4}}[.]?\s{{0,4}}"
+)
 _BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d", "bounding_box", "boundingbox", "coordinates")
 
 
