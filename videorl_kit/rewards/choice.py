@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
+from videorl_kit.rewards.numeric import number_words_as_digits
 from videorl_kit.rewards.text import (
     NEGATION_WORDS,
     clean_gold,
@@ -519,6 +520,10 @@ class ChoiceVerifier:
                 1.0 if pred_text == gold_text else 0.0, pred=pred_text[:200], gold=gold_text
             )
         letter, reason = parse_choice(answer, parsed, paraphrase=True)
+        if letter is None and parsed and any(text.isdigit() for _, text in parsed):
+            spelled = number_words_as_digits(answer)  # "three" for the option "3"
+            if spelled != answer:
+                letter, reason = parse_choice(spelled, parsed, paraphrase=True)
         if letter is None:
             return VerifyOutcome.wrong(reason or "no option letter found", gold=gold_letter)
         if opts and letter not in _option_letters(opts):
