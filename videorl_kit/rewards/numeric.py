@@ -978,7 +978,7 @@ class NumericVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, percent, reason, alts = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         places = info.places
@@ -998,6 +998,39 @@ class NumericVerifier:
             pred=pred_shown + "%" if percent else pred_shown,
             gold=info.shown_pct,
         )
+
+
+_MIN_SEC_RE = re.compile(
+    r"(?<![\d.])(\d{1,6})\s{0,2}(?:min|mins|minutes?)\s{0,3}(?:and\s{1,3})?"
+    r"(\d{1,2}(?:\.\d{1,6})?)\s{0,2}(?:s|sec|secs|seconds?)\b",
+    re.IGNORECASE,
+)
+_HOUR_MIN_RE = re.compile(
+    r"(?<![\d.])(\d{1,6})\s{0,2}(?:h|hr|hrs|hours?)\s{0,3}(?:and\s{1,3})?"
+    r"(\d{1,2})\s{0,2}(?:min|mins|minutes?)\b",
+    re.IGNORECASE,
+)
+_CLOCK_RE = re.compile(r"(?<![\d:.])(\d{1,3}):([0-5]\d)(?:\.(\d{1,6}))?(?![\d:])")
+_SECONDS_GOLD_RE = re.compile(r"\d\s{0,2}(?:s|sec|secs|seconds?)\s{0,2}$", re.IGNORECASE)
+
+
+def durations_in_one_unit(answer: str, gold: str) -> str:
+    """``answer`` with a compound duration written as one number: ``1 min 5 s`` is ``65 s``,
+    ``1 h 5 min`` is ``65 min``, and ``1:05`` is ``65 s`` when the gold is in seconds.
+
+    Example:
+        >>> durations_in_one_unit("1 min 5 s", "65"), durations_in_one_unit("1:05", "65 s")
+        ('65 s', '65 s')
+    """
+    if "min" in answer or "MIN" in answer or "Min" in answer:
+        answer = _MIN_SEC_RE.sub(lambda m: f"{_fmt(60 * int(m[1]) + Fraction(m[2]))} s", answer)
+        answer = _HOUR_MIN_RE.sub(lambda m: f"{60 * int(m[1]) + int(m[2])} min", answer)
+    if ":" in answer and _SECONDS_GOLD_RE.search(clean_gold(gold)):
+        answer = _CLOCK_RE.sub(
+            lambda m: f"{_fmt(60 * int(m[1]) + Fraction(m[2] + ('.' + m[3] if m[3] else '')))} s",
+            answer,
+        )
+    return answer
 
 
 class MraParams(BaseModel):
@@ -1073,7 +1106,7 @@ class MraVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, percent, reason, alts = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
         gold_value = info.number.value
