@@ -348,7 +348,6 @@ def test_numeric_compound_duration(response, gold):
     assert accuracy("numerical", response, gold) == 1.0
 
 
-@hole("score today: 0.0 (a gold with a unit is not compared in the answer's unit)")
 @pytest.mark.parametrize(
     ("ptype", "response", "gold"),
     [
@@ -452,7 +451,10 @@ def test_spatiotemporal_start_end_keys():
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0
 
 
-@hole("score today: 0.51 (the whole video with a box every second keeps the full box half)")
+@hole(
+    "score today: 0.51 (the whole video with a box every second keeps the full box half);"
+    " not fixed: extra seconds are ignored by the documented rule (issue 10 peer vectors)"
+)
 def test_spatiotemporal_whole_video_with_a_box_every_second():
     boxes = ", ".join(f'"{i}": [0, 0, 10, 10]' for i in range(100))
     response = '{"time": [0, 100], "boxes": {' + boxes + "}}"

@@ -45,7 +45,7 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
 from videorl_kit.rewards.text import clean_gold, stated_answer
-from videorl_kit.rewards.units import UNIT_PATTERN, restates
+from videorl_kit.rewards.units import UNIT_PATTERN, convert, restates
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).
 MAX_NUMERIC_ANSWER_CHARS = 4096
@@ -981,6 +981,7 @@ class NumericVerifier:
         value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
+        alts = (*alts, *in_gold_unit(answer_text, gold))  # "1.2 m" for the gold "120 cm"
         places = info.places
         hit = False
         # "N%" is also N/100, but not against a whole count above 1: "400%" is not 4 dogs
@@ -1031,6 +1032,28 @@ def durations_in_one_unit(answer: str, gold: str) -> str:
             answer,
         )
     return answer
+
+
+_VALUE_UNIT_RE = re.compile(
+    rf"\s{{0,4}}(?P<n>-?\d{{1,12}}(?:\.\d{{1,12}})?)\s{{0,2}}(?P<u>{UNIT_PATTERN})\s{{0,2}}[.]?\s{{0,4}}"
+)
+
+
+def in_gold_unit(answer: str, gold: str) -> tuple[Fraction, ...]:
+    """The answer's value in the gold's unit, when both are a number with a unit of one kind
+    and the units differ (``1.2 m`` for the gold ``120 cm`` is 120), else ``()``.
+
+    Example:
+        >>> in_gold_unit("1.2 m", "120 cm"), in_gold_unit("1.2 m", "120")
+        ((Fraction(120, 1),), ())
+    """
+    if len(answer) > 64:
+        return ()
+    a, g = _VALUE_UNIT_RE.fullmatch(answer), _VALUE_UNIT_RE.fullmatch(clean_gold(gold))
+    if a is None or g is None or a["u"] == g["u"]:
+        return ()
+    value = convert(Fraction(a["n"]), a["u"], g["u"])
+    return () if value is None else (value,)
 
 
 class MraParams(BaseModel):
@@ -1109,6 +1132,7 @@ class MraVerifier:
         value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
+        alts = (*alts, *in_gold_unit(answer_text, gold))  # "350 cm" for the gold "3.5 m"
         gold_value = info.number.value
         inclusive = self.params.inclusive
         best = mean_relative_accuracy(value, gold_value, inclusive=inclusive)
