@@ -235,6 +235,14 @@ _WITHDRAWAL_RE = re.compile(
 )
 
 
+_WITHDRAWAL_TAIL = 120
+_WITHDRAWAL_HINT_RE = re.compile(
+    r"kidding|jk|really|lied|mind|scratch|ignore|disregard|wrong|incorrect|right|false|\bit\b"
+    r"|not|opposite|psych|vraiment|совсем",
+    re.IGNORECASE,
+)
+
+
 def withdrawn(answer: str) -> bool:
     """True when the answer's last clause withdraws it with nothing in its place.
 
@@ -243,9 +251,15 @@ def withdrawn(answer: str) -> bool:
         (True, True, False)
     """
     text = answer.strip()
-    if len(text) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(text):
+    if len(text) > MAX_ASSERTED_CHARS:
         return False
-    pieces = [p for p in clauses(text) if p.strip(" \t\n.!…")]
+    end = text.rstrip(" \t\n.!…)")
+    if not end or not end[-1].isalpha():  # JSON, a number, a box: no withdrawal ends it
+        return False
+    tail = text[-_WITHDRAWAL_TAIL:]  # only the last clauses matter: a bounded, fast look
+    if not _WITHDRAWAL_HINT_RE.search(tail, max(0, len(tail) - 60)):
+        return False
+    pieces = [p for p in clauses(tail) if p.strip(" \t\n.!…")]
     if len(pieces) < 2:
         return False
     if _WITHDRAWAL_RE.fullmatch(pieces[-1]):
