@@ -95,6 +95,7 @@ _PHRASE_VERDICT_RE = re.compile(
     r"|(?P<yes>i\s{1,3}(?:think|believe|suppose|guess)\s{1,3}so))\b\s{0,3}(?:$|[,;:.!?()—–-])",
     re.IGNORECASE,
 )
+_PHRASE_ANYWHERE_RE = re.compile(r"\b" + _PHRASE_VERDICT_RE.pattern, re.IGNORECASE)
 #: An affirming word set off before a plain statement: "Absolutely, the door is open." is yes
 #: ("Clearly, ..." describes; a negated statement after it is no verdict).
 _AFFIRMING_RE = re.compile(
@@ -117,7 +118,22 @@ _CN_CLAUSE_RE = re.compile(
     r"(?:[，,。.；;！!？?\s/、()（）]|或者|或|还是|還是|和|与|與|否则|否則|要不然|不然)+"
 )
 _CN_YES_CLAUSES = frozenset(["是", "是的", "对", "对的", "對", "正确", "正確", "没错"])
-_CN_NO_CLAUSES = frozenset(["不是", "不", "否", "不对", "不對", "错", "错误", "不正确", "不正確"])
+_CN_NO_CLAUSES = frozenset(
+    [
+        "不是",
+        "不是的",
+        "不",
+        "否",
+        "不对",
+        "不对的",
+        "不對",
+        "错",
+        "错的",
+        "错误",
+        "不正确",
+        "不正確",
+    ]
+)
 #: A short reply that confirms or denies: "it is", "of course it does", "it is not", "they don't",
 #: "it certainly is", "it definitely does not".
 _ADVERB = r"(?:\s{1,3}(?:certainly|definitely|surely|clearly|absolutely|indeed|obviously|really))?"
@@ -155,6 +171,38 @@ _CN_DOUBT_PREFIX_RE = re.compile(
 _CN_YES = ("是", "对", "對", "正确", "正確", "没错", "有")
 
 
+#: Verdict words of other languages, read as their English ones (Spanish, French, German,
+#: Russian, Japanese, Korean): "Sí.", "Nein", "はい", "아니요" are verdicts, and "Yes. Nein."
+#: states both.
+_FOREIGN_VERDICTS = {
+    **dict.fromkeys(
+        ("sí", "oui", "ja", "да", "はい", "네", "예", "vrai", "wahr", "verdadero"), "yes"
+    ),
+    **dict.fromkeys(
+        ("non", "nein", "нет", "いいえ", "아니요", "아니오", "faux", "falsch", "falso"), "no"
+    ),
+}
+_FOREIGN_RE = re.compile(
+    r"(?<![\w-])(?:" + "|".join(sorted(_FOREIGN_VERDICTS, key=len, reverse=True)) + r")(?![\w-])",
+    re.IGNORECASE,
+)
+#: The answer format echoed before the verdict: "True/False: True", "Yes/No: No".
+_ECHOED_LABEL_RE = re.compile(
+    r"\s{0,4}(?:yes\s{0,2}/\s{0,2}no|true\s{0,2}/\s{0,2}false|true\s{1,3}or\s{1,3}false"
+    r"|yes\s{1,3}or\s{1,3}no)\s{0,2}[:：]\s{0,4}(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def _english_verdicts(text: str) -> str:
+    """``text`` with the verdict words of other languages written as English ones."""
+    if text.isascii() and not re.search(
+        r"\b(?:oui|ja|non|nein|vrai|wahr|faux|falsch|falso)\b", text, re.I
+    ):
+        return text
+    return _FOREIGN_RE.sub(lambda m: _FOREIGN_VERDICTS[m.group().casefold()], text)
+
+
 def _polarity(word: str) -> str | None:
     word = word.casefold()
     return "yes" if word in _YES else "no" if word in _NO else None
@@ -171,9 +219,23 @@ def parse_boolean(text: str) -> tuple[str | None, str | None]:
         >>> parse_boolean("No doubt, yes."), parse_boolean("1")
         (('yes', None), ('yes', None))
     """
-    text = clean_answer(text[:MAX_BOOLEAN_ANSWER_CHARS])
+    rest = text[MAX_BOOLEAN_ANSWER_CHARS:][-MAX_BOOLEAN_ANSWER_CHARS:]
+    text = clean_answer(_english_verdicts(text[:MAX_BOOLEAN_ANSWER_CHARS]))
     if not text:
         return None, "empty answer"
+    label = _ECHOED_LABEL_RE.match(text)
+    if label:  # "True/False: True": the format echoed, then the verdict
+        text = text[label.end() :]
+    verdict = _parse_head(text)
+    if verdict[0] is not None and rest.strip():  # a long answer: its end may state the other
+        other = _polarities(_english_verdicts(rest)) - {verdict[0]}
+        if other:
+            return None, "hedged answer (yes and no, far apart)"
+    return verdict
+
+
+def _parse_head(text: str) -> tuple[str | None, str | None]:
+    """:func:`parse_boolean` of the (cleaned, bounded) text."""
     whole = _WHOLE_ANSWERS.get(text.casefold())
     if whole:
         return whole, None
@@ -208,12 +270,18 @@ def _unless_contradicted(
         return verdict
     if value == "yes" and _DOUBTFUL_NOT_RE.search(text):
         return None, "hedged answer (yes and maybe not)"
+    other = "no" if value == "yes" else "yes"
     if not text.isascii():
         clauses = {_CN_DOUBT_PREFIX_RE.sub("", c) for c in _CN_CLAUSE_RE.split(text)}
-        if clauses & _CN_YES_CLAUSES and clauses & _CN_NO_CLAUSES:
+        cn = {"yes"} if clauses & _CN_YES_CLAUSES else set()
+        cn |= {"no"} if clauses & _CN_NO_CLAUSES else set()
+        if len(cn) == 2 or other in cn:  # "是，不是", "Yes. 不对，否。"
             return None, "hedged answer (yes and no)"
-    if ("no" if value == "yes" else "yes") in _polarities(text):
+    if other in _polarities(text):
         return None, "hedged answer (yes and no)"
+    for phrase in _PHRASE_ANYWHERE_RE.finditer(text):  # "Yes, I don't think so"
+        if ("no" if phrase.group("no") else "yes") == other:
+            return None, "hedged answer (yes and no)"
     return verdict
 
 

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import boxed_content, clean_answer
+from videorl_kit.rewards.numeric import number_words_as_digits
 from videorl_kit.rewards.text import (
     NEGATION_WORDS,
     clean_gold,
@@ -345,6 +346,9 @@ def parse_choice(
                 other = _other_option(rest, letter)
                 if other:
                     return None, f"hedged answer ({letter}, and {other} as possible)"
+                second = _second_letter(rest, letter, options)
+                if second:  # "B und C", "B bzw. C", "B blah C", "B? C?"
+                    return None, f"hedged answer ({letter} and {second})"
                 return letter, None
     by_text, n_hits = _option_by_text(text, options)
     if by_text is not None:
@@ -428,6 +432,37 @@ def _listed_options(text: str, options: tuple[tuple[str, str], ...]) -> list[str
     return list(dict.fromkeys(letters))
 
 
+#: A letter standing alone after the one an answer opens with ("B und C", "B·C", "B\\C").
+_LONE_LETTER_RE = re.compile(r"(?<![\w'’.\-])([A-Z])(?![\w'’\-])")
+#: Words before a second letter that make it part of a reason, not a second answer.
+_REASON_RE = re.compile(
+    r"\b(?:because|since|as|while|whereas|unlike|than|so|given|if|when|but|not|nor|except)\b"
+    r"|[(\[]",
+    re.IGNORECASE,
+)
+
+
+def _second_letter(rest: str, letter: str, options: tuple[tuple[str, str], ...]) -> str | None:
+    """A second option letter standing alone in the text after ``letter``, joined by words of
+    any language ("B und C", "B bzw. C", "B 또는 C", "B? C?"), else None. A letter in a reason
+    ("B because C is green") or an article or pronoun ("B. A man runs") is none."""
+    allowed = frozenset(opt for opt, _ in options) if options else None
+    for m in _LONE_LETTER_RE.finditer(rest[:_MAX_SECOND_LETTER_REACH]):
+        other = m.group(1)
+        if other == letter or (allowed is not None and other not in allowed):
+            continue
+        if other in _ARTICLE_LETTERS and _LOWER_WORD_RE.match(rest, m.end()):
+            continue  # "B. A man runs", "B, I think"
+        if _REASON_RE.search(rest, 0, m.start()):
+            return None  # the rest gives a reason or compares: its letters are not answers
+        return other
+    return None
+
+
+_MAX_SECOND_LETTER_REACH = 2000
+_LOWER_WORD_RE = re.compile(r"\s{1,3}[a-z]")
+
+
 def _other_option(rest: str, letter: str) -> str | None:
     """Another option letter that the text after ``letter`` names as possible, else None."""
     if len(rest) < 4:
@@ -492,6 +527,10 @@ class ChoiceVerifier:
                 1.0 if pred_text == gold_text else 0.0, pred=pred_text[:200], gold=gold_text
             )
         letter, reason = parse_choice(answer, parsed, paraphrase=True)
+        if letter is None and parsed and any(text.isdigit() for _, text in parsed):
+            spelled = number_words_as_digits(answer)  # "three" for the option "3"
+            if spelled != answer:
+                letter, reason = parse_choice(spelled, parsed, paraphrase=True)
         if letter is None:
             return VerifyOutcome.wrong(reason or "no option letter found", gold=gold_letter)
         if opts and letter not in _option_letters(opts):

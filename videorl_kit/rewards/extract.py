@@ -101,6 +101,16 @@ FINAL_STATEMENT_RE = re.compile(
     # Chinese: "答案是：B", "答案应该是 B", "答：B", "我选 B", "所以选 B" (not "选项")
     r"|答案\s{0,4}(?:(?:应该|應該|应当|應當|应|應)?\s{0,2}(?:是|为|為)\s{0,4}[:：]?|[:：])"
     r"|答\s{0,2}[:：]"
+    # Spanish, French, German, Russian, Japanese, Korean: "La respuesta correcta es la B",
+    # "La bonne réponse est B", "Die richtige Antwort ist B", "Правильный ответ — B",
+    # "答えは B", "正解は B", "정답은 B", "답: B"
+    r"|\b(?:la\s{1,3})?(?:respuesta|réponse|reponse)(?:\s{1,3}(?:correcta|correcte|final|finale"
+    r"|juste))?\s{0,4}(?:(?:es|est|sería|serait)\b\s{0,4}(?:la\s{1,3}|le\s{1,3}|l['’])?[:：]?|[:：])"
+    r"|\bla\s{1,3}bonne\s{1,3}réponse\s{0,4}(?:est\b\s{0,4}[:：]?|[:：])"
+    r"|\b(?:die\s{1,3})?(?:richtige\s{1,3}|korrekte\s{1,3})?antwort\s{0,4}"
+    r"(?:(?:ist|lautet)\b\s{0,4}[:：]?|[:：])"
+    r"|(?:правильный\s{1,3})?ответ\s{0,4}(?:[:：—–-]|это\b)"
+    r"|(?:答え|正解)\s{0,2}(?:は|[:：])|정답\s{0,2}(?:은|는|[:：])|(?<![가-힣])답\s{0,2}[:：]"
     r"|(?:(?<=[我故以此该該应應当當,，:：\s])|^)(?:选择|選擇|选|選)(?![项項择擇题題])\s{0,4}[:：]?"
     r")",
     re.IGNORECASE,
@@ -118,6 +128,14 @@ STATEMENT_KEYWORDS = (
     "i ",
     "答",
     "选",
+    "respuesta",
+    "réponse",
+    "reponse",
+    "antwort",
+    "ответ",
+    "正解",
+    "정답",
+    "답",
     "選",
     "so",
     "therefore",
@@ -328,7 +346,14 @@ def _phrase_value(text: str, end: int) -> str:
     cut = _SENTENCE_END_RE.search(value)
     if cut:
         value = value[: cut.start()]
+    if not value.isascii():  # "答えは B です。", "정답은 (B)입니다.": the copula is no answer
+        value = _COPULA_RE.sub("", value)
     return clean_answer(value)
+
+
+_COPULA_RE = re.compile(
+    r"\s{0,3}(?:です|でした|だ|입니다|이에요|예요|이다)\s{0,3}[。.!！]?\s{0,3}$"
+)
 
 
 #: Keyword positions visited one by one from the end before collecting the rest at once.
@@ -392,7 +417,8 @@ def find_final_statement(text: str) -> str | None:
     if m is not None and m.group("boxed") is None:
         value = _phrase_value(tail, m.end())
         if value:
-            return _with_negation(tail, low, last, m.end(), value)
+            value = _with_negation(tail, low, last, m.end(), value)
+            return _taken_back(tail, value, _sentence_end(tail, m.end()))
     braces: dict[int, int] | None = None
     for start in _keyword_starts(low, present):
         m = _STATEMENT_AT_RE.match(low, start)
@@ -405,15 +431,98 @@ def find_final_statement(text: str) -> str | None:
             if close is None or close - m.end() > MAX_BOXED_CHARS:
                 continue
             value = clean_answer(tail[m.end() : close])
+            if value:
+                value = _taken_back(tail, value, close + 1)
         elif start == last:
             continue  # tried above
         else:
             value = _phrase_value(tail, m.end())
             if value:
                 value = _with_negation(tail, low, start, m.end(), value)
+                value = _taken_back(tail, value, _sentence_end(tail, m.end()))
         if value:
             return value
     return None
+
+
+#: Words that take back what came before them when they stand alone in their clause ("A? No,
+#: D.", "B. Just kidding.", "B. Nein, C."): corrections, and withdrawals that put nothing in
+#: its place (a response that ends with one states no answer). English, German, French,
+#: Spanish, Russian, Japanese, Korean and Chinese.
+TAKE_BACK_ALONE = (
+    r"no|nope|wait|no\s{1,3}wait|wait\s{1,3}no|actually\s{1,3}no|correction|oops|scratch\s{1,3}that"
+    r"|on\s{1,3}second\s{1,3}thought|i\s{1,3}mean|just\s{1,3}kidding|jk|kidding|not\s{1,3}really"
+    r"|i\s{1,3}lied|never\s{0,3}mind|ignore\s{1,3}(?:that|this|the\s{1,3}above)"
+    r"|disregard\s{1,3}(?:that|this|the\s{1,3}above|it)|(?:that|this)(?:['’]s|\s{1,3}is)\s{1,3}"
+    r"(?:wrong|incorrect|not\s{1,3}right|not\s{1,3}it|false)|(?:\.{2,3}|…)?\s{0,3}or\s{1,3}not"
+    r"|i\s{1,3}guess\s{1,3}not|(?:the\s{1,3})?opposite(?:,?\s{1,3}actually)?|psych"
+    r"|nein|doch\s{1,3}nicht|(?:mais\s{1,3})?non|pas\s{1,3}vraiment|нет|не\s{1,3}совсем"
+    r"|no\s{1,3}es\s{1,3}así|いいえ|いや|違う|아니(?:요|오|야)?|不对|不對|错了|錯了|不是的"
+)
+#: Words that open a correction: what follows them replaces what came before ("B. Actually,
+#: D.", "B. Eigentlich C.", "B. 実は C。").
+TAKE_BACK_PREFIX = (
+    r"(?:actually|in\s{1,3}fact|eigentlich|tatsächlich|en\s{1,3}fait|en\s{1,3}réalité"
+    r"|à\s{1,3}vrai\s{1,3}dire|en\s{1,3}realidad|de\s{1,3}hecho|на\s{1,3}самом\s{1,3}деле"
+    r"|вообще-то|скорее)\b"
+    r"|実は|本当は|사실은?|아니(?:요|오)?(?=[\s,，、])|其实|其實|实际上|實際上|不对|不對"
+)
+#: A sentence after a final statement that takes it back: "The answer is B. Actually, C.",
+#: "\boxed{2}. Just kidding.", "The answer is B? No." (the sentence is then read with it).
+_AFTERWORD_RE = re.compile(
+    rf"\s{{0,8}}(?:(?:{TAKE_BACK_ALONE})\s{{0,4}}(?:[,.!;:?、，。！…—–-]|$)|(?:{TAKE_BACK_PREFIX}))",
+    re.IGNORECASE,
+)
+#: Longest sentence after a final statement read as its afterword.
+_AFTERWORD_CHARS = 200
+#: ... and at most this many words after its first word (a correction states its new
+#: answer briefly).
+_AFTERWORD_WORDS = 6
+#: What follows "Actually," or "Wait," when it confirms or goes on reasoning, not corrects.
+_CONFIRMS_RE = re.compile(
+    r"(?:yes|yeah|yep|right|correct|indeed|sure|confirmed|i|i['’]m|we|let|let['’]s|to\s+be\s+sure"
+    r"|that['’]s\s+right|that\s+is\s+right|it['’]s\s+right|this\s+is\s+right|double|again)\b",
+    re.IGNORECASE,
+)
+
+
+def _afterword(tail: str, end: int) -> str:
+    """The sentence right after position ``end`` of ``tail`` when it takes back the final
+    statement before it ("Actually, C.", "Just kidding.", "Eigentlich C."), else ``""``."""
+    rest = tail[end : end + 2 * _AFTERWORD_CHARS].lstrip(" \t$.)]}")
+    if not rest.strip():
+        return ""
+    m = _AFTERWORD_RE.match(rest)
+    if not m:
+        return ""
+    cut = _SENTENCE_END_RE.search(rest, 1)
+    sentence = rest[: cut.start()] if cut else rest
+    new = sentence[m.end() :].strip(" \t,.!;:、，。！")
+    if len(sentence) > _AFTERWORD_CHARS or len(new.split()) > _AFTERWORD_WORDS:
+        return ""  # a long sentence after "Actually," explains; it does not correct
+    if _CONFIRMS_RE.match(new):
+        return ""  # "Actually, I am sure.", "Wait, let me check... yes, B.": no correction
+    return sentence.strip()
+
+
+def _sentence_end(text: str, end: int) -> int:
+    """Where the sentence that starts at ``end`` (the value of a final statement) ends."""
+    line_end = text.find("\n", end)
+    if line_end < 0:
+        line_end = len(text)
+    if not text[end:line_end].strip():  # the value is on the next line: its line ends it
+        nxt = text.find("\n", line_end + 1)
+        return len(text) if nxt < 0 else nxt
+    cut = _SENTENCE_END_RE.search(text, end, line_end)
+    return cut.start() if cut else line_end
+
+
+def _taken_back(tail: str, value: str, end: int) -> str:
+    """``value``, followed by the sentence after it when that sentence takes it back."""
+    after = _afterword(tail, end)
+    if not after:
+        return value
+    return f"{value}{'' if value[-1] in '.?!。？！' else '.'} {after}"
 
 
 #: How far back a negation of a final statement is looked for, within its clause.
@@ -671,6 +780,7 @@ def _merge_unbalanced_answers(text: str, blocks: _Blocks) -> _Blocks:
 
 
 _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")
+_TAG_RE = re.compile(r"</?(?:answer|think|thought)>", re.IGNORECASE)
 _FBOX_RE = re.compile(r"\\fbox\s{0,4}\{")
 
 
@@ -730,6 +840,8 @@ def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
     think_open: int | None = None  # content start of the open think block
     think_start = 0
     answer_open: int | None = None
+    outer_open: int | None = None  # an <answer> block that another <answer> re-opened
+    outer_start = 0
     if tags and tags[0].kind == "think" and tags[0].closing:
         think_open = 0  # implicit <think> at the start (the prompt may have opened it)
     # Past the last </think>, a think block is never closed: its first <answer> ends it.
@@ -756,11 +868,19 @@ def _blocks(text: str, tags: tuple[Tag, ...]) -> _Blocks:
             continue  # a think tag inside an answer block is part of the content
         stray_tags.append((tag.start, tag.end))
         if not tag.closing:
+            if answer_open is not None and outer_open is None:
+                outer_open, outer_start = answer_open, answer_start
             answer_open, answer_start = tag.end, tag.start  # a re-opened block restarts
         elif answer_open is not None:
             answers.append(text[answer_open : tag.start].strip())
             answer_regions.append((answer_start, tag.end))
             answer_open = None
+        elif outer_open is not None:
+            # "<answer><answer>B</answer>C</answer>": the outer block closes after the inner
+            # one; it holds the inner answer and more, all of it the answer (C is a second one)
+            answers[-1] = _TAG_RE.sub(" ", text[outer_open : tag.start]).strip()
+            answer_regions[-1] = (outer_start, tag.end)
+            outer_open = None
     unterminated = think_open is not None or implicit_close
     if think_open is not None:
         think_parts.append((think_open, len(text)))

@@ -82,11 +82,23 @@ _TIME = (
     r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"  # "00:00:12,300": a subtitle's decimal comma
     r"|\d{1,3}:\d{2}(?:\.\d{1,6})?|\d{1,7}(?:\.\d{1,6})?"
 )
-_UNIT = r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds)\b|秒))?"
+_UNIT = (
+    r"(?:\s{0,2}(?:(?:s|sec|secs|second|seconds|segundos?|secondes?|sekunden?|секунд[аы]?)\b"
+    r"|秒|초))?"
+)
 _RANGE_RE = re.compile(
     rf"(?<![A-Za-z0-9_.:])(?P<a>{_TIME}){_UNIT}\s{{0,3}}"
-    rf"(?:-{{1,2}}>|=>|-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至)\s{{0,3}}第?\s{{0,2}}"
+    rf"(?:-{{1,2}}>|=>|-|–|—|~|\bto\b|\buntil\b|\btill\b|\band\b|→|到|至"
+    # "de 10 a 20 segundos", "de 10 à 20", "von 10 bis 20", "с 10 до 20", "10秒から20秒",
+    # "10초부터 20초까지"
+    rf"|\ba\b|\bà\b|\bbis\b|\bдо\b|から|부터)\s{{0,3}}第?\s{{0,2}}"
     rf"(?P<b>{_TIME}){_UNIT}(?![A-Za-z0-9_:]|\.\d)",
+    re.IGNORECASE,
+)
+#: A pair in brackets with units or clock times, which JSON does not read: "[10s, 20s]",
+#: "[00:10, 00:20]".
+_BRACKET_PAIR_RE = re.compile(
+    rf"[\[(]\s{{0,3}}(?P<a>{_TIME}){_UNIT}\s{{0,3}},\s{{0,3}}(?P<b>{_TIME}){_UNIT}\s{{0,3}}[\])]",
     re.IGNORECASE,
 )
 _TUPLE_RE = re.compile(
@@ -626,7 +638,28 @@ def _parts(value: Any) -> list[Any]:
             stack.extend(item.values())
         elif type(item) is list:
             stack.extend(item)
+        elif type(item) is str and "[" in item:  # "note": "or [300, 300, 400, 400]"
+            stack.extend(_lists_in_string(item))
     return parts
+
+
+_LIST_IN_STRING_RE = re.compile(r"\[[-+0-9.,\s]{1,120}\]")
+
+
+def _lists_in_string(text: str) -> list[list[Any]]:
+    """The lists of numbers written inside a JSON string value (a second answer hidden in a
+    label or note: ``"label": "dog, or maybe [300, 300, 400, 400]"``), at most 8."""
+    found: list[list[Any]] = []
+    for m in _LIST_IN_STRING_RE.finditer(text[:4096]):
+        try:
+            value = json.loads(m.group())
+        except ValueError:
+            continue
+        if type(value) is list:
+            found.append(value)
+            if len(found) >= 8:
+                break
+    return found
 
 
 def _plain(value: Any) -> bool:
@@ -719,6 +752,7 @@ def _parse_interval_text(text: str) -> Interval:
     except FormHedge as exc:
         raise GroundingError(str(exc)) from None
     ranges = _written_ranges(text)  # "10-20 s", "[12.3s, 18.0s]"
+    ranges.update((m.group("a"), m.group("b")) for m in _BRACKET_PAIR_RE.finditer(text))
     ranges.update(bare_pairs(text))  # "12.3, 18.0"
     if written is not None:
         ranges.add(written)
@@ -746,7 +780,10 @@ def parse_box_answer(text: str) -> Box:
         except FormHedge as exc:
             raise GroundingError(str(exc)) from None
         if named is None:
-            raise GroundingError(reason or "no box found")
+            bare = _BARE_BOX_RE.fullmatch(text)  # the whole answer: "100, 100, 200, 200"
+            if bare is None:
+                raise GroundingError(reason or "no box found")
+            named = [float(v) for v in bare.groups()]
         return to_box(named)
     box = to_box(_box_value(value))
     second = _second_answer(value, tuple(float(v) for v in box), _box_part)
@@ -762,7 +799,14 @@ def parse_box_answer(text: str) -> Box:
     return box
 
 
-_BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d")
+_NUM = r"(-?\d{1,9}(?:\.\d{1,9})?)"
+#: A whole answer of four numbers with no JSON brackets or commas between them: "100, 100,
+#: 200, 200", "[100 100 200 200]" (never four numbers inside prose).
+_BARE_BOX_RE = re.compile(
+    rf"\s{{0,4}}[\[(]?\s{{0,4}}{_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}}){_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}})"
+    rf"{_NUM}(?:\s{{0,4}},\s{{0,4}}|\s{{1,4}}){_NUM}\s{{0,4}}[\])]?\s{{0,4}}[.]?\s{{0,4}}"
+)
+_BOX_KEYS = ("boxes", "box", "bbox", "bbox_2d", "bounding_box", "boundingbox", "coordinates")
 
 
 def _box_reading(value: Any) -> Box:
@@ -785,6 +829,8 @@ def _box_value(value: Any) -> Any:
             found = box_from_keys(value)
         if found is None:
             raise GroundingError("JSON answer has no 'boxes' key")
+        if isinstance(found, dict):  # {"box": {"x1": .., "y1": .., "x2": .., "y2": ..}}
+            found = box_from_keys(found) or found
         return found
     return value
 
@@ -809,6 +855,8 @@ def parse_boxes_by_second(
             second = second_key(key)
             if wanted is not None and second not in wanted:
                 continue
+            if isinstance(raw_box, dict):  # {"0": {"x1": .., "y1": .., "x2": .., "y2": ..}}
+                raw_box = box_from_keys(raw_box) or raw_box
             box = to_box(raw_box)
         except GroundingError:
             if strict:
@@ -1071,7 +1119,10 @@ def _pred_track(
     if not with_time:
         return None, box_iou, None
     try:
-        return to_interval(value.get("time")), box_iou, None
+        time = value.get("time")
+        if time is None and "time" not in value:  # {"start": 1, "end": 3, "boxes": ...}
+            time = _start_end(value)
+        return to_interval(time), box_iou, None
     except GroundingError as exc:
         return None, box_iou, str(exc)
 
@@ -1082,13 +1133,17 @@ def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | N
     if len(value) <= 2 and (len(value) == 1 or "time" in value):
         return None  # {"boxes": ...} or {"time": ..., "boxes": ...}: nothing else
     interval = _interval_part(value.get("time")) if with_time else None
+    named = _start_end(value) if with_time and "time" in value else None
+    if named is not None and _interval_part(named) != interval:
+        return "start/end beside a different 'time' (hedge)"
     for key, item in value.items():
         if key == "time" or item is boxes:
             continue
         if with_time and interval is not None:
-            other = _interval_part(item)
-            if other is not None and other != interval:
-                return f"a second interval under {_short(key)} (hedge)"
+            for candidate in _lists_in_string(item) if type(item) is str else [item]:
+                other = _interval_part(candidate)
+                if other is not None and other != interval:
+                    return f"a second interval under {_short(key)} (hedge)"
         if type(item) is dict and item and item != boxes:
             table = parse_boxes_by_second(item, strict=False)
             if table and (

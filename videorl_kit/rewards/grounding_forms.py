@@ -89,6 +89,11 @@ def box_from_keys(value: dict[str, Any]) -> list[Any] | None:
     if all(item is not None for item in slots):
         return slots
     keys = {str(k).casefold(): k for k in value}
+    top_left, bottom_right = keys.get("top_left"), keys.get("bottom_right")
+    if top_left is not None and bottom_right is not None:  # {"top_left": [x, y], ...}
+        corners = [value[top_left], value[bottom_right]]
+        if all(type(c) is list and len(c) == 2 for c in corners):
+            return [*corners[0], *corners[1]]
     corner = [keys.get("x"), keys.get("y")]
     size = [keys.get("width", keys.get("w")), keys.get("height", keys.get("h"))]
     if None in corner or None in size:

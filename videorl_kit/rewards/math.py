@@ -50,7 +50,7 @@ from videorl_kit.rewards.choice import parse_choice
 from videorl_kit.rewards.extract import FINAL_STATEMENT_WINDOW, matching_braces
 from videorl_kit.rewards.math_exact import exact_verdict, in_exact_family, rational_value
 from videorl_kit.rewards.math_intervals import inequality_as_interval
-from videorl_kit.rewards.text import clean_gold, refine_answer
+from videorl_kit.rewards.text import after_correction, clean_gold, refine_answer
 
 #: Deepest bracket nesting an answer may have.
 MAX_NESTING = 12
@@ -281,6 +281,9 @@ def _nesting_problem(text: str) -> str | None:
     return "unbalanced brackets" if depth else None
 
 
+_CURRENCY_RE = re.compile(r"\\\$\s{0,2}(?=[-+]?\s{0,2}\.?\d)")
+
+
 def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]:
     """The expression to hand to math-verify, or ``(None, reason)`` (see the module doc).
 
@@ -302,6 +305,9 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
                 break
     else:
         text = refine_answer(tail) if len(text) > 40 else text
+        text = after_correction(text)  # "2. Eigentlich 3." states 3
+    if "\\$" in text:  # a currency sign: "\$12" is 12 (math-verify found no answer)
+        text = _CURRENCY_RE.sub("", text)
     if "**" in text or "__" in text:  # markdown bold: "**4**" is 4
         text = _BOLD_RE.sub(r"\2", text).strip()
     if len(text) > max_chars:

@@ -45,7 +45,7 @@ from videorl_kit.core.verifiers import register_verifier
 from videorl_kit.rewards.base import VerifyOutcome
 from videorl_kit.rewards.extract import STATEMENT_KEYWORDS
 from videorl_kit.rewards.text import clean_gold, stated_answer
-from videorl_kit.rewards.units import UNIT_PATTERN, restates
+from videorl_kit.rewards.units import UNIT_PATTERN, convert, restates
 
 #: An answer longer than this is not "a number" (after the final-statement refinement).
 MAX_NUMERIC_ANSWER_CHARS = 4096
@@ -72,7 +72,7 @@ _NUM_RE = re.compile(
     r")"
     r"(?![\d])(?!\.\d)"
     r"(?>(?:\s{0,2}(?:\^|\*\*)\s{0,2}\{?\s{0,2}(?P<power>[-+−]?\d+)\s{0,2}\}?(?![\d.]))?)"
-    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.]))?"
+    r"(?P<scale>\s{0,2}(?:hundred|thousand|million|billion|dozen)\b|[kK](?![\w.])|(?-i:M)(?!\w|\.\w))?"
     r"(?P<pct>\s{0,2}(?:%|percent\b|per\s?cent\b))?",
     re.IGNORECASE,
 )
@@ -88,7 +88,7 @@ _TENS["fourty"] = 40
 #: Single number words and their values ("three" -> 3, "twenty" -> 20).
 NUMBER_WORD_VALUES: dict[str, int] = {**_UNITS, **_TENS}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, **_SCALES}
+_DIGIT_SCALES = {"hundred": 100, "dozen": 12, "k": 1000, "m": 10**6, **_SCALES}
 #: Quantity words: "a dozen" (12), "two dozen", "half a dozen", "a baker's dozen" (13), "a
 #: couple" and "a pair" (2), "a trio" (3), "a quartet" (4), "a couple of dozen", "a single"
 #: (1), "a hundred", "two and a half", "a half"; "once", "twice", "thrice"; "a score of" (20)
@@ -500,6 +500,20 @@ _ZERO_WORDS_RE = re.compile(
 )
 
 
+#: "no dogs", "There are no dogs.", "I see no people in the video." (a count of zero).
+_NO_ITEMS_RE = re.compile(
+    r"\s{0,4}(?:(?:there\s{1,3}(?:is|are|was|were)|i\s{1,3}(?:see|count)|we\s{1,3}(?:see|count))"
+    r"\s{1,3})?no\s{1,3}[a-z]{2,20}(?:\s{1,3}[a-z]{1,20}){0,6}\s{0,4}[.!]?\s{0,4}",
+    re.IGNORECASE,
+)
+#: ... but not "no idea", "no more than", "no answer", nor a hedge or a number.
+_NOT_NO_ITEMS_RE = re.compile(
+    r"\d|\bno\s{1,3}(?:idea|clue|answer|way|doubt|more|less|fewer|longer|one\s{1,3}knows)\b"
+    r"|\b(?:or|but|maybe|perhaps|possibly|except|than)\b",
+    re.IGNORECASE,
+)
+
+
 def read_single_number(text: str) -> Reading:
     """The one distinct number ``text`` states; several different numbers are a hedge,
     unless a value is restated in other units in parentheses (``2 m (200 cm)``: one value,
@@ -524,7 +538,9 @@ def read_single_number(text: str) -> Reading:
         value = _plain_value(plain)
         if value is not None:
             return Reading(Number(value, False, 0, _european_alts(plain, value)), None)
-    if _ZERO_WORDS_RE.fullmatch(text):  # "none" answers a count of zero
+    if _ZERO_WORDS_RE.fullmatch(text) or (  # "none" answers a count of zero
+        len(text) < 120 and _NO_ITEMS_RE.fullmatch(text) and not _NOT_NO_ITEMS_RE.search(text)
+    ):  # "no dogs", "There are no dogs in the video."
         return Reading(Number(Fraction(0), False, 0), None)
     if len(text) > MAX_NUMERIC_ANSWER_CHARS:
         return Reading(None, f"answer too long for a number ({len(text)} chars)")
@@ -999,12 +1015,15 @@ class NumericVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, percent, reason, alts = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
+        alts = (*alts, *in_gold_unit(answer_text, gold))  # "1.2 m" for the gold "120 cm"
         places = info.places
         hit = False
-        for p in ((value, value / 100) if percent else (value,)) + alts:
+        # "N%" is also N/100, but not against a whole count above 1: "400%" is not 4 dogs
+        as_fraction = percent and any(abs(g) <= 1 or gd != 1 for g, _, gd in info.readings)
+        for p in ((value, value / 100) if as_fraction else (value,)) + alts:
             for g, gn, gd in info.readings:
                 if self._close(p, g, gn, gd, places):
                     hit = True
@@ -1017,6 +1036,61 @@ class NumericVerifier:
             pred=pred_shown + "%" if percent else pred_shown,
             gold=info.shown_pct,
         )
+
+
+_MIN_SEC_RE = re.compile(
+    r"(?<![\d.])(\d{1,6})\s{0,2}(?:min|mins|minutes?)\s{0,3}(?:and\s{1,3})?"
+    r"(\d{1,2}(?:\.\d{1,6})?)\s{0,2}(?:s|sec|secs|seconds?)\b",
+    re.IGNORECASE,
+)
+_HOUR_MIN_RE = re.compile(
+    r"(?<![\d.])(\d{1,6})\s{0,2}(?:h|hr|hrs|hours?)\s{0,3}(?:and\s{1,3})?"
+    r"(\d{1,2})\s{0,2}(?:min|mins|minutes?)\b",
+    re.IGNORECASE,
+)
+_CLOCK_RE = re.compile(r"(?<![\d:.])(\d{1,3}):([0-5]\d)(?:\.(\d{1,6}))?(?![\d:])")
+_SECONDS_GOLD_RE = re.compile(r"\d\s{0,2}(?:s|sec|secs|seconds?)\s{0,2}$", re.IGNORECASE)
+
+
+def durations_in_one_unit(answer: str, gold: str) -> str:
+    """``answer`` with a compound duration written as one number: ``1 min 5 s`` is ``65 s``,
+    ``1 h 5 min`` is ``65 min``, and ``1:05`` is ``65 s`` when the gold is in seconds.
+
+    Example:
+        >>> durations_in_one_unit("1 min 5 s", "65"), durations_in_one_unit("1:05", "65 s")
+        ('65 s', '65 s')
+    """
+    if "min" in answer or "MIN" in answer or "Min" in answer:
+        answer = _MIN_SEC_RE.sub(lambda m: f"{_fmt(60 * int(m[1]) + Fraction(m[2]))} s", answer)
+        answer = _HOUR_MIN_RE.sub(lambda m: f"{60 * int(m[1]) + int(m[2])} min", answer)
+    if ":" in answer and _SECONDS_GOLD_RE.search(clean_gold(gold)):
+        answer = _CLOCK_RE.sub(
+            lambda m: f"{_fmt(60 * int(m[1]) + Fraction(m[2] + ('.' + m[3] if m[3] else '')))} s",
+            answer,
+        )
+    return answer
+
+
+_VALUE_UNIT_RE = re.compile(
+    rf"\s{{0,4}}(?P<n>-?\d{{1,12}}(?:\.\d{{1,12}})?)\s{{0,2}}(?P<u>{UNIT_PATTERN})\s{{0,2}}[.]?\s{{0,4}}"
+)
+
+
+def in_gold_unit(answer: str, gold: str) -> tuple[Fraction, ...]:
+    """The answer's value in the gold's unit, when both are a number with a unit of one kind
+    and the units differ (``1.2 m`` for the gold ``120 cm`` is 120), else ``()``.
+
+    Example:
+        >>> in_gold_unit("1.2 m", "120 cm"), in_gold_unit("1.2 m", "120")
+        ((Fraction(120, 1),), ())
+    """
+    if len(answer) > 64:
+        return ()
+    a, g = _VALUE_UNIT_RE.fullmatch(answer), _VALUE_UNIT_RE.fullmatch(clean_gold(gold))
+    if a is None or g is None or a["u"] == g["u"]:
+        return ()
+    value = convert(Fraction(a["n"]), a["u"], g["u"])
+    return () if value is None else (value,)
 
 
 class MraParams(BaseModel):
@@ -1092,12 +1166,18 @@ class MraVerifier:
         info = _gold_info(gold)
         if info.number is None:
             return VerifyOutcome.unverifiable(info.reason or "unreadable ground truth")
-        value, _, reason, alts = _answer_number(answer_text)
+        value, percent, reason, alts = _answer_number(durations_in_one_unit(answer_text, gold))
         if value is None:
             return VerifyOutcome.wrong(reason or "no number", gold=info.shown)
+        alts = (*alts, *in_gold_unit(answer_text, gold))  # "350 cm" for the gold "3.5 m"
         gold_value = info.number.value
         inclusive = self.params.inclusive
         best = mean_relative_accuracy(value, gold_value, inclusive=inclusive)
+        # a percentage and a fraction of 1 are one quantity ("12%" for 0.12, "0.12" for 12%)
+        if percent and not info.number.percent and abs(gold_value) <= 1:
+            alts = (*alts, value / 100)
+        elif info.number.percent and not percent and abs(value) <= 1:
+            alts = (*alts, value * 100)
         for alt in alts:  # "1.000" (a thousand?), "2 m (200 cm)": the reading nearer the gold
             accuracy = mean_relative_accuracy(alt, gold_value, inclusive=inclusive)
             if accuracy > best:

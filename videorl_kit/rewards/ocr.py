@@ -94,6 +94,10 @@ def ocr_words(text: str, limit: int | None = None, *, casefold: bool = True) -> 
     return words if limit is None else words[:limit]
 
 
+#: LaTeX's ``\text{}`` around a transcription (``\boxed{\text{EXIT 12}}``) is no word of it.
+_LATEX_TEXT_RE = re.compile(r"\\text(?:bf|it|rm|tt|normal)?\s{0,2}\{([^{}]{0,4000})\}")
+
+
 @lru_cache(maxsize=8192)
 def _gold_words(gold: str, casefold: bool) -> tuple[str, ...]:
     return tuple(ocr_words(clean_gold(gold), casefold=casefold))
@@ -121,6 +125,8 @@ class WerVerifier:
         if not gold_words:
             return VerifyOutcome.unverifiable("empty ground truth (no words)")
         n = len(gold_words)
+        if "\\text" in answer_text:  # "\boxed{\text{EXIT 12}}"
+            answer_text = _LATEX_TEXT_RE.sub(r"\1", answer_text)
         # WER >= (len(pred) - n) / n, so 2n predicted words already score 0: read no more.
         pred_words = ocr_words(quoted_reading(answer_text), limit=2 * n, casefold=casefold)
         if len(pred_words) >= 2 * n:

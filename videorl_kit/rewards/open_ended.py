@@ -80,12 +80,24 @@ NEGATION_OVERLAP = 0.5
 MAX_SENTENCE_EXTRA_WORDS = 8
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|nobody|nothing|none|neither|nor|cannot|without)\b|n['’]t\b"
+    # a negating verb or adverb: "fails to cut", "refuses to cut", "is hardly cutting"
+    r"|\b(?:fails?|failed|failing|refuses?|refused|refusing|unable)\s{1,3}to\b"
+    r"|\b(?:hardly|barely|scarcely)\b"
+    # the statement declared false after it: "... in the kitchen — false.", "... Falsch."
+    r"|(?:[.!?;:—–]|\s-)\s{0,3}(?:false|wrong|untrue|incorrect|falsch|faux|falso)\s{0,3}[.!]{0,3}\s{0,3}$"
 )
 #: Negations and alternatives, as normalised tokens: a sentence with one states no plain answer.
 _NOT_A_STATEMENT = NEGATION_WORDS | frozenset(
     ["or", "either", "maybe", "perhaps", "possibly", "might", "unsure"]
 )
 _LIST_WORDS = frozenset(["and", "or", "nor", "plus"])
+#: A bound on a count ("at least 3 people", "3+ people"): no count, as in ``numeric``.
+_BOUND_RE = re.compile(
+    r"\b(?:at\s{1,3}(?:least|most)|more\s{1,3}than|fewer\s{1,3}than|less\s{1,3}than|up\s{1,3}to"
+    r"|no\s{1,3}(?:more|fewer|less)\s{1,3}than|over|under|above|below|upwards\s{1,3}of"
+    r"|a\s{1,3}(?:minimum|maximum)\s{1,3}of)\s{1,3}\d|\d\s{0,2}\+|\d\s{1,3}or\s{1,3}(?:more|fewer|less)\b",
+    re.IGNORECASE,
+)
 #: Words that place the answer relative to the gold instead of stating it ("near Paris").
 _RELATIONAL_WORDS = _word_set(
     "near behind beside beneath below above outside around except besides unlike than "
@@ -408,6 +420,8 @@ class RougeVerifier:
             if not gold_negated:  # a negative gold ("not blue") keeps its negations
                 sentence = stated_answer(answer_text, sentence)
             sentence = number_words_as_digits(sentence)  # "twenty-one people" is "21 people"
+            if _is_count(gold_norm.split()) and _BOUND_RE.search(sentence):
+                return VerifyOutcome.wrong("a bound on a count commits to no count")
             pred_norm = _with_digits(normalize_text(sentence, drop_articles=True))
             if pred_norm == gold_norm:
                 return VerifyOutcome.ok(1.0, mode="exact", pred=pred_norm[:200], gold=gold_norm)

@@ -122,8 +122,23 @@ _VERDICT_LABEL_RE = re.compile(
     re.IGNORECASE,
 )
 _COMPARED = r"(?:better|preferable|superior|worse|stronger|beats|outperforms|wins|stands\s{1,3}out)"
+_LATEX_TEXT_RE = re.compile(r"\\text(?:bf|it|rm|normal)?\s{0,2}\{([^{}]{0,200})\}")
+_LOSER_HINT_RE = re.compile(r"\b(?:loses|loser|losing|weaker|inferior\s+one|worse\s+one)\b", re.I)
+_LOSER_FIRST_RE = re.compile(
+    rf"\bthe\s{{1,3}}(?:worse|weaker|losing|inferior)\s{{1,3}}(?:one|response|answer)\s{{1,3}}"
+    rf"(?:is|was)\s{{1,3}}(?P<label>{_R1}|{_R2})",
+    re.IGNORECASE,
+)
+_LOSER_AFTER_RE = re.compile(
+    rf"(?P<label>{_R1}|{_R2})\s{{1,3}}(?:loses|is\s{{1,3}}the\s{{1,3}}(?:loser|(?:worse|weaker"
+    rf"|losing|inferior)\s{{1,3}}(?:one|response|answer)))\b",
+    re.IGNORECASE,
+)
+_MT_BENCH_TIE_RE = re.compile(r"\[\[\s{0,2}[Cc]\s{0,2}\]\]")
 _TIE_RE = re.compile(
-    r"\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
+    # Chinese: "平局", "两者一样好", "不相上下"
+    r"平局|平手|打平|不相上下|(?:两者|两个|二者|兩者|兩個)?(?:一样|一樣|同样|同樣)(?:好|差)"
+    r"|\b(?:tie|tied|draw)\b|\bequally\b|\bequal\s{1,3}(?:quality|in\s{1,3}quality)\b"
     # "neither is better", "neither one beats the other" (within its clause: "Neither is
     # perfect; Response 2 is better" is a preference)
     rf"|\bneither\b(?:(?!\bbut\b)[^.;,:\n]){{0,40}}\b{_COMPARED}\b"
@@ -209,6 +224,13 @@ def parse_preference(text: str) -> tuple[str | None, str | None]:
         ('1', None)
     """
     text = clean_answer(text[:MAX_PREFERENCE_CHARS])
+    if "\\text" in text:  # "\boxed{\text{Response 2}}": the LaTeX text wrapper is no word
+        text = clean_answer(_LATEX_TEXT_RE.sub(r"\1", text))
+    if _LOSER_HINT_RE.search(text):  # "The worse one is Response 2", "Response 2 loses"
+        text = _LOSER_FIRST_RE.sub(r"\g<label> is worse", text)
+        text = _LOSER_AFTER_RE.sub(r"\g<label> is worse", text)
+    if "[[" in text:  # MT-Bench's verdicts: [[A]], [[B]], and [[C]] for a tie
+        text = _MT_BENCH_TIE_RE.sub("Tie", text)
     label_prefix = _VERDICT_LABEL_RE.match(text)
     if label_prefix and label_prefix.end() < len(text):
         text = clean_answer(text[label_prefix.end() :])  # "Winner: Response 1"

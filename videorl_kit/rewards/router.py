@@ -31,7 +31,7 @@ from videorl_kit.rewards.base import MASKED_STATUSES, STATUS_ERROR, VerifyOutcom
 from videorl_kit.rewards.extract import MAX_BOXES, Extraction, extract_answer, shorten
 from videorl_kit.rewards.format import check_format
 from videorl_kit.rewards.result import RewardResult, error_details
-from videorl_kit.rewards.text import fold_compat, remove_invisible
+from videorl_kit.rewards.text import fold_compat, remove_invisible, withdrawn
 
 VerifierArg = str | Sequence[Any] | None
 
@@ -146,6 +146,9 @@ class RewardFunction:
             return _contract_error(f"verifier returned status {outcome.status!r}")
         if not answer:  # hedge, empty answer block, empty response: never credit
             reason = ex.reason or "no answer"
+            return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
+        if outcome.accuracy and self._fold and withdrawn(text):  # "B. Just kidding."
+            reason = "the answer is withdrawn with nothing in its place"
             return VerifyOutcome(0.0, "ok", {**outcome.details, "reason": reason})
         return outcome
 

@@ -18,7 +18,13 @@ import re
 import sys
 import unicodedata
 
-from videorl_kit.rewards.extract import find_final_statement, scan_tags, strip_special_tokens
+from videorl_kit.rewards.extract import (
+    TAKE_BACK_ALONE,
+    TAKE_BACK_PREFIX,
+    find_final_statement,
+    scan_tags,
+    strip_special_tokens,
+)
 
 _PUNCT_RE = re.compile(r"[^\w\s]|_")
 _WS_RE = re.compile(r"\s+")
@@ -262,6 +268,24 @@ _CONFUSABLES: dict[int, str] = {ord(k): v for k, v in _CONFUSABLE_PAIRS.items()}
 for _base in (0x1F150, 0x1F170, 0x1F1E6):
     _CONFUSABLES.update({_base + i: chr(ord("A") + i) for i in range(26)})
 _CONFUSABLE_RE = re.compile("[" + "".join(map(chr, _CONFUSABLES)) + "]")
+#: Look-alikes that are symbols, not letters (enclosed letters such as 🅒): folded anywhere.
+_SYMBOL_CONFUSABLES = {k: v for k, v in _CONFUSABLES.items() if not chr(k).isalpha()}
+_LETTER_RUN_RE = re.compile(r"[^\W\d_]+")
+#: A word of two or more Cyrillic or Greek letters is a word of that language (``Нет``,
+#: ``Да``), never folded; a lone look-alike or one mixed into a Latin word is.
+_NATIVE_WORD_RE = re.compile("[\u0370-\u03ff\u0400-\u04ff]{2,}")
+
+
+def _fold_confusables(text: str) -> str:
+    """Look-alike letters read as Latin, except in whole Cyrillic or Greek words."""
+
+    def fold(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return word if _NATIVE_WORD_RE.fullmatch(word) else word.translate(_CONFUSABLES)
+
+    return _LETTER_RUN_RE.sub(fold, text).translate(_SYMBOL_CONFUSABLES)
+
+
 #: An HTML character reference with its semicolon (``&#43;``, ``&#x2F;``, ``&sol;``).
 _HTML_REF_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
@@ -301,7 +325,7 @@ def fold_compat(text: str) -> str:
     if len(text) > MAX_FOLD_CHARS:
         return text
     if _CONFUSABLE_RE.search(text):
-        text = text.translate(_CONFUSABLES)
+        text = _fold_confusables(text)
     if _SUPERSCRIPT_START_RE.search(text):
         text = _SUPERSCRIPT_START_RE.sub("^", text).translate(_FOLD_TABLE)
     if _MIXED_NUMBER_RE.search(text):
@@ -349,7 +373,7 @@ NEGATION_WORDS = frozenset(
 #: of its clause, not a clause of its own.
 _CLAUSE_RE = re.compile(
     r"(?P<item>[(\[]{1,2}\s{0,2}[\w.]{1,12}\s{0,2}[)\]]{1,2})"
-    r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b",
+    r"|[;!?()\[\]]|[,:](?!\d)|\.(?=\s|$)|\s[-–—]\s|—|\bbut\b|\bbecause\b",
     re.IGNORECASE,
 )
 _CUT = "\x00"
@@ -390,18 +414,83 @@ _REJECTS_AT_END_RE = re.compile(
 #: "correction", "scratch that", "I mean" ("A? No, D."), or one that starts with "actually"
 #: or "in fact" ("B. Actually, D.").
 _CORRECTION_RE = re.compile(
-    r"\s{0,8}(?:(?:no|nope|wait|no\s{1,3}wait|wait\s{1,3}no|actually\s{1,3}no|correction|oops"
-    r"|scratch\s{1,3}that|on\s{1,3}second\s{1,3}thought|i\s{1,3}mean)\s{0,8}$"
-    r"|(?:actually|in\s{1,3}fact)\b\s{0,3})",
+    rf"\s{{0,8}}(?:(?:{TAKE_BACK_ALONE})\s{{0,8}}$|(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}})",
     re.IGNORECASE,
 )
 #: Words without which no clause is a rejection or correction (a quick test before splitting).
 _REJECTION_HINT_RE = re.compile(
     r"not|n['’]t|wrong|incorrect|false|\bno\b|nor\b|instead|rather|cannot|\bi\s|ruled"
     r"|eliminated|excluded|wait|actually|in\s{1,3}fact|correction|oops|scratch|不是|并非|並非"
-    r"|不选|不選",
+    r"|不选|不選|kidding|\bjk\b|mind|ignore|disregard|opposite|psych|nein|nicht|\bnon\b"
+    r"|нет|совсем|así|eigentlich|tatsächlich|fait|réalité|vrai|realidad|hecho|самом|вообще"
+    r"|скорее|いいえ|いや|違う|아니|사실|実は|本当は|不对|不對|错了|錯了|其实|其實|实际上|實際上",
     re.IGNORECASE,
 )
+#: A last clause that withdraws the answer and puts nothing in its place ("Just kidding.",
+#: "Never mind.", "... or not.", "That's wrong."): see :func:`withdrawn`.
+_WITHDRAWAL_RE = re.compile(
+    r"\s{0,8}(?:just\s{1,3}kidding|jk|kidding|not\s{1,3}really|i\s{1,3}lied|never\s{0,3}mind"
+    r"|scratch\s{1,3}that|ignore\s{1,3}(?:that|this|the\s{1,3}above)"
+    r"|disregard\s{1,3}(?:that|this|the\s{1,3}above|it)|(?:that|this)(?:['’]s|\s{1,3}is)\s{1,3}"
+    r"(?:wrong|incorrect|not\s{1,3}right|not\s{1,3}it|false)|(?:\.{2,3}|…)?\s{0,3}or\s{1,3}not"
+    r"|i\s{1,3}guess\s{1,3}not|(?:the\s{1,3})?opposite(?:,?\s{1,3}actually)?|psych"
+    r"|pas\s{1,3}vraiment|не\s{1,3}совсем)\s{0,8}[.!…]{0,3}\s{0,8}$",
+    re.IGNORECASE,
+)
+
+
+_WITHDRAWAL_TAIL = 120
+_WITHDRAWAL_HINT_RE = re.compile(
+    r"kidding|jk|really|lied|mind|scratch|ignore|disregard|wrong|incorrect|right|false|\bit\b"
+    r"|not|opposite|psych|vraiment|совсем",
+    re.IGNORECASE,
+)
+
+
+def withdrawn(answer: str) -> bool:
+    """True when the answer's last clause withdraws it with nothing in its place.
+
+    Example:
+        >>> withdrawn("[10, 20]. Just kidding."), withdrawn("Yes. Never mind."), withdrawn("4")
+        (True, True, False)
+    """
+    text = answer.strip()
+    if len(text) > MAX_ASSERTED_CHARS:
+        return False
+    end = text.rstrip(" \t\n.!…)")
+    if not end or not end[-1].isalpha():  # JSON, a number, a box: no withdrawal ends it
+        return False
+    tail = text[-_WITHDRAWAL_TAIL:]  # only the last clauses matter: a bounded, fast look
+    if not _WITHDRAWAL_HINT_RE.search(tail, max(0, len(tail) - 60)):
+        return False
+    pieces = [p for p in clauses(tail) if p.strip(" \t\n.!…")]
+    if len(pieces) < 2:
+        return False
+    if _WITHDRAWAL_RE.fullmatch(pieces[-1]):
+        return True
+    return len(pieces) > 2 and bool(_WITHDRAWAL_RE.fullmatch(",".join(pieces[-2:])))
+
+
+_CORRECTION_AT_RE = re.compile(
+    rf"(?:^|(?<=[.!?;,:。！？；，、\n]))\s{{0,8}}(?:{TAKE_BACK_PREFIX})[\s,、，]{{0,3}}",
+    re.IGNORECASE,
+)
+
+
+def after_correction(answer: str) -> str:
+    """What follows the last correction of ``answer`` ("2. Eigentlich 3." is ``3.``), else it.
+
+    Example:
+        >>> after_correction("2. Actually, 3."), after_correction("2")
+        ('3.', '2')
+    """
+    if len(answer) > MAX_ASSERTED_CHARS or not _REJECTION_HINT_RE.search(answer):
+        return answer
+    ends = [m.end() for m in _CORRECTION_AT_RE.finditer(answer)]
+    rest = answer[ends[-1] :].strip() if ends else ""
+    return rest or answer
+
+
 #: Phrases that reject what follows them: "C rather than D", "4 instead of 5", "A and not B".
 _REJECTING_LINK_RE = re.compile(
     r"\s{0,3},?\s{0,3}\b(?:instead\s{1,3}of|rather\s{1,3}than|and\s{1,3}not|but\s{1,3}not)\b\s{0,3}",

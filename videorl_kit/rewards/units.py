@@ -173,3 +173,17 @@ def restates(value: Fraction, unit: str, other: Fraction, other_unit: str, writt
     else:
         return False
     return abs(exact - other) <= max(_half_last_digit(written), abs(exact) / 100)
+
+
+def convert(value: Fraction, unit: str, to_unit: str) -> Fraction | None:
+    """``value`` in ``unit`` expressed in ``to_unit`` when both are linear units of one kind
+    (length, mass, time, volume, speed, area), else None.
+
+    Example:
+        >>> convert(Fraction("1.2"), "m", "cm")
+        Fraction(120, 1)
+    """
+    a, b = _FACTOR.get(_key(unit)), _FACTOR.get(_key(to_unit))
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return value * a[1] / b[1]
