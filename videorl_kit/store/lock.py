@@ -120,6 +120,8 @@ def _open_lock_file(root: Path) -> int:
                 f"{root}: the store is damaged: its write lock {path} is a symbolic link; "
                 "remove it (the kit creates it again)"
             ) from None
+        if exc.errno == errno.EISDIR:
+            raise _not_a_file(root, path) from None
         raise StoreError(
             f"{root}: cannot write to the store ({path}: {exc.strerror or exc}); "
             "build into a writable folder or fix its permissions"
@@ -127,11 +129,15 @@ def _open_lock_file(root: Path) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise StoreIntegrityError(
-            f"{root}: the store is damaged: its write lock {path} is not a regular file; "
-            "remove it (the kit creates it again)"
-        )
+        raise _not_a_file(root, path)
     return fd
+
+
+def _not_a_file(root: Path, path: Path) -> StoreIntegrityError:
+    return StoreIntegrityError(
+        f"{root}: the store is damaged: its write lock {path} is not a regular file; "
+        "remove it (the kit creates it again)"
+    )
 
 
 def _flock(fd: int, root: Path, timeout_s: float) -> bool:
