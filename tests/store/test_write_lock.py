@@ -53,9 +53,11 @@ def store_copy(built_store: Path, tmp_path: Path) -> Path:
 
 def test_a_killed_holder_releases_the_lock(store_copy: Path) -> None:
     proc = _hold(store_copy)
-    with pytest.raises(StoreError, match="held the store's write lock") as info:
-        with write_lock(store_copy, timeout_s=0.3):
-            pass
+    with (
+        pytest.raises(StoreError, match="held the store's write lock") as info,
+        write_lock(store_copy, timeout_s=0.3),
+    ):
+        pass
     assert str(lock_path(store_copy)) in str(info.value) and "\n" not in str(info.value)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
@@ -120,8 +122,10 @@ def test_a_lock_file_that_is_not_a_file_is_one_line(store_copy: Path, kind: str)
         os.mkfifo(lock)
     else:
         lock.mkdir()
-    with pytest.raises(StoreIntegrityError, match="write lock") as info:
-        with write_lock(store_copy, timeout_s=1):
-            pass
+    with (
+        pytest.raises(StoreIntegrityError, match="write lock") as info,
+        write_lock(store_copy, timeout_s=1),
+    ):
+        pass
     assert "\n" not in str(info.value) and str(lock) in str(info.value)
     assert not (store_copy.parent / "elsewhere").exists()
