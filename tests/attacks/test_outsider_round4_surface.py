@@ -27,7 +27,8 @@ RecursionError traceback (trajectories import, inspect, plot, eval replay); a re
 repeating a key was read silently; a FIFO or /dev/zero as the version record, or a FIFO
 manifest, hung every open of the store; a Hub data file or split could hold a newline; the
 plan's launch commands dropped --store/--output/--max-steps; two builds creating one store at
-once could fail; plot wrote charts through a linked plots/ folder. Still open: a trajectory reward edited in the store is exported as is.
+once could fail (fixed for good by the store's write lock, docs/store.md "Two writers"; three
+writers and a reader at once are tested beside it); plot wrote charts through a linked plots/ folder. Still open: a trajectory reward edited in the store is exported as is.
 
 Nothing here starts a real cluster job: generated commands run with a fake ``videorl-kit`` /
 ``ray`` / ``python`` first on ``PATH``, and an injected command would show as a marker file.
