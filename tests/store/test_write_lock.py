@@ -5,6 +5,7 @@ Processes that hold the lock here are real separate processes (``flock`` is per 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -129,3 +131,50 @@ def test_a_lock_file_that_is_not_a_file_is_one_line(store_copy: Path, kind: str)
         pass
     assert "\n" not in str(info.value) and str(lock) in str(info.value)
     assert not (store_copy.parent / "elsewhere").exists()
+
+
+def _create_and_write(root: str, index: int, barrier: Any, results: Any) -> None:
+    """One of several processes that create one store at the same moment and write to it."""
+    try:
+        from videorl_kit.store.trajectories import append_trajectories
+
+        barrier.wait(timeout=60)
+        tables = StoreTables.create(root)
+        tables.register_budget("video", {"fps": float(index + 1)})  # one each
+        tables.register_budget("video", {"fps": 99.0})  # the same in every process
+        rows = [
+            {"trajectory_id": tid, "sample_id": "s", "task_id": "t", "response": tid,
+             "source": "test"}
+            for tid in (f"own-{index}", "shared")
+        ]  # fmt: skip
+        append_trajectories(tables, rows)
+        tables.record_versions()
+        StoreTables.open(root)
+        results.put((index, "ok"))
+    except BaseException as exc:  # reported to the test, which names it
+        results.put((index, f"{type(exc).__name__}: {exc}"))
+
+
+def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
+    """Four processes create one new store at the same moment, each records budgets and appends
+    rows: none fails (before the lock 4 rounds of 4 each gave a Lance UpdateConfig conflict), every
+    budget and every row is there, the shared row once."""
+    context = multiprocessing.get_context("spawn")
+    n = 4
+    barrier, results = context.Barrier(n), context.Queue()
+    root = str(tmp_path / "store")
+    procs = [
+        context.Process(target=_create_and_write, args=(root, i, barrier, results))
+        for i in range(n)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes = dict(results.get(timeout=120) for _ in procs)
+    for proc in procs:
+        proc.join(timeout=60)
+    assert outcomes == dict.fromkeys(range(n), "ok"), outcomes
+    tables = StoreTables.open(root)
+    fps = sorted(b["budget"]["fps"] for b in tables.budgets().values())
+    assert fps == [*(float(i + 1) for i in range(n)), 99.0]
+    ids = tables.table("trajectories").to_table(columns=["trajectory_id"]).column(0).to_pylist()
+    assert sorted(ids) == sorted([*(f"own-{i}" for i in range(n)), "shared"])
