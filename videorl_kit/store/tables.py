@@ -6,7 +6,9 @@ lists every budget it holds (``videorl.budget.<hash>`` = the budget as canonical
 Opening refuses a table written with another schema version, and a damaged store: a data
 file missing or truncated, or a table whose newest version is older than the one the kit last
 committed (:mod:`videorl_kit.store.integrity`); each with one line naming the repair command.
-Creating (for a build) also refuses a store the process cannot write to.
+Creating (for a build) also refuses a store the process cannot write to. Creating a store and
+recording a budget happen under the store's write lock (:mod:`videorl_kit.store.lock`), so two
+builds may create one store at the same moment; opening for reading takes no lock.
 
 Example:
     >>> import tempfile
