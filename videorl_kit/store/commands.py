@@ -220,14 +220,19 @@ def _build_with_progress(paths: list[Any], store: Path, config: BuildConfig) -> 
 
 def _check_existing_store(store: Path) -> None:
     """Refuse a damaged or read-only store before any progress output (one line)."""
+    from videorl_kit.store.lock import write_lock
     from videorl_kit.store.schema import TABLE_NAMES
     from videorl_kit.store.tables import StoreTables
 
     tables = StoreTables(store)
-    # a store whose tables are not all there yet is being created (another build-cache at the
-    # same moment) or was interrupted while created: the build completes it, as it would
-    if tables.exists() and all(Path(tables.uri(name)).is_dir() for name in TABLE_NAMES):
-        StoreTables.open(store).ensure_writable()
+    if not tables.exists():
+        return  # nothing to check yet: the build creates the store (under its write lock)
+    tables.ensure_writable()  # a read-only store: one line, before touching its lock
+    with write_lock(store):  # not while another build creates the store or commits to it
+        # a store whose tables are not all there was interrupted while created (kits before
+        # the write lock created frames.lance first): the build completes it, as it would
+        if all(Path(tables.uri(name)).is_dir() for name in TABLE_NAMES):
+            StoreTables.open(store).ensure_writable()
 
 
 def _repair_before_build(store: Path, workers: int | None, quiet: bool) -> Any:

@@ -16,6 +16,9 @@ it:
   committed with :meth:`BatchCommitter.commit_fragments`: one ``Append`` transaction, after
   which the duplicate keys it may have added (another builder committed the same key
   meanwhile) are settled at once, keeping the earliest row (:func:`settle_keys`).
+* Every commit is made under the store's write lock (:mod:`videorl_kit.store.lock`): two
+  builds of one store decode side by side and take turns to commit, and each commit re-reads
+  the table, so a key the other build committed first is not inserted again.
 * After **every** commit the store's state file records the tables' new versions
   (:mod:`videorl_kit.store.integrity`), so a manifest lost later is noticed, and
   ``on_commit`` hears of it (:class:`CommitEvent`).
@@ -48,6 +51,7 @@ from videorl_kit.store.defaults import (
     DEFAULT_BATCH_ITEMS,
     DEFAULT_BATCH_SECONDS,
 )
+from videorl_kit.store.lock import retry_conflicts, write_lock
 from videorl_kit.store.schema import (
     FAILURES_SCHEMA,
     FAILURES_TABLE,
@@ -192,45 +196,63 @@ class BatchCommitter:
 
     # -- committing --------------------------------------------------------------------------
     def flush(self) -> None:
-        """Commit everything buffered (no new table version when nothing is buffered)."""
-        now = datetime.now(UTC)
+        """Commit everything buffered (no new table version when nothing is buffered).
+
+        Commits under the store's write lock (:mod:`videorl_kit.store.lock`), so two builds
+        of one store take turns here (and only here); each Lance operation re-reads its
+        table, so a row the other build committed meanwhile is not inserted twice.
+        """
+        committed = bool(self._frames or self._failures or self._resolved or self._removed_frames)
+        if not committed:
+            self._since = time.monotonic()
+            return
+        with write_lock(self.tables.root):
+            frames_rows, failure_rows = self._write(datetime.now(UTC))
+            self._frames.clear()
+            self._removed_frames.clear()
+            self._failures.clear()
+            self._resolved.clear()
+            self._bytes = 0
+            self._since = time.monotonic()
+            self._committed(frames_rows, failure_rows)
+
+    def _write(self, now: datetime) -> tuple[int, int]:
+        """The Lance commits of :meth:`flush`; returns (frames rows, failure rows) written."""
         frames_rows = failure_rows = 0
         if self._removed_frames:
-            self.tables.table(FRAMES_TABLE).delete(
-                sql_in("cache_key", sorted(self._removed_frames))
-            )
+            where = sql_in("cache_key", sorted(self._removed_frames))
+            retry_conflicts(lambda: self.tables.table(FRAMES_TABLE).delete(where))
         if self._frames:
             rows = [{**row, "created_at": now} for row in self._frames.values()]
             table = pa.Table.from_pylist(rows, schema=FRAMES_SCHEMA)
-            merge = self.tables.table(FRAMES_TABLE).merge_insert("cache_key")
-            if self.replace_frames:
-                merge = merge.when_matched_update_all()
-            result = merge.when_not_matched_insert_all().execute(table)
+
+            def merge_frames() -> dict[str, Any]:
+                merge = self.tables.table(FRAMES_TABLE).merge_insert("cache_key")
+                if self.replace_frames:
+                    merge = merge.when_matched_update_all()
+                return dict(merge.when_not_matched_insert_all().execute(table))
+
+            result = retry_conflicts(merge_frames)
             frames_rows = int(
                 result.get("num_inserted_rows", 0) + result.get("num_updated_rows", 0)
             )
             self.bytes_committed += self._bytes
         if self._failures:
-            table = pa.Table.from_pylist(list(self._failures.values()), schema=FAILURES_SCHEMA)
-            dataset = self.tables.table(FAILURES_TABLE)
-            (
-                dataset.merge_insert("failure_id")
-                .when_matched_update_all()
-                .when_not_matched_insert_all()
-                .execute(table)
+            failures = pa.Table.from_pylist(list(self._failures.values()), schema=FAILURES_SCHEMA)
+            retry_conflicts(
+                lambda: (
+                    self.tables.table(FAILURES_TABLE)
+                    .merge_insert("failure_id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .execute(failures)
+                )
             )
             failure_rows = len(self._failures)
         if self._resolved:
-            self.tables.table(FAILURES_TABLE).delete(sql_in("failure_id", sorted(self._resolved)))
-        committed = bool(self._frames or self._failures or self._resolved or self._removed_frames)
-        self._frames.clear()
-        self._removed_frames.clear()
-        self._failures.clear()
-        self._resolved.clear()
-        self._bytes = 0
-        self._since = time.monotonic()
-        if committed:
-            self._committed(frames_rows, failure_rows)
+            where = sql_in("failure_id", sorted(self._resolved))
+            retry_conflicts(lambda: self.tables.table(FAILURES_TABLE).delete(where))
+        return frames_rows, failure_rows
 
     def commit_fragments(
         self, fragments: list[Any], keys: list[str], nbytes: dict[str, int]
@@ -243,13 +265,18 @@ class BatchCommitter:
         if not fragments:
             return set(keys), 0
         uri = self.tables.uri(FRAMES_TABLE)
-        read_version = self.tables.table(FRAMES_TABLE).version
         operation = lance.LanceOperation.Append(fragments)
-        version = int(lance.LanceDataset.commit(uri, operation, read_version=read_version).version)
-        missing, removed = settle_keys(uri, keys)
-        present = [key for key in keys if key not in missing]
-        self.bytes_committed += sum(nbytes.get(key, 0) for key in present)
-        self._committed(len(present) - removed, 0, version)
+
+        def append() -> int:
+            read_version = self.tables.table(FRAMES_TABLE).version
+            return int(lance.LanceDataset.commit(uri, operation, read_version=read_version).version)
+
+        with write_lock(self.tables.root):
+            version = retry_conflicts(append)
+            missing, removed = retry_conflicts(lambda: settle_keys(uri, keys))
+            present = [key for key in keys if key not in missing]
+            self.bytes_committed += sum(nbytes.get(key, 0) for key in present)
+            self._committed(len(present) - removed, 0, version)
         return missing, removed
 
     def settle_duplicates(self) -> int:
@@ -258,9 +285,10 @@ class BatchCommitter:
         Only a build killed between an ``Append`` and its settling leaves copies. Not a
         build commit: it is not counted in :attr:`n_commits`.
         """
-        removed = settle_keys(self.tables.uri(FRAMES_TABLE), None)[1]
-        if removed:
-            self.tables.record_versions()
+        with write_lock(self.tables.root):
+            removed = retry_conflicts(lambda: settle_keys(self.tables.uri(FRAMES_TABLE), None))[1]
+            if removed:
+                self.tables.record_versions()
         return removed
 
     def _committed(

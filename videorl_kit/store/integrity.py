@@ -310,9 +310,16 @@ def _write_state(root: Path, versions: dict[str, int]) -> None:
             tmp.unlink()
 
 
-def rolled_back_tables(root: Path, latest: dict[str, int]) -> dict[str, tuple[int, int]]:
-    """``{table: (latest version found, version recorded)}`` for tables that went back."""
-    recorded = recorded_versions(root)
+def rolled_back_tables(
+    root: Path, latest: dict[str, int], *, recorded: dict[str, int] | None = None
+) -> dict[str, tuple[int, int]]:
+    """``{table: (latest version found, version recorded)}`` for tables that went back.
+
+    ``recorded``: the version record, read before ``latest`` (default: read now). A reader
+    that takes no lock reads the record first, since writers record after committing.
+    """
+    if recorded is None:
+        recorded = recorded_versions(root)
     return {
         table: (version, recorded[table])
         for table, version in latest.items()

@@ -50,6 +50,7 @@ from videorl_kit.store.integrity import (
     rolled_back_tables,
     state_problem,
 )
+from videorl_kit.store.lock import write_lock
 from videorl_kit.store.reader import FrameStore
 from videorl_kit.store.row_digest import is_cache_key, shown_key
 from videorl_kit.store.samples import STATUS_READY
@@ -260,6 +261,11 @@ def repair_store(
     """
     tables = StoreTables.open(store_dir, check=False)
     tables.ensure_writable()
+    with write_lock(tables.root):  # a repair runs alone: builds of this store wait for it
+        return _repair(tables, workers, item_timeout_s)
+
+
+def _repair(tables: StoreTables, workers: int, item_timeout_s: float) -> RepairReport:
     report = RepairReport(store=str(tables.root))
     problem = state_problem(tables.root, tables.has_rows())
     if problem:

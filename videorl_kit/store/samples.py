@@ -46,6 +46,7 @@ from videorl_kit.spec.data import ROW_LABEL, row_label
 from videorl_kit.spec.prompt import render_prompt
 from videorl_kit.store.commit import sql_in, sql_quote
 from videorl_kit.store.inputs import MediaItem, RowRef
+from videorl_kit.store.lock import retry_conflicts, write_lock
 from videorl_kit.store.provenance import SpecSource
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -384,6 +385,13 @@ def write_samples(
         1
         0
     """
+    with write_lock(tables.root):  # read and write in one turn: another build may write too
+        _write_changed(tables, rows, ledger, batch_rows)
+
+
+def _write_changed(
+    tables: StoreTables, rows: SampleRows, ledger: SampleLedger, batch_rows: int
+) -> None:
     task_ids = list(dict.fromkeys(task_id for task_id, _ in rows))
     existing = _existing_hashes(tables, task_ids)
     changed = [row for key, row in rows.items() if existing.get(key) != row["row_hash"]]
@@ -391,12 +399,14 @@ def write_samples(
     for start in range(0, len(changed), batch_rows):
         chunk = [{**row, "updated_at": now} for row in changed[start : start + batch_rows]]
         table = pa.Table.from_pylist(chunk, schema=SAMPLES_SCHEMA)
-        (
-            tables.table(SAMPLES_TABLE)
-            .merge_insert(["task_id", "sample_id"])
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(table)
+        retry_conflicts(
+            lambda table=table: (
+                tables.table(SAMPLES_TABLE)
+                .merge_insert(["task_id", "sample_id"])
+                .when_matched_update_all()
+                .when_not_matched_insert_all()
+                .execute(table)
+            )
         )
     ledger.rows_written = len(changed)
     stale = [key for key in existing if key not in rows]
@@ -404,5 +414,5 @@ def write_samples(
         gone = [sample_id for t, sample_id in stale if t == task_id]
         if gone:
             condition = f"task_id = {sql_quote(task_id)} AND {sql_in('sample_id', gone)}"
-            tables.table(SAMPLES_TABLE).delete(condition)
+            retry_conflicts(lambda c=condition: tables.table(SAMPLES_TABLE).delete(c))
             ledger.rows_deleted += len(gone)

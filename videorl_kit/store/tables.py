@@ -6,14 +6,16 @@ lists every budget it holds (``videorl.budget.<hash>`` = the budget as canonical
 Opening refuses a table written with another schema version, and a damaged store: a data
 file missing or truncated, or a table whose newest version is older than the one the kit last
 committed (:mod:`videorl_kit.store.integrity`); each with one line naming the repair command.
-Creating (for a build) also refuses a store the process cannot write to.
+Creating (for a build) also refuses a store the process cannot write to. Creating a store and
+recording a budget happen under the store's write lock (:mod:`videorl_kit.store.lock`), so two
+builds may create one store at the same moment; opening for reading takes no lock.
 
 Example:
     >>> import tempfile
     >>> store = StoreTables.create(tempfile.mkdtemp())
-    >>> sorted(p.name for p in store.root.iterdir())  # the tables and the version record
-    ['failures.lance', 'frames.lance', 'samples.lance', 'trajectories.lance',
-     'videorl_kit_state.json']
+    >>> sorted(p.name for p in store.root.iterdir())  # tables, version record, write lock
+    ['.videorl_kit.lock', 'failures.lance', 'frames.lance', 'samples.lance',
+     'trajectories.lance', 'videorl_kit_state.json']
     >>> store.register_budget("video", {"fps": 2.0})
     'cbf5f76b20dffce2'
     >>> store.budgets()["cbf5f76b20dffce2"]["budget"]
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -44,10 +47,12 @@ from videorl_kit.store.integrity import (
     STATE_NAME,
     damaged_files,
     record_versions,
+    recorded_versions,
     rolled_back_tables,
     special_manifest,
     state_problem,
 )
+from videorl_kit.store.lock import retry_conflicts, write_lock
 from videorl_kit.store.row_digest import first_malformed_key, malformed_key_problem
 from videorl_kit.store.schema import (
     CACHE_SCHEMA_VERSION,
@@ -97,13 +102,16 @@ class StoreTables:
         """
         store = cls(root)
         store.ensure_writable()
-        for name in TABLE_NAMES:
-            if not Path(store.uri(name)).is_dir():
-                store._create_table(name)
-        store.check_schema_versions()
-        if not (store.root / STATE_NAME).exists() and not store.has_rows():
-            store.record_versions()  # a new store: from now on its version record must exist
-        store.check_integrity()
+        with write_lock(store.root):  # another build may be creating the same store now
+            # frames last: its folder is the mark of a store, so a reader that finds it finds
+            # every table; each appears whole (written aside, then renamed into place)
+            for name in sorted(TABLE_NAMES, key=lambda n: n == FRAMES_TABLE):
+                if not Path(store.uri(name)).is_dir():
+                    store._create_table(name)
+            store.check_schema_versions()
+            if not (store.root / STATE_NAME).exists() and not store.has_rows():
+                store.record_versions()  # a new store: from now on its version record exists
+            store.check_integrity()
         return store
 
     def ensure_writable(self) -> None:
@@ -180,25 +188,31 @@ class StoreTables:
         return store
 
     def _create_table(self, name: str) -> None:
+        """Create table ``name`` with its config, whole: written in a folder beside it (named
+        for this process) and renamed into place, so no process ever opens a table without
+        its manifest or config. Called under the store's write lock."""
         schema = SCHEMAS[name]
         empty = pa.Table.from_batches([], schema=schema)
         kwargs: dict[str, Any] = {"schema": schema, "mode": "create"}
         if name == FRAMES_TABLE:
             kwargs["data_storage_version"] = FRAMES_STORAGE_VERSION
+        final = Path(self.uri(name))
+        aside = final.with_name(f".{final.name}.creating-{os.getpid()}")
+        shutil.rmtree(aside, ignore_errors=True)  # left by a killed process of this pid
         try:
-            dataset = lance.write_dataset(empty, self.uri(name), **kwargs)
-        except (OSError, ValueError) as exc:  # another process created it first
-            if Path(self.uri(name)).is_dir():
-                return
-            raise StoreNotFoundError(f"{self.uri(name)}: cannot create table: {exc}") from exc
-        config = {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
-        try:
-            dataset.update_config(config)
-        except (OSError, ValueError, RuntimeError):  # a commit conflict: another build-cache
-            # creating the same store at the same moment wrote the same config first
-            written = dict(lance.dataset(self.uri(name)).config() or {})
-            if any(written.get(k) != v for k, v in config.items()):
-                raise
+            dataset = lance.write_dataset(empty, str(aside), **kwargs)
+            dataset.update_config(
+                {CONFIG_TABLE: name, CONFIG_SCHEMA_VERSION: str(CACHE_SCHEMA_VERSION)}
+            )
+            try:
+                os.rename(aside, final)
+            except OSError as exc:
+                if not final.is_dir():  # else: another writer (without a lock) was first
+                    raise exc from None
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise StoreNotFoundError(f"{final}: cannot create table: {exc}") from exc
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
 
     def table(self, name: str, version: int | None = None) -> lance.LanceDataset:
         """The latest committed version of table ``name`` (or ``version``)."""
@@ -211,7 +225,8 @@ class StoreTables:
 
     def record_versions(self) -> None:
         """Remember the tables' newest versions (after a build or a repair has committed)."""
-        record_versions(self.root, self.latest_versions())
+        with write_lock(self.root):
+            record_versions(self.root, self.latest_versions())
 
     def has_rows(self) -> bool:
         """True when any table holds a row (counted from the manifests, no data read)."""
@@ -246,7 +261,10 @@ class StoreTables:
                 "against the sources, or "
                 "rebuild, if the store may have lost a version)"
             )
-        rolled_back = rolled_back_tables(self.root, self.latest_versions())
+        # the record first, then the tables: a writer records a version after committing it,
+        # so a commit made in between never looks like a rollback to this (lock-free) reader
+        recorded = recorded_versions(self.root)
+        rolled_back = rolled_back_tables(self.root, self.latest_versions(), recorded=recorded)
         if rolled_back:
             name, (found, recorded) = min(rolled_back.items())
             raise StoreIntegrityError(
@@ -305,9 +323,17 @@ class StoreTables:
         """Record that the frames table holds ``budget`` (idempotent); return its hash."""
         digest = budget_hash(modality, budget)
         key = CONFIG_BUDGET_PREFIX + digest
-        frames = self.table(FRAMES_TABLE)
-        if key not in frames.config():
-            frames.update_config({key: canonical_json({"modality": modality, "budget": budget})})
+        if key in self.table(FRAMES_TABLE).config():
+            return digest
+        value = canonical_json({"modality": modality, "budget": budget})
+
+        def record() -> None:  # re-read under the lock: another build may have recorded it
+            frames = self.table(FRAMES_TABLE)
+            if frames.config().get(key) != value:
+                frames.update_config({key: value})
+
+        with write_lock(self.root):
+            retry_conflicts(record)
         return digest
 
     def budgets(self) -> dict[str, dict[str, Any]]:

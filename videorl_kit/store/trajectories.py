@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from videorl_kit.store.commit import sql_in, sql_quote
+from videorl_kit.store.lock import retry_conflicts, write_lock
 from videorl_kit.store.schema import CACHE_SCHEMA_VERSION, TRAJECTORIES_SCHEMA, TRAJECTORIES_TABLE
 from videorl_kit.store.tables import StoreTables
 
@@ -48,11 +49,18 @@ def append_trajectories(tables: StoreTables, rows: Sequence[dict[str, Any]]) -> 
         }
         for row in rows
     ]
-    dataset = tables.table(TRAJECTORIES_TABLE)
-    before = dataset.count_rows()
     table = pa.Table.from_pylist(filled, schema=TRAJECTORIES_SCHEMA)
-    dataset.merge_insert("trajectory_id").when_not_matched_insert_all().execute(table)
-    return tables.table(TRAJECTORIES_TABLE).count_rows() - before
+    with write_lock(tables.root):  # counted and inserted in one turn of the store's writers
+        before = tables.table(TRAJECTORIES_TABLE).count_rows()
+        retry_conflicts(
+            lambda: (
+                tables.table(TRAJECTORIES_TABLE)
+                .merge_insert("trajectory_id")
+                .when_not_matched_insert_all()
+                .execute(table)
+            )
+        )
+        return tables.table(TRAJECTORIES_TABLE).count_rows() - before
 
 
 def read_trajectories(
