@@ -451,14 +451,36 @@ def test_spatiotemporal_start_end_keys():
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0
 
 
-@hole(
-    "score today: 0.51 (the whole video with a box every second keeps the full box half);"
-    " not fixed: extra seconds are ignored by the documented rule (issue 10 peer vectors)"
+# It scored 0.51: extra seconds were ignored, so covering the video kept the whole box half.
+# vIoU counts them, on the gold's grid, so keys moved off the grid or spread thin pay as well.
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [str(i) for i in range(100)],  # every second
+        [f"{i + 0.5}" for i in range(100)] + ["1", "2", "3"],  # off the grid, gold keys kept
+        [f"{i / 4:g}" for i in range(400)],  # finer than the gold
+        [f"{i + 0.49}" for i in range(100)] + ["1", "2", "3"],  # just inside half a step
+        ["1", "2", "3"] + [f"{i}.0" for i in range(4, 100)],  # the same seconds spelled apart
+    ],
 )
-def test_spatiotemporal_whole_video_with_a_box_every_second():
-    boxes = ", ".join(f'"{i}": [0, 0, 10, 10]' for i in range(100))
+def test_spatiotemporal_whole_video_with_a_box_every_second(keys):
+    boxes = ", ".join(f'"{key}": [0, 0, 10, 10]' for key in keys)
     response = '{"time": [0, 100], "boxes": {' + boxes + "}}"
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) < 0.1
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["1", "2", "3"],
+        ["1", "1.5", "2", "2.5", "3"],  # a finer-grained right answer
+        ["1.0", "1.25", "1.5", "1.75", "2.0", "2.25", "2.5", "2.75", "3.0"],
+    ],
+)
+def test_spatiotemporal_right_track_at_any_sampling_scores_one(keys):
+    boxes = ", ".join(f'"{key}": [0, 0, 10, 10]' for key in keys)
+    response = '{"time": [1, 3], "boxes": {' + boxes + "}}"
+    assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0
 
 
 @pytest.mark.parametrize(
