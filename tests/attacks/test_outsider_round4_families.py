@@ -568,9 +568,51 @@ def test_boolean_verdict_taken_back_without_a_verdict_word(response):
     assert accuracy("boolean", response, "yes") == 0.0
 
 
-@hole("score today: 1.0 (a bare 'not' after the verdict is not read as taking it back; not fixed)")
-def test_boolean_bare_not_after_the_verdict():
-    assert accuracy("boolean", "Yes, not.", "yes") == 0.0
+# A clause that is a bare "not" (with fillers or intensifiers, or "not really"/"not quite"...)
+# after the verdict takes it back: it read as yes ("Yes, not." scored 1).
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Yes, not.",
+        "Yes... not",
+        "yes \u2014 not really",
+        "Yes (not)",
+        "Yes. Not.",
+        "Yes not",
+        "YES!!! Not!",
+        "Yes; not at all.",
+        "Yes, of course not.",
+        "Yes \u2014 absolutely not",
+        "Yes, but not really.",
+        "Yes... well, not quite.",
+        "True, not.",
+        "Yes, not necessarily.",
+        "<answer>Yes, not.</answer>",
+    ],
+)
+def test_boolean_bare_not_after_the_verdict(response):
+    assert accuracy("boolean", response, "yes") == 0.0
+    assert accuracy("boolean", response, "no") == 0.0
+
+
+# A "not" before a word negates that word, and a word before it makes no bare "not".
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Yes, not X but Y.",
+        "Yes, not only the man but also the dog.",
+        "Yes, it is not raining.",
+        "Yes, why not?",
+        "Yes, if not more.",
+        "Yes, not all of them, but most.",
+        "Yes, the man is running, not walking.",
+        "Yes, not really a problem.",
+        "Yes, believe it or not.",
+        "The cat? Not really. The dog is there, so yes.",
+    ],
+)
+def test_boolean_not_that_negates_a_word_keeps_the_verdict(response):
+    assert accuracy("boolean", response, "yes") == 1.0
 
 
 @pytest.mark.parametrize(("response", "gold"), [("True/False: True", "yes"), ("Yes/No: No", "no")])
