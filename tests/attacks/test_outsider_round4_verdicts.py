@@ -378,28 +378,52 @@ def test_math_values_offered_in_words_are_a_hedge(response):
         r"\boxed{2 \operatorname{or} 3}",
         r"\boxed{2 \hspace{1em} 3}",
         r"\boxed{2~3}",
-        pytest.param(
-            r"\boxed{2 \,|\, 3}",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="`2 | 3` (a divides-bar between thin spaces) is read by math-verify as 3",
-            ),
-        ),
+        r"\boxed{2 \,|\, 3}",  # a bar between values was read by math-verify as 3
+        r"\boxed{2 | 3}",
+        r"\boxed{2 \mid 3}",
+        r"\boxed{2 \vert 3}",
+        r"\boxed{2 \,\middle|\, 3}",
+        r"\boxed{2 \text{ | } 3}",
+        r"\boxed{2 \text{, } 3}",
         r"\boxed{2\phantom{ or 3}}",
         r"\boxed{2 \color{white}{ or 3}}",
         r"\boxed{2 \text{ (} \text{or } 3)}",
-        pytest.param(
-            r"\boxed{2^{\text{ or } 3}}",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="an alternative in an exponent is read by math-verify as the power 2^3",
-            ),
-        ),
+        r"\boxed{2^{\text{ or } 3}}",  # an alternative in an exponent was read as one value
+        r"\boxed{2^{\text{or }3}}",
+        r"\boxed{2_{\text{ or } 3}}",
+        r"\boxed{2^{\text{ and } 3}}",
+        r"\boxed{2^{\text{, } 3}}",
+        r"\boxed{2^{\mathrm{or}\ 3}}",
     ],
 )
 def test_math_two_values_in_one_box_behind_latex_markup_are_a_hedge(response):
     fn = _fn("math")
     assert (fn(response, "2").accuracy, fn(response, "3").accuracy) == (0, 0)
+
+
+# Real math beside the bar and \text{} rules keeps its score.
+@pytest.mark.parametrize(
+    ("response", "gold"),
+    [
+        (r"\boxed{|-3|}", "3"),
+        (r"\boxed{\left|-3\right|}", "3"),
+        (r"\boxed{|x|}", "|x|"),
+        (r"\boxed{P(A|B)}", "P(A|B)"),
+        (r"\boxed{\{x \mid x > 2\}}", "(2, \\infty)"),
+        (r"\boxed{\{2, 3\}}", "\\{2, 3\\}"),
+        (r"\boxed{2 \text{ and } 3}", "\\{2, 3\\}"),
+        (r"\boxed{2 \text{, } 3}", "\\{2, 3\\}"),
+        (r"\boxed{2^{3}}", "8"),
+        (r"\boxed{2^{10}}", "1024"),
+        (r"\boxed{x_{1}=2}", "2"),
+        (r"\boxed{5\text{ cm}}", "5"),
+        (r"\boxed{2\text{ m}^{2}}", "2"),
+        (r"\boxed{1\,000}", "1000"),
+        (r"\boxed{2^{\text{nd}}}", "2"),
+    ],
+)
+def test_math_bars_and_text_in_real_answers_keep_their_score(response, gold):
+    assert _fn("math")(response, gold).accuracy == 1
 
 
 @pytest.mark.parametrize(
