@@ -797,9 +797,9 @@ def _merge_unbalanced_answers(text: str, blocks: _Blocks) -> _Blocks:
 def _merge_around_loose_text(text: str, blocks: _Blocks) -> tuple[_Blocks, str]:
     """Two or more answer blocks with loose text among them, or an empty (or whitespace-only)
     block after a filled one with loose text after it, make one answer block: everything
-    from the first filled block on (to the last ``</answer>``, or to the end of the text when a
-    later block is empty), outside think blocks, tags removed. The loose text is part of the answer,
-    so a second value cannot hide beside an empty block or between blocks
+    from the first filled block on (to the last ``</answer>``, or to the end of the text when
+    a later block is empty), outside think blocks, tags removed. The loose text is part of the
+    answer, so a second value cannot hide beside an empty block or between blocks
     (``<answer>B</answer><answer></answer>C`` and ``<answer>B</answer>C<answer>B</answer>`` are
     ``B C``, a hedge; an empty block used to be dropped and the text after it not read).
     Also returns the loose text ("" when nothing was merged): a final statement there must
@@ -829,9 +829,9 @@ def _merge_around_loose_text(text: str, blocks: _Blocks) -> tuple[_Blocks, str]:
     return blocks._replace(answers=(merged,), answer_regions=[(start, end)]), loose
 
 
-#: A bare value standing alone after an answer block: one letter or one number
-#: (``<answer>B</answer> C``, ``<answer>4</answer>\n5``).
-_BARE_VALUE_RE = re.compile(r"[\s(\[*_]*(?:[A-Za-z]|[-+−]?\d[\d.,/]*)[\s)\].*_!]*")
+#: A bare value standing alone after an answer block: one capital letter or one number
+#: (``<answer>B</answer> C``, ``<answer>4</answer>\n5``; a unit such as ``m`` is no value).
+_BARE_VALUE_RE = re.compile(r"[\s(\[*_]*(?:[A-Z]|[-+−]?\d[\d.,/]*)[\s)\].*_!]*")
 
 
 def _restated_after(
@@ -839,7 +839,7 @@ def _restated_after(
 ) -> tuple[str, ...]:
     """The value stated again after the answer block that ends at ``end`` (outside think
     blocks), when it differs from ``answer``: a final statement (``<answer>B</answer> The
-    answer is C.``) or a bare letter or number standing alone (``<answer>B</answer>C``). The
+    answer is C.``) or a bare capital letter or number standing alone (``<answer>B</answer>C``). The
     router grades it beside the answer, and one that disagrees makes a hedge."""
     after = _complement(text[end:], [(max(s, end) - end, e - end) for s, e in think if e > end])
     return _restated_value(_TAG_RE.sub(" ", after).strip(), answer)
