@@ -401,14 +401,20 @@ def several_values(text: str) -> bool:
 #: A bar set between values, with the spacing around it: ``|``, ``\mid``, ``\vert``,
 #: ``\middle|``, ``\text{ | }`` (``2 \,|\, 3``: math-verify read the last value).
 _BAR_RE = re.compile(
-    r"(?:\s|\\[,!;: ])*(?:\\middle\s{0,2}\||\\[lr]?vert(?![A-Za-z])|\\mid(?![A-Za-z])"
+    r"(?:\s|\\[,!;: ])*(?:\\(?:middle|[bB]igg?[lrm]?)\s{0,2}(?:\||\\\|)"
+    r"|\\[lr]?[vV]ert(?![A-Za-z])|\\mid(?![A-Za-z])|\\parallel(?![A-Za-z])|\\\|"
     r"|\\(?:text|textrm|mathrm|mbox)\s{0,2}\{\s{0,3}\|\s{0,3}\}|\|)(?:\s|\\[,!;: ])*"
 )
 
 
+def _has_bar(text: str) -> bool:
+    return "|" in text or "\\mid" in text or "ert" in text or "\\parallel" in text
+
+
 def barred_values(text: str) -> bool:
     r"""Whether ``text`` is plain rationals, two or more of them different, set apart by a
-    bar (``2 \,|\, 3``, ``2 \mid 3``, ``2 \vert 3``): a hedge against a gold without one.
+    bar (``2 \,|\, 3``, ``2 \mid 3``, ``2 \vert 3``, ``2 \| 3``, ``2 \big| 3``): a hedge
+    against a gold without one.
     Absolute values (``|-3|``, ``|x|``), conditional probability (``P(A|B)``) and set-builder
     bars (``\{x \mid x > 2\}``) hold something else beside the bar and are left alone.
 
@@ -416,7 +422,7 @@ def barred_values(text: str) -> bool:
         >>> barred_values(r"2 \,|\, 3"), barred_values("|-3|"), barred_values("P(A|B)")
         (True, False, False)
     """
-    if "|" not in text and "\\mid" not in text and "vert" not in text:
+    if not _has_bar(text):
         return False
     parts = [p for p in _VALUE_SEPARATOR_RE.split(_BAR_RE.sub(" ", text)) if p]
     if not 2 <= len(parts) <= 64:
@@ -536,11 +542,7 @@ class MathVerifier:
             return VerifyOutcome.wrong(
                 "another value offered inside an exponent or a group (hedge)", gold=gold_text
             )
-        if (
-            answer is not None
-            and barred_values(answer)
-            and not ("|" in gold_text or "\\mid" in gold_text or "vert" in gold_text)
-        ):
+        if answer is not None and barred_values(answer) and not _has_bar(gold_text):
             return VerifyOutcome.wrong("values set apart by a bar (hedge)", gold=gold_text)
         if offered:  # plain rationals both: decided without sympy, as the exact path would
             return VerifyOutcome.wrong(
