@@ -451,14 +451,36 @@ def test_spatiotemporal_start_end_keys():
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0
 
 
-@hole(
-    "score today: 0.51 (the whole video with a box every second keeps the full box half);"
-    " not fixed: extra seconds are ignored by the documented rule (issue 10 peer vectors)"
+# It scored 0.51: extra seconds were ignored, so covering the video kept the whole box half.
+# vIoU counts them, on the gold's grid, so keys moved off the grid or spread thin pay as well.
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [str(i) for i in range(100)],  # every second
+        [f"{i + 0.5}" for i in range(100)] + ["1", "2", "3"],  # off the grid, gold keys kept
+        [f"{i / 4:g}" for i in range(400)],  # finer than the gold
+        [f"{i + 0.49}" for i in range(100)] + ["1", "2", "3"],  # just inside half a step
+        ["1", "2", "3"] + [f"{i}.0" for i in range(4, 100)],  # the same seconds spelled apart
+    ],
 )
-def test_spatiotemporal_whole_video_with_a_box_every_second():
-    boxes = ", ".join(f'"{i}": [0, 0, 10, 10]' for i in range(100))
+def test_spatiotemporal_whole_video_with_a_box_every_second(keys):
+    boxes = ", ".join(f'"{key}": [0, 0, 10, 10]' for key in keys)
     response = '{"time": [0, 100], "boxes": {' + boxes + "}}"
     assert accuracy("spatiotemporal_grounding", response, ST_GOLD) < 0.1
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["1", "2", "3"],
+        ["1", "1.5", "2", "2.5", "3"],  # a finer-grained right answer
+        ["1.0", "1.25", "1.5", "1.75", "2.0", "2.25", "2.5", "2.75", "3.0"],
+    ],
+)
+def test_spatiotemporal_right_track_at_any_sampling_scores_one(keys):
+    boxes = ", ".join(f'"{key}": [0, 0, 10, 10]' for key in keys)
+    response = '{"time": [1, 3], "boxes": {' + boxes + "}}"
+    assert accuracy("spatiotemporal_grounding", response, ST_GOLD) == 1.0
 
 
 @pytest.mark.parametrize(
@@ -546,9 +568,51 @@ def test_boolean_verdict_taken_back_without_a_verdict_word(response):
     assert accuracy("boolean", response, "yes") == 0.0
 
 
-@hole("score today: 1.0 (a bare 'not' after the verdict is not read as taking it back; not fixed)")
-def test_boolean_bare_not_after_the_verdict():
-    assert accuracy("boolean", "Yes, not.", "yes") == 0.0
+# A clause that is a bare "not" (with fillers or intensifiers, or "not really"/"not quite"...)
+# after the verdict takes it back: it read as yes ("Yes, not." scored 1).
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Yes, not.",
+        "Yes... not",
+        "yes \u2014 not really",
+        "Yes (not)",
+        "Yes. Not.",
+        "Yes not",
+        "YES!!! Not!",
+        "Yes; not at all.",
+        "Yes, of course not.",
+        "Yes \u2014 absolutely not",
+        "Yes, but not really.",
+        "Yes... well, not quite.",
+        "True, not.",
+        "Yes, not necessarily.",
+        "<answer>Yes, not.</answer>",
+    ],
+)
+def test_boolean_bare_not_after_the_verdict(response):
+    assert accuracy("boolean", response, "yes") == 0.0
+    assert accuracy("boolean", response, "no") == 0.0
+
+
+# A "not" before a word negates that word, and a word before it makes no bare "not".
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Yes, not X but Y.",
+        "Yes, not only the man but also the dog.",
+        "Yes, it is not raining.",
+        "Yes, why not?",
+        "Yes, if not more.",
+        "Yes, not all of them, but most.",
+        "Yes, the man is running, not walking.",
+        "Yes, not really a problem.",
+        "Yes, believe it or not.",
+        "The cat? Not really. The dog is there, so yes.",
+    ],
+)
+def test_boolean_not_that_negates_a_word_keeps_the_verdict(response):
+    assert accuracy("boolean", response, "yes") == 1.0
 
 
 @pytest.mark.parametrize(("response", "gold"), [("True/False: True", "yes"), ("Yes/No: No", "no")])

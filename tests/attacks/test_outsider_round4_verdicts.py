@@ -144,14 +144,19 @@ def test_stray_or_unclosed_answer_tags_do_not_hide_a_second_value(problem_type, 
         "<answer>B</ answer><answer>C</answer>",
         "<answer>B</answer ><answer>C</answer>",
         "<answer/>C<answer>B</answer>",
-        pytest.param(
-            "<answer>B</answer><answer></answer>C",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="an empty block beside a filled one is ignored and the loose C after "
-                "it is not read: B scores 1",
-            ),
-        ),
+        # an empty block beside a filled one was ignored and the loose C after it not read
+        "<answer>B</answer><answer></answer>C",
+        "<answer>B</answer><answer> </answer>C",
+        "<answer>B</answer><answer>\n</answer>\nC",
+        "<answer>B</answer><answer></answer>\n\nThe answer is C.",
+        "<answer>B</answer>C<answer></answer>",
+        "<answer>B</answer>C<answer>B</answer>",
+        "<answer>B</answer><think>hmm</think><answer></answer>C",
+        # a value stated again after the only block: a bare letter or a final statement
+        "<answer>B</answer>C",
+        "<answer>B</answer>\n(C)",
+        "<answer>B</answer> The answer is C.",
+        "<answer>B</answer>\nFinal answer: C",
         "<answer>B</answer>&lt;answer&gt;C&lt;/answer&gt;",
         "<answer>B</answer>\uff1canswer\uff1eC\uff1c/answer\uff1e",
     ],
@@ -159,6 +164,40 @@ def test_stray_or_unclosed_answer_tags_do_not_hide_a_second_value(problem_type, 
 def test_answer_tag_variants_do_not_hide_a_second_block(response):
     scores = {_score("multiple choice", response, g, OPTIONS).accuracy for g in ("B", "C")}
     assert scores == {0}
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "<answer>B</answer><answer></answer>",
+        "<answer></answer><answer>B</answer>",
+        "<answer>B</answer> <answer></answer> B",
+        "<answer>B</answer>Thanks!",
+        "<answer>B</answer>\nThe answer is B.",
+        "<answer>B</answer>\n(B)",
+        "<think>I must reply inside <answer></answer> tags.\n<answer>B</answer>",
+        "C<answer></answer><answer>B</answer>",
+        "<answer>B</answer><answer></answer>\n\nExplanation: blue is the colour of the sky.",
+    ],
+)
+def test_empty_blocks_and_text_after_the_block_keep_a_single_answer(response):
+    assert _score("multiple choice", response, "B", OPTIONS).accuracy == 1
+
+
+@pytest.mark.parametrize(
+    ("problem_type", "response", "gold"),
+    [
+        ("numerical", "<answer>4</answer><answer></answer>5", "4"),
+        ("numerical", "<answer>4</answer>\n5", "4"),
+        ("boolean", "<answer>yes</answer><answer></answer>no", "yes"),
+        ("boolean", "<answer>yes</answer> The answer is no.", "yes"),
+        ("critic", "<answer>Response 1</answer><answer></answer>Response 2", "Response 1"),
+        ("math", "<answer>2</answer><answer> </answer>3", "2"),
+        ("math", "<answer>2</answer>\nThe final answer is 3.", "2"),
+    ],
+)
+def test_loose_value_beside_an_answer_block_is_a_hedge_in_every_type(problem_type, response, gold):
+    assert _score(problem_type, response, gold, None).accuracy == 0
 
 
 @pytest.mark.parametrize(
@@ -339,28 +378,56 @@ def test_math_values_offered_in_words_are_a_hedge(response):
         r"\boxed{2 \operatorname{or} 3}",
         r"\boxed{2 \hspace{1em} 3}",
         r"\boxed{2~3}",
-        pytest.param(
-            r"\boxed{2 \,|\, 3}",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="`2 | 3` (a divides-bar between thin spaces) is read by math-verify as 3",
-            ),
-        ),
+        r"\boxed{2 \,|\, 3}",  # a bar between values was read by math-verify as 3
+        r"\boxed{2 | 3}",
+        r"\boxed{2 \mid 3}",
+        r"\boxed{2 \vert 3}",
+        r"\boxed{2 \,\middle|\, 3}",
+        r"\boxed{2 \text{ | } 3}",
+        r"\boxed{2 \| 3}",
+        r"\boxed{2 \parallel 3}",
+        r"\boxed{2 \big| 3}",
+        r"\boxed{2\!\mid\!3}",
+        r"\boxed{2 \text{, } 3}",
         r"\boxed{2\phantom{ or 3}}",
         r"\boxed{2 \color{white}{ or 3}}",
         r"\boxed{2 \text{ (} \text{or } 3)}",
-        pytest.param(
-            r"\boxed{2^{\text{ or } 3}}",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="an alternative in an exponent is read by math-verify as the power 2^3",
-            ),
-        ),
+        r"\boxed{2^{\text{ or } 3}}",  # an alternative in an exponent was read as one value
+        r"\boxed{2^{\text{or }3}}",
+        r"\boxed{2_{\text{ or } 3}}",
+        r"\boxed{2^{\text{ and } 3}}",
+        r"\boxed{2^{\text{, } 3}}",
+        r"\boxed{2^{\mathrm{or}\ 3}}",
     ],
 )
 def test_math_two_values_in_one_box_behind_latex_markup_are_a_hedge(response):
     fn = _fn("math")
     assert (fn(response, "2").accuracy, fn(response, "3").accuracy) == (0, 0)
+
+
+# Real math beside the bar and \text{} rules keeps its score.
+@pytest.mark.parametrize(
+    ("response", "gold"),
+    [
+        (r"\boxed{|-3|}", "3"),
+        (r"\boxed{\left|-3\right|}", "3"),
+        (r"\boxed{|x|}", "|x|"),
+        (r"\boxed{P(A|B)}", "P(A|B)"),
+        (r"\boxed{\{x \mid x > 2\}}", "(2, \\infty)"),
+        (r"\boxed{\{2, 3\}}", "\\{2, 3\\}"),
+        (r"\boxed{2 \text{ and } 3}", "\\{2, 3\\}"),
+        (r"\boxed{2 \text{, } 3}", "\\{2, 3\\}"),
+        (r"\boxed{2^{3}}", "8"),
+        (r"\boxed{2^{10}}", "1024"),
+        (r"\boxed{x_{1}=2}", "2"),
+        (r"\boxed{5\text{ cm}}", "5"),
+        (r"\boxed{2\text{ m}^{2}}", "2"),
+        (r"\boxed{1\,000}", "1000"),
+        (r"\boxed{2^{\text{nd}}}", "2"),
+    ],
+)
+def test_math_bars_and_text_in_real_answers_keep_their_score(response, gold):
+    assert _fn("math")(response, gold).accuracy == 1
 
 
 @pytest.mark.parametrize(

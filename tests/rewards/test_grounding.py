@@ -156,9 +156,57 @@ def test_conflicting_boxes_for_one_second_score_zero_on_it() -> None:
     assert ST.score(pred, GOLD_ST).accuracy == pytest.approx(0.5 + 0.5 * 2 / 3)
 
 
-def test_extra_predicted_seconds_are_ignored() -> None:
+def test_extra_predicted_seconds_count_zero_in_the_union() -> None:
+    # vIoU (HC-STVG / VidSTG): the box half is the IoU summed over the gold seconds divided by
+    # the union of gold and predicted seconds; a box where the gold has none counts 0.
     pred = _track([1, 3], {"1": SQUARE, "2": SQUARE, "3": SQUARE, "4": SQUARE, "5": [0, 0, 1, 1]})
-    assert ST.score(pred, GOLD_ST).accuracy == 1.0
+    outcome = ST.score(pred, GOLD_ST)
+    assert outcome.accuracy == pytest.approx(0.5 + 0.5 * 3 / 5)
+    assert outcome.details["extra_seconds"] == 2
+
+
+def test_a_finer_grained_right_answer_is_not_punished() -> None:
+    keys = {f"{s / 2:g}": SQUARE for s in range(2, 7)}  # 1, 1.5, 2, 2.5, 3
+    assert ST.score(_track([1, 3], keys), GOLD_ST).accuracy == 1.0
+    quarter = {f"{s / 4:g}": SQUARE for s in range(4, 13)}  # every 0.25 s over [1, 3]
+    assert ST.score(_track([1, 3], quarter), GOLD_ST).accuracy == 1.0
+
+
+def test_keys_moved_off_the_grid_still_count_as_extra_seconds() -> None:
+    base = {"1": SQUARE, "2": SQUARE, "3": SQUARE}
+    on_grid = ST.score(_track([1, 3], {**base, "5": SQUARE, "6": SQUARE}), GOLD_ST).accuracy
+    off_grid = ST.score(_track([1, 3], {**base, "5.3": SQUARE, "6.4": SQUARE}), GOLD_ST)
+    assert off_grid.accuracy == on_grid == pytest.approx(0.5 + 0.5 * 3 / 5)
+    # many keys in one cell claim one second; half a step past the last gold second is a cell
+    crowded = {**base, "7.6": SQUARE, "7.9": SQUARE, "8.2": SQUARE, "3.6": SQUARE}
+    assert ST.score(_track([1, 3], crowded), GOLD_ST).details["extra_seconds"] == 2
+
+
+def test_a_box_every_second_of_the_video_keeps_almost_no_box_credit() -> None:
+    keys = {str(s): SQUARE for s in range(100)}
+    outcome = ST.score(_track([0, 100], keys), GOLD_ST)
+    assert outcome.accuracy == pytest.approx(0.5 * 2 / 100 + 0.5 * 3 / 100)
+
+
+@settings(max_examples=100)
+@given(st.sets(st.sampled_from(["0", "1", "1.5", "2", "2.5", "3", "4", "4.4", "9"])))
+def test_omitting_a_gold_second_never_raises_the_score(keys: set[str]) -> None:
+    pred = {k: SQUARE for k in keys}
+    full = ST.score(_track([1, 3], pred), GOLD_ST).accuracy
+    for gold_key in ("1", "2", "3"):
+        fewer = {k: v for k, v in pred.items() if k != gold_key}
+        assert ST.score(_track([1, 3], fewer), GOLD_ST).accuracy <= full
+        worse = {**pred, gold_key: [50, 50, 60, 60]} if gold_key in pred else pred
+        assert ST.score(_track([1, 3], worse), GOLD_ST).accuracy <= full
+
+
+def test_extra_seconds_on_an_irregular_gold_grid() -> None:
+    from videorl_kit.rewards.grounding import extra_seconds
+
+    grid = (0.0, 0.5, 2.0)  # step 0.5
+    assert extra_seconds([0.2, 0.7, 1.8, 2.25], grid, 0.5) == 0
+    assert extra_seconds([1.0, 1.1, 3.0], grid, 0.5) == 2  # the cells of 1.0 and 3.0
+    assert extra_seconds([1.0, 1.1, 1.25, 3.0], grid, 0.5) == 3  # and 1.5
 
 
 def test_spatiotemporal_bad_time_keeps_the_box_part() -> None:

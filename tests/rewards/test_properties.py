@@ -230,9 +230,24 @@ def test_omitting_seconds_never_increases_the_reward(ptype, gold, pred, drop) ->
     gold_text = json.dumps({**time_part, "boxes": gold})
     full = fn(f"<answer>{json.dumps({**time_part, 'boxes': pred})}</answer>", gold_text)
     kept = drop.draw(st.lists(st.sampled_from(sorted(pred)), unique=True)) if pred else []
+    if time_part:  # vIoU: a box outside the gold's seconds costs; only gold seconds are dropped
+        kept = sorted(set(kept) | (set(pred) - set(gold)))
     fewer = {k: pred[k] for k in kept}
     partial = fn(f"<answer>{json.dumps({**time_part, 'boxes': fewer})}</answer>", gold_text)
     assert partial.accuracy <= full.accuracy + 1e-12
+
+
+@given(gold=tracks(), pred=tracks(), extra=tracks())
+def test_an_extra_second_never_increases_the_spatiotemporal_reward(gold, pred, extra) -> None:
+    gold = {k: v for k, v in gold.items() if v[0] < v[2] and v[1] < v[3]}
+    if not gold:
+        return
+    fn = reward_fn(ProblemType.SPATIOTEMPORAL_GROUNDING)
+    gold_text = json.dumps({"time": [0, 10], "boxes": gold})
+    more = {**pred, **{k: v for k, v in extra.items() if k not in gold and k not in pred}}
+    base = fn(json.dumps({"time": [0, 10], "boxes": pred}), gold_text)
+    added = fn(json.dumps({"time": [0, 10], "boxes": more}), gold_text)
+    assert added.accuracy <= base.accuracy + 1e-12
 
 
 # ---------------------------------------------------------------- format rule

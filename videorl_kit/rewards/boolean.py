@@ -160,8 +160,27 @@ _CN_NO = ("不", "否", "错", "没有", "沒有")
 #: "not" left on its own under doubt after a verdict is the other verdict: "Yes, maybe not.",
 #: "Yes, or not.", "Yes. Perhaps not, though." (a "not" before a word negates that word).
 _DOUBTFUL_NOT_RE = re.compile(
-    r"\b(?:or|maybe|perhaps|possibly|probably)(?:\s{1,3}(?:maybe|perhaps|possibly|probably))?"
+    r"\b(?:(?<!\bbelieve\sit\s)(?<!\bbelieve\sme\s)or|maybe|perhaps|possibly|probably)(?:\s{1,3}(?:maybe|perhaps|possibly|probably))?"
     r"\s{1,3}not\b\s{0,3}(?:$|[,;:.!?)—–-])",
+    re.IGNORECASE,
+)
+#: A clause that is a bare "not" after a verdict takes the verdict back: "Yes, not.", "Yes...
+#: not", "yes — not really", "Yes (not)", "Yes, of course not.", "Yes, but not really." The
+#: clause opens at a punctuation mark or right after the verdict word, may open with fillers or
+#: intensifiers, and ends at the end or a punctuation mark, so a "not" before a word negates
+#: that word ("Yes, not X but Y", "Yes, not only ...", "Yes, not really a problem") and a word
+#: before it makes no bare "not" ("Yes, why not?", "Yes, if not more").
+_FILLER = (
+    r"well|but|and|so|actually|hmm+|oh|um+|uh+|wait|really|honestly|frankly|i\s{1,3}mean"
+    r"|of\s{1,3}course|certainly|definitely|absolutely|surely|clearly|obviously|sure|indeed"
+)
+_BARE_NOT_RE = re.compile(
+    r"(?:[,;:.!?()\[\]…—–-]|\b(?:yes|true|correct|yeah|yep|yup|affirmative)\b)[\s,;:.…—–-]{0,6}"
+    rf"(?:(?:{_FILLER})\b[\s,;:.…—–-]{{1,4}}){{0,3}}"
+    r"not(?:\s{1,3}(?:at\s{1,3}all|really|quite|so(?:\s{1,3}much)?|likely|exactly|necessarily"
+    r"|actually|entirely|totally|completely|true|correct|right|the\s{1,3}case|a\s{1,3}chance"
+    r"|one\s{1,3}bit|in\s{1,3}the\s{1,3}(?:slightest|least)|anymore|any\s{1,3}more))?"
+    r"\b\s{0,3}(?:$|[,;:.!?()\[\]…—–-])",
     re.IGNORECASE,
 )
 #: Words of doubt or contrast that open a Chinese clause ("也可能不是": maybe not).
@@ -270,6 +289,8 @@ def _unless_contradicted(
         return verdict
     if value == "yes" and _DOUBTFUL_NOT_RE.search(text):
         return None, "hedged answer (yes and maybe not)"
+    if value == "yes" and "not" in text.casefold() and _bare_not_after_yes(text):
+        return None, "hedged answer (yes, then a bare 'not' takes it back)"
     other = "no" if value == "yes" else "yes"
     if not text.isascii():
         clauses = {_CN_DOUBT_PREFIX_RE.sub("", c) for c in _CN_CLAUSE_RE.split(text)}
@@ -283,6 +304,17 @@ def _unless_contradicted(
         if ("no" if phrase.group("no") else "yes") == other:
             return None, "hedged answer (yes and no)"
     return verdict
+
+
+def _bare_not_after_yes(text: str) -> bool:
+    """Whether a bare "not" clause (:data:`_BARE_NOT_RE`) follows the first yes word of
+    ``text`` (its start when it has none: "Of course. Not really.")."""
+    start = 0
+    for m in _WORD_RE.finditer(text):
+        if _polarity(m.group("w")) == "yes":
+            start = m.start()
+            break
+    return _BARE_NOT_RE.search(text, start) is not None
 
 
 def _polarities(text: str) -> set[str]:

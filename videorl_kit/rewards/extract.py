@@ -19,7 +19,12 @@ Steps (each recorded in :class:`Extraction` so ``reward explain`` can show them)
    reasoning, no answer).
 3. **Answer block**: closed ``<answer>`` blocks *outside* think blocks. Two or more different
    non-empty blocks are a **hedge** (no answer, scores 0). Empty blocks alongside one non-empty
-   block are ignored; only empty blocks give the empty answer (scores 0, no fallback).
+   block are ignored, unless loose text follows them or sits between blocks: then the stretch
+   from the first non-empty block on is one answer, loose text included
+   (:func:`_merge_around_loose_text`: ``<answer>B</answer><answer></answer>C`` is ``B C``, a
+   hedge); only empty blocks give the empty answer (scores 0, no fallback). A value stated
+   again after the block (a bare letter or number, or a final statement: ``<answer>B</answer>
+   The answer is C.``) is kept in :attr:`Extraction.restated` and must agree with the block.
 4. **Final statement** (only when there is no answer block): in the text outside think blocks
    (its last :data:`FINAL_STATEMENT_WINDOW` characters), the last of ``\\boxed{X}``,
    ``the (final|correct|best) answer/option is X``, ``answer: X``, ``final: X``, ``final
@@ -193,6 +198,7 @@ class Extraction(NamedTuple):
     boxed: tuple[str, ...] = ()
     tag_variants: int = 0
     trailing: str = ""
+    restated: tuple[str, ...] = ()  # a value stated again after the answer block
 
     def steps(self) -> dict[str, object]:
         """The steps as a JSON-friendly dict (long texts shortened), for ``reward explain``."""
@@ -212,6 +218,7 @@ class Extraction(NamedTuple):
             **({"boxed": [shorten(b, 200) for b in self.boxed]} if self.boxed else {}),
             **({"tag_variants": self.tag_variants} if self.tag_variants else {}),
             **({"trailing": shorten(self.trailing, 200)} if self.trailing else {}),
+            **({"restated": [shorten(r, 200) for r in self.restated]} if self.restated else {}),
         }
 
 
@@ -612,6 +619,8 @@ def extract_answer(response: str, *, tag_variants: bool = True) -> Extraction:
         )
 
     blocks = _merge_unbalanced_answers(text, _blocks(text, tags))
+    filled_block = next((a for a in blocks.answers if a), "")
+    blocks, loose = _merge_around_loose_text(text, blocks)
     outside = _complement(text, blocks.think_regions)
     answer, source, final, reason = _choose_answer(text, blocks, outside)
     boxed: tuple[str, ...] = ()
@@ -624,10 +633,15 @@ def extract_answer(response: str, *, tag_variants: bool = True) -> Extraction:
         else:
             boxed = different_boxes(outside)
     trailing = ""
+    restated: tuple[str, ...] = ()
     if answer and source == "answer_tag" and blocks.answer_regions:
         end = blocks.answer_regions[-1][1]
         if not any(s <= end < e for s, e in blocks.think_regions):
             trailing = trailing_offer(_complement(text[end:], []))
+            restated = _restated_after(text, end, blocks.think_regions, answer)
+        if loose:  # merged blocks: a final statement in the loose text must agree with them
+            value = _restated_value(_TAG_RE.sub(" ", loose).strip(), filled_block)
+            restated = (filled_block, *value) if value else ()
     elif answer and source == "final_statement" and "\\boxed" in outside:
         trailing = trailing_offer(_after_last_box(outside, answer))
     return Extraction(
@@ -646,6 +660,7 @@ def extract_answer(response: str, *, tag_variants: bool = True) -> Extraction:
         boxed=boxed,
         tag_variants=n_variants,
         trailing=trailing,
+        restated=restated,
     )
 
 
@@ -777,6 +792,71 @@ def _merge_unbalanced_answers(text: str, blocks: _Blocks) -> _Blocks:
     pieces.append(text[cursor:end])
     merged = "\n".join(p.strip() for p in pieces if p.strip())
     return blocks._replace(answers=(merged,), answer_regions=[(start, end)])
+
+
+def _merge_around_loose_text(text: str, blocks: _Blocks) -> tuple[_Blocks, str]:
+    """Two or more answer blocks with loose text among them, or an empty (or whitespace-only)
+    block after a filled one with loose text after it, make one answer block: everything
+    from the first filled block on (to the last ``</answer>``, or to the end of the text when
+    a later block is empty), outside think blocks, tags removed. The loose text is part of the
+    answer, so a second value cannot hide beside an empty block or between blocks
+    (``<answer>B</answer><answer></answer>C`` and ``<answer>B</answer>C<answer>B</answer>`` are
+    ``B C``, a hedge; an empty block used to be dropped and the text after it not read).
+    Also returns the loose text ("" when nothing was merged): a final statement there must
+    agree with the blocks (:func:`_restated_value`)."""
+    answers, regions = blocks.answers, blocks.answer_regions
+    if len(answers) < 2 or len(regions) != len(answers):
+        return blocks, ""
+    if not any(answers) or len({_norm_block(a) for a in answers if a}) > 1:
+        return blocks, ""  # only empty blocks, or different filled ones (a hedge): as before
+    first = next(i for i, a in enumerate(answers) if a)  # text before it is a preamble
+    start = regions[first][0]
+    end = len(text) if not all(answers[first:]) else regions[-1][1]
+    think = [(s, e) for s, e in blocks.think_regions if start <= s < end]
+    loose = _complement(
+        text[start:end],
+        [
+            (s - start, min(e, end) - start)
+            for s, e in sorted(think + [r for r in regions if r[1] <= end])
+        ],
+    )
+    if not _TAG_RE.sub(" ", loose).strip():
+        return blocks, ""  # nothing but blocks (and reasoning) there
+    inner = _complement(text[start:end], [(s - start, min(e, end) - start) for s, e in think])
+    merged = "\n".join(
+        line.strip() for line in _TAG_RE.sub("\n", inner).splitlines() if line.strip()
+    )
+    return blocks._replace(answers=(merged,), answer_regions=[(start, end)]), loose
+
+
+#: A bare value standing alone after an answer block: one capital letter or one number
+#: (``<answer>B</answer> C``, ``<answer>4</answer>\n5``; a unit such as ``m`` is no value).
+_BARE_VALUE_RE = re.compile(r"[\s(\[*_]*(?:[A-Z]|[-+−]?\d[\d.,/]*)[\s)\].*_!]*")
+
+
+def _restated_after(
+    text: str, end: int, think: list[tuple[int, int]], answer: str
+) -> tuple[str, ...]:
+    """The value stated again after the answer block that ends at ``end`` (outside think
+    blocks), when it differs from ``answer``: a final statement (``<answer>B</answer> The
+    answer is C.``) or a bare capital letter or number standing alone (``<answer>B</answer>C``). The
+    router grades it beside the answer, and one that disagrees makes a hedge."""
+    after = _complement(text[end:], [(max(s, end) - end, e - end) for s, e in think if e > end])
+    return _restated_value(_TAG_RE.sub(" ", after).strip(), answer)
+
+
+def _restated_value(after: str, answer: str) -> tuple[str, ...]:
+    """``(value,)`` when ``after`` (text beside an answer) is a bare letter or number or holds
+    a final statement whose value differs from ``answer``, else ``()``."""
+    if not after:
+        return ()
+    if _BARE_VALUE_RE.fullmatch(after):
+        value: str | None = clean_answer(after)
+    else:
+        value = find_final_statement(after)
+    if not value or _norm_block(value) == _norm_block(answer):
+        return ()
+    return (value,)
 
 
 _BOXED_RE = re.compile(r"\\boxed\s{0,4}\{")

@@ -41,6 +41,8 @@ Example:
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import json
 import math
 import re
@@ -972,6 +974,47 @@ class _GoldTrack(NamedTuple):
     boxes: dict[float, Any]  # Box, or the JSON list of one (read by _box_table)
     seconds: frozenset[float]
     by_key: dict[str, Any] | None = None  # its own JSON keys -> boxes, when read in bulk
+    grid: tuple[float, ...] = ()  # the gold seconds, sorted (see extra_seconds)
+    step: float = 1.0  # the gold's sampling step: its smallest gap between seconds (else 1 s)
+
+
+def _grid(seconds: frozenset[float]) -> tuple[tuple[float, ...], float]:
+    """The sorted gold seconds and their sampling step (the smallest gap, 1 s for one second)."""
+    grid = tuple(sorted(seconds))
+    gaps = [b - a for a, b in itertools.pairwise(grid) if b > a]
+    return grid, (min(gaps) if gaps else 1.0)
+
+
+def extra_seconds(pred_seconds: Any, grid: tuple[float, ...], step: float) -> int:
+    """How many seconds outside the gold track a prediction claims, on the gold's own grid.
+
+    The gold samples the track every ``step`` seconds (its smallest gap). A predicted second
+    within half a step of a gold second is that second's neighbourhood: a finer-grained answer
+    (a box every 0.5 s against a gold every 1 s) adds nothing there, neither credit nor
+    penalty. Every other predicted second falls in the cell of the nearest point of the grid
+    ``grid[0] + k * step`` and each distinct cell counts once, so keys moved off the grid, or
+    many keys in one cell, claim exactly as many extra seconds as the grid points they cover.
+
+    Example:
+        >>> extra_seconds([1.0, 1.5, 2.0, 2.5, 3.0], (1.0, 2.0, 3.0), 1.0)
+        0
+        >>> extra_seconds([0.0, 4.0, 4.2, 4.7, 9.9], (1.0, 2.0, 3.0), 1.0)
+        4
+    """
+    if not grid:
+        return 0
+    half = step * 0.5 * (1 + 1e-9)
+    first, last = grid[0], grid[-1]
+    cells: set[int] = set()
+    for second in pred_seconds:
+        if first - half <= second <= last + half:
+            at = bisect.bisect_left(grid, second)
+            if (at < len(grid) and grid[at] - second <= half) or (
+                at and second - grid[at - 1] <= half
+            ):
+                continue  # a gold second's own neighbourhood
+        cells.add(math.floor((second - first) / step + 0.5))
+    return len(cells)
 
 
 @lru_cache(maxsize=8192)
@@ -988,13 +1031,15 @@ def _gold_track(gold: str, with_time: bool) -> _GoldTrack | str:
             if table.zero_area:
                 raise GroundingError("a zero-area box (IoU undefined)")
             by_key = value["boxes"]
-            return _GoldTrack(interval, table.boxes, frozenset(table.boxes), by_key)
+            seconds = frozenset(table.boxes)
+            return _GoldTrack(interval, table.boxes, seconds, by_key, *_grid(seconds))
         boxes = parse_boxes_by_second(value.get("boxes"), strict=True)
         if not boxes:
             raise GroundingError("'boxes' is empty")
         if any(b is not None and (b[0] == b[2] or b[1] == b[3]) for b in boxes.values()):
             raise GroundingError("a zero-area box (IoU undefined)")
-        return _GoldTrack(interval, boxes, frozenset(boxes))
+        seconds = frozenset(boxes)
+        return _GoldTrack(interval, boxes, seconds, None, *_grid(seconds))
     except GroundingError as exc:
         return f"ground truth: {exc}"
 
@@ -1092,9 +1137,13 @@ def _iou_by_gold_keys(pred: Any, gold: _GoldTrack) -> tuple[float, int] | None:
 
 def _pred_track(
     answer_text: str, with_time: bool, gold: _GoldTrack
-) -> tuple[Interval | None, tuple[float, int], str | None]:
-    """Predicted interval, ``(mean box IoU over the gold, matched seconds)`` and the reason
-    for a 0 time part."""
+) -> tuple[Interval | None, tuple[float, int, int], str | None]:
+    """Predicted interval, ``(box part, matched seconds, extra seconds)`` and the reason for a
+    0 time part.
+
+    The box part is the mean box IoU over the gold seconds for tracking; with ``with_time``
+    (spatio-temporal) it is the vIoU: the same sum over the union of the gold seconds and
+    the predicted seconds outside them (:func:`extra_seconds`), so each counts 0 there."""
     value, reason = _single_json(answer_text)
     if not isinstance(value, dict) and len(answer_text) <= MAX_GROUNDING_CHARS:
         refined = refine_answer(answer_text)  # "... so the answer is {...}"
@@ -1106,25 +1155,34 @@ def _pred_track(
     second = _second_track(value, boxes, with_time)
     if second:
         raise GroundingError(second)
-    box_iou = _iou_by_gold_keys(boxes, gold)
+    box_iou = _iou_by_gold_keys(boxes, gold)  # only the gold's own keys: no extra second
+    extra = 0
     if box_iou is None:
         table = _box_table(boxes)
-        if table is not None:  # all plainly valid; seconds outside the gold's are not looked up
+        if table is not None:  # all plainly valid
             pred_boxes: dict = table.boxes
-        elif boxes is not None:
-            pred_boxes = parse_boxes_by_second(boxes, strict=False, wanted=gold.seconds)
+        elif boxes is not None:  # seconds outside the gold's count only as extra seconds
+            pred_boxes = parse_boxes_by_second(
+                boxes, strict=False, wanted=None if with_time else gold.seconds
+            )
         else:
             pred_boxes = {}
         box_iou = _iou_over_gold(pred_boxes, gold.boxes)
+        if with_time:
+            outside = [second for second in pred_boxes if second not in gold.seconds]
+            extra = extra_seconds(outside, gold.grid, gold.step) if outside else 0
     if not with_time:
-        return None, box_iou, None
+        return None, (*box_iou, 0), None
+    if extra:  # vIoU: the box IoU summed over the gold seconds, over gold ∪ predicted seconds
+        gold_n = len(gold.boxes)
+        box_iou = (box_iou[0] * gold_n / (gold_n + extra), box_iou[1])
     try:
         time = value.get("time")
         if time is None and "time" not in value:  # {"start": 1, "end": 3, "boxes": ...}
             time = _start_end(value)
-        return to_interval(time), box_iou, None
+        return to_interval(time), (*box_iou, extra), None
     except GroundingError as exc:
-        return None, box_iou, str(exc)
+        return None, (*box_iou, extra), str(exc)
 
 
 def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | None:
@@ -1160,7 +1218,8 @@ def _second_track(value: dict[str, Any], boxes: Any, with_time: bool) -> str | N
     params_model=NoParams,
 )
 class SpatioTemporalIouVerifier:
-    """0.5·temporal IoU + 0.5·mean box IoU over the ground-truth seconds (missing = 0)."""
+    """0.5·temporal IoU + 0.5·vIoU: box IoU summed over the gold seconds, divided by the
+    union of the gold seconds and the predicted ones (a missing or an extra second counts 0)."""
 
     def __init__(self, params: NoParams) -> None:
         self.params = params
@@ -1171,7 +1230,9 @@ class SpatioTemporalIouVerifier:
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
         try:
-            pred_iv, (m_iou, matched), time_reason = _pred_track(answer_text, True, parsed_gold)
+            pred_iv, (m_iou, matched, extra), time_reason = _pred_track(
+                answer_text, True, parsed_gold
+            )
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
         gold_iv = parsed_gold.interval
@@ -1181,6 +1242,7 @@ class SpatioTemporalIouVerifier:
             "mean_box_iou": m_iou,
             "gold_seconds": len(parsed_gold.boxes),
             "matched_seconds": matched,
+            "extra_seconds": extra,
         }
         if time_reason:
             details["time_reason"] = time_reason
@@ -1202,7 +1264,7 @@ class TrackingIouVerifier:
         if isinstance(parsed_gold, str):
             return VerifyOutcome.unverifiable(parsed_gold)
         try:
-            _, (m_iou, matched), _ = _pred_track(answer_text, False, parsed_gold)
+            _, (m_iou, matched, _extra), _ = _pred_track(answer_text, False, parsed_gold)
         except GroundingError as exc:
             return VerifyOutcome.wrong(str(exc))
         return VerifyOutcome.ok(m_iou, gold_seconds=len(parsed_gold.boxes), matched_seconds=matched)

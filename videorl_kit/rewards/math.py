@@ -130,6 +130,11 @@ _SPACING_RE = re.compile(
 _TEXT_BRACKET_RE = re.compile(r"\\text\s{0,2}\{\s{0,3}([()])\s{0,3}\}")
 
 
+_THIN_THOUSANDS_RE = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
+#: A ``\\text{}`` holding only a comma or semicolon joins two values as ``and`` does.
+_TEXT_COMMA_RE = re.compile(r"\\(?:text|textrm|mathrm|mbox)\s{0,2}\{\s{0,3}[,;]\s{0,3}\}")
+
+
 def visible_values(text: str) -> str:
     r"""``text`` with LaTeX that hides or spaces out a value written plainly (see
     :data:`_HIDDEN_RE`): ``2\phantom{ or 3}`` is ``2  or 3 ``, ``2 \hspace{1em} 3`` is ``2   3``.
@@ -146,6 +151,7 @@ def visible_values(text: str) -> str:
         text = _WORD_OR_RE.sub(r"\\text{ or }", text)
     if "\\text" in text:
         text = _TEXT_BRACKET_RE.sub(r" \1", text)
+        text = _TEXT_COMMA_RE.sub(r"\\text{ and }", text)  # "2 \text{, } 3": both values
     return _SPACING_RE.sub(" ", text)
 
 
@@ -325,6 +331,8 @@ def math_candidate(answer: str, max_chars: int) -> tuple[str | None, str | None]
         text = _SCIENTIFIC_RE.sub(r"\1\\cdot 10^{\2}", text)
     if "**" in text:  # Python's power, which math-verify reads as its base (5*10**3 is 5)
         text = _PY_POWER_RE.sub("^", text)
+    if "\\," in text:  # a thin space between digit groups: "1\,000" is a thousand
+        text = _THIN_THOUSANDS_RE.sub("", text)
     text = visible_values(text)  # "2\phantom{ or 3}": a hidden value is still a value
     text = written_alternatives(text)  # "2 \text{ (or 3)}": the other value is kept
     if "·" in text or "⋅" in text:  # a middle dot between factors
@@ -388,6 +396,78 @@ def several_values(text: str) -> bool:
         return False
     values = {rational_value(p) for p in parts}
     return None not in values and len(values) > 1
+
+
+#: A bar set between values, with the spacing around it: ``|``, ``\mid``, ``\vert``,
+#: ``\middle|``, ``\text{ | }`` (``2 \,|\, 3``: math-verify read the last value).
+_BAR_RE = re.compile(
+    r"(?:\s|\\[,!;: ])*(?:\\(?:middle|[bB]igg?[lrm]?)\s{0,2}(?:\||\\\|)"
+    r"|\\[lr]?[vV]ert(?![A-Za-z])|\\mid(?![A-Za-z])|\\parallel(?![A-Za-z])|\\\|"
+    r"|\\(?:text|textrm|mathrm|mbox)\s{0,2}\{\s{0,3}\|\s{0,3}\}|\|)(?:\s|\\[,!;: ])*"
+)
+
+
+def _has_bar(text: str) -> bool:
+    return "|" in text or "\\mid" in text or "ert" in text or "\\parallel" in text
+
+
+def barred_values(text: str) -> bool:
+    r"""Whether ``text`` is plain rationals, two or more of them different, set apart by a
+    bar (``2 \,|\, 3``, ``2 \mid 3``, ``2 \vert 3``, ``2 \| 3``, ``2 \big| 3``): a hedge
+    against a gold without one.
+    Absolute values (``|-3|``, ``|x|``), conditional probability (``P(A|B)``) and set-builder
+    bars (``\{x \mid x > 2\}``) hold something else beside the bar and are left alone.
+
+    Example:
+        >>> barred_values(r"2 \,|\, 3"), barred_values("|-3|"), barred_values("P(A|B)")
+        (True, False, False)
+    """
+    if not _has_bar(text):
+        return False
+    parts = [p for p in _VALUE_SEPARATOR_RE.split(_BAR_RE.sub(" ", text)) if p]
+    if not 2 <= len(parts) <= 64:
+        return False
+    values = {rational_value(p) for p in parts}
+    return None not in values and len(values) > 1
+
+
+#: A ``\text{}`` (or ``\mathrm{}``, ``\mbox{}``...) whose words offer or join another value:
+#: ``or``, ``and``, ``maybe``, ``either``, a comma, a semicolon, a slash or a bar.
+_TEXT_JOINER_RE = re.compile(
+    r"\\(?:text|textrm|textit|textbf|mathrm|mbox|operatorname)\s{0,2}\{([^{}]{0,64})\}"
+)
+_JOINER_WORD_RE = re.compile(
+    rf"(?<![A-Za-z])(?:{_ALT_WORDS}|and|either)(?![A-Za-z])|[,;/|]|或者|或|还是|還是|和",
+    re.IGNORECASE,
+)
+
+
+def nested_alternative(text: str) -> bool:
+    r"""Whether a ``\text{}`` joining or offering another value sits inside a group of the
+    expression (an exponent, a subscript, a fraction's part, a root): ``2^{\text{ or } 3}``
+    (math-verify read the power 2^3 or the value 3), ``2_{\text{ or } 3}``, ``\frac{1}{2
+    \text{ or } 3}``. At the top level such words make a list (:func:`written_alternatives`),
+    and inside escaped braces they describe a set (``\{x \mid x > 2 \text{ or } x < 0\}``).
+
+    Example:
+        >>> nested_alternative(r"2^{\text{ or } 3}"), nested_alternative(r"2 \text{ or } 3")
+        (True, False)
+        >>> nested_alternative(r"x_{\text{max}} = 2"), nested_alternative(r"10^{\text{th}}")
+        (False, False)
+    """
+    if "{" not in text:
+        return False
+    for m in _TEXT_JOINER_RE.finditer(text):
+        if not _JOINER_WORD_RE.search(m.group(1)):
+            continue
+        depth = 0
+        for i in range(m.start()):
+            ch = text[i]
+            if (ch == "{" or ch == "}") and (i == 0 or text[i - 1] != "\\"):
+                depth += 1 if ch == "{" else -1
+        if depth > 0:
+            return True
+    return False
 
 
 def _parsed_gold(gold_text: str, timeout_s: float) -> list[Any]:
@@ -458,6 +538,12 @@ class MathVerifier:
         )
         if answer is not None and several_values(answer):
             return VerifyOutcome.wrong("several different values (hedge)", gold=gold_text)
+        if answer is not None and nested_alternative(answer):
+            return VerifyOutcome.wrong(
+                "another value offered inside an exponent or a group (hedge)", gold=gold_text
+            )
+        if answer is not None and barred_values(answer) and not _has_bar(gold_text):
+            return VerifyOutcome.wrong("values set apart by a bar (hedge)", gold=gold_text)
         if offered:  # plain rationals both: decided without sympy, as the exact path would
             return VerifyOutcome.wrong(
                 "several different values (hedge)", gold=gold_text, fast_path=True

@@ -131,6 +131,14 @@ class RewardFunction:
             outcome = self._verifier.score(text, gold, options)
             if ex.boxed and answer and self._fold:
                 outcome = self._boxes_agree(ex.boxed, outcome, gold, options)
+            if ex.restated and answer and self._fold:  # "<answer>B</answer> The answer is C."
+                outcome = self._boxes_agree(
+                    ex.restated,
+                    outcome,
+                    gold,
+                    options,
+                    "a value stated after the <answer> block disagrees with it (hedge)",
+                )
             if ex.trailing and answer and self._fold:
                 outcome = self._offer_agrees(text, ex.trailing, outcome, gold, options)
         except Exception as exc:  # a verifier bug must not kill a training step
@@ -158,6 +166,7 @@ class RewardFunction:
         outcome: VerifyOutcome,
         gold: str,
         options: list[str] | None,
+        reason: str | None = None,
     ) -> VerifyOutcome:
         """``outcome`` when the answer's different ``\\boxed{}`` contents agree, else a hedge.
 
@@ -168,7 +177,7 @@ class RewardFunction:
         """
         if outcome.status != "ok":
             return outcome
-        reason = (
+        reason = reason or (
             f"{len(boxes)} different \\boxed{{}} answers (hedge)"
             if len(boxes) > 1
             else "a \\boxed{} answer beside the <answer> block disagrees with it (hedge)"
