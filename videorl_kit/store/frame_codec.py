@@ -69,13 +69,16 @@ CODEC_LZ4: Final[str] = "lz4"
 equals the frame's size (an LZ4 block is only kept when it is smaller)."""
 CODECS: Final[tuple[str, ...]] = (CODEC_NONE, CODEC_LZ4)
 
-MIN_SAVING: Final[float] = 0.50
+MIN_SAVING: Final[float] = 0.60
 """A frame is stored compressed only if that saves at least this fraction of its bytes.
-Decompressing runs at ~1.3-5.6 GB/s a core here against 5-20 GB/s for reading raw bytes from
-the page cache, so a small saving costs more read time than the disk it frees is worth. On the
-benchmark's real videos (84 frames), 50% keeps 11 frames compressed (15% of the bytes to
-decompress) and the frames table at 0.227 of float32; 40% (schemas 3-4) kept 36 (49% of the
-bytes, 0.189), and cached reads with checksums reached only about 0.52 of raw reads."""
+Decompressing runs at ~2.5-3.5 GB/s a core here for frames LZ4 halves (~10 GB/s for
+near-blank ones) against 5-20 GB/s for reading raw bytes from the page cache, so a small
+saving costs more read time than the disk it frees is worth. On the benchmark's real videos
+(84 frames), 60% keeps the 2 near-blank frames compressed and the frames table at about 0.24 of
+float32; 50% (schema 6 until issue 19's last round) also kept 9 frames that LZ4 only halves
+(0.227), and cached reads with checksums were about 10% slower (0.67-0.69 of raw reads against
+0.75-0.76, measured side by side in one process); 40% (schemas 3-4) kept 36 (0.189) and reached
+about 0.52."""
 
 PARALLEL_MIN_BYTES: Final[int] = 1 << 20
 """Cells whose frames take at least this many bytes are read and decoded on a thread pool
