@@ -422,13 +422,7 @@ def barred_values(text: str) -> bool:
         >>> barred_values(r"2 \,|\, 3"), barred_values("|-3|"), barred_values("P(A|B)")
         (True, False, False)
     """
-    if not _has_bar(text):
-        return False
-    parts = [p for p in _VALUE_SEPARATOR_RE.split(_BAR_RE.sub(" ", text)) if p]
-    if not 2 <= len(parts) <= 64:
-        return False
-    values = {rational_value(p) for p in parts}
-    return None not in values and len(values) > 1
+    return _has_bar(text) and several_values(_BAR_RE.sub(" ", text))
 
 
 #: A ``\text{}`` (or ``\mathrm{}``, ``\mbox{}``...) whose words offer or join another value:
