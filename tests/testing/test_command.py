@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from videorl_kit.cli import app
 from videorl_kit.core.errors import UserError
 from videorl_kit.rewards.router import reward_function_for
 from videorl_kit.testing.cases import parse_case
+from videorl_kit.testing.report import VerifierReport
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_reward_check.py"
 #: (class, the property it breaks): one deliberately broken verifier per property.
@@ -156,3 +158,16 @@ def test_the_reward_check_benchmark_runs(capsys) -> None:
         row["verifier"] == "numeric@2" and row["held"] + len(row["broken"]) + row["skipped"] == 12
     )
     assert row["slowest_long_input"].startswith("slowest: ")
+
+
+@pytest.mark.parametrize(
+    "verifier",
+    ["numeric@2", "./my $(touch pwned).py:f", "a`id`b", "x'; rm -rf ~; '", "two\nlines"],
+)
+def test_the_reproduce_line_is_one_shell_command_whatever_the_names(verifier: str) -> None:
+    """A verifier or problem-type name reaches the printed command as one quoted word each."""
+    line = VerifierReport(verifier, "num erical", {}, 7, 50).reproduce("hedges")
+    assert shlex.split(line) == [
+        "videorl-kit", "reward", "check", verifier, "--problem-type", "num erical",
+        "--seed", "7", "--examples", "50", "--property", "hedges",
+    ]  # fmt: skip

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -110,12 +111,14 @@ class VerifierReport:
         Example:
             >>> VerifierReport("numeric@2", "numerical", {}, 7, 100).reproduce("hedges")
             'videorl-kit reward check numeric@2 --problem-type numerical --seed 7 --property hedges'
+            >>> VerifierReport("./my $(rm -rf ~).py:f", "numerical", {}, 7, 100).reproduce()[:48]
+            "videorl-kit reward check './my $(rm -rf ~).py:f'"
         """
-        command = f"videorl-kit reward check {self.verifier} --problem-type {self.problem_type}"
-        command += f" --seed {self.seed}"
+        words = ["videorl-kit", "reward", "check", self.verifier]
+        words += ["--problem-type", self.problem_type, "--seed", str(self.seed)]
         if self.examples != 100:
-            command += f" --examples {self.examples}"
-        return command + (f" --property {prop}" if prop else "")
+            words += ["--examples", str(self.examples)]
+        return shlex.join(words + (["--property", prop] if prop else []))
 
     def summary(self) -> str:
         """Plain text: one line per property, then each counterexample and its case line.
