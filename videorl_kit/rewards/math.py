@@ -353,14 +353,13 @@ _VALUE_SEPARATOR_RE = re.compile(r"(?:\s|;|\$|\\[()\[\]])+")
 
 #: Words that offer another value between plain values (round 4: ``$2$, or possibly $3$``,
 #: ``2. Alternatively 3.``, ``$2$ (maybe $3$)``; math-verify read the last one).
-_OFFER_WORDS_RE = re.compile(
-    r"(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps|probably|alternatively|otherwise|else)(?![A-Za-z])",
-    re.IGNORECASE,
+_OFFER_WORD = (
+    r"(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps|probably|alternatively|otherwise|else)"
+    r"(?![A-Za-z])"
 )
+_OFFER_WORDS_RE = re.compile(_OFFER_WORD, re.IGNORECASE)
 _OFFER_SEPARATOR_RE = re.compile(
-    r"(?:\s|[;,()]|\$|\.(?=\s|$)|\\[()\[\]]|(?<![A-Za-z\\])(?:or|maybe|possibly|perhaps"
-    r"|probably|alternatively|otherwise|else)(?![A-Za-z]))+",
-    re.IGNORECASE,
+    rf"(?:\s|[;,()]|\$|\.(?=\s|$)|\\[()\[\]]|{_OFFER_WORD})+", re.IGNORECASE
 )
 
 
